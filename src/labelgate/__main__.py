@@ -1,0 +1,5 @@
+"""``python -m labelgate``: the command line."""
+
+from labelgate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,124 @@
+"""Checks on the simulated batches: batches with no usable target, and the last batch."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labelgate.checks import check
+from labelgate.checks.context import Context, join_values
+from labelgate.report import Example, Finding
+
+
+def failing_nan_batches(ctx: Context) -> list[int]:
+    """Kept batches where ``CrossEntropyLoss(reduction='mean')`` returns NaN.
+
+    A batch is NaN when it has no usable target (0/0), or, with class weights, when its usable
+    targets weigh 0 in total. A batch that also holds an out-of-range target raises instead
+    (LG004/LG005), so it is not counted here.
+    """
+    scan = ctx.scan
+    kept = scan.plan.kept_batches(scan.rows)
+    usable = scan.batch_usable[:kept]
+    empty = usable == 0
+    if ctx.contract.class_weights is not None:
+        empty |= scan.batch_weight[:kept] == 0.0
+    empty &= scan.batch_rejected[:kept] == 0
+    return np.flatnonzero(empty).tolist()
+
+
+@check("LG007", "batch with no usable target (NaN loss)", "error")
+def nan_batches(ctx: Context) -> list[Finding]:
+    scan = ctx.scan
+    if scan.rows == 0:
+        return []
+    failing = failing_nan_batches(ctx)
+    if not failing:
+        return []
+    size = scan.plan.size
+    weighted = ctx.contract.class_weights is not None
+    what = "no usable target" + (" or only targets of weight 0" if weighted else "")
+    examples: tuple[Example, ...] = ()
+    if not scan.plan.shuffled:
+        limit = len(failing) if ctx.scan.max_examples == 0 else ctx.scan.max_examples
+        examples = tuple(Example(row=b * size, batch=b) for b in failing[:limit])
+    total = scan.plan.kept_batches(scan.rows)
+    where = ""
+    if failing == [total - 1] and total > 1:
+        where = "; it is the last batch"
+    tokens = " (every token of every row is ignored)" if ctx.task == "tokens" else ""
+    return [
+        Finding(
+            code="LG007",
+            severity="error",
+            count=len(failing),
+            unit="batches",
+            message=(
+                f"{len(failing)} of {total} batches of {size} have {what}{tokens}: "
+                f"CrossEntropyLoss(reduction='mean') returns NaN there (batches "
+                f"{join_values(failing)}){where}"
+            ),
+            fix=(
+                "A NaN loss poisons every weight at the next step. Drop rows whose targets are all "
+                "ignored, spread them across batches, or check why so many targets are ignored."
+            ),
+            examples=examples,
+            batches=tuple(failing),
+        )
+    ]
+
+
+@check("LG013", "last batch incomplete or of size 1", "info")
+def last_batch(ctx: Context) -> list[Finding]:
+    scan = ctx.scan
+    plan = scan.plan
+    if scan.rows == 0:
+        return []
+    last = plan.last_size(scan.rows)
+    if last == plan.size:
+        return []
+    total = -(-scan.rows // plan.size)
+    if plan.drop_last:
+        return [
+            Finding(
+                code="LG013",
+                severity="info",
+                count=last,
+                unit="rows",
+                message=(
+                    f"drop_last drops the last batch of {last} rows: "
+                    + (
+                        "these rows are never trained in file order"
+                        if not plan.shuffled
+                        else "a different set of rows is left out each epoch"
+                    )
+                ),
+                fix="Nothing to do if intended.",
+                batches=(total - 1,),
+            )
+        ]
+    if last == 1:
+        return [
+            Finding(
+                code="LG013",
+                severity="warning",
+                count=1,
+                unit="rows",
+                message=(
+                    f"the last batch (#{total - 1}) holds a single row: BatchNorm raises 'Expected "
+                    "more than 1 value per channel when training' on it"
+                ),
+                fix="Use drop_last=True, or a batch size that does not leave one row over.",
+                batches=(total - 1,),
+            )
+        ]
+    return [
+        Finding(
+            code="LG013",
+            severity="info",
+            count=last,
+            unit="rows",
+            message=f"the last batch (#{total - 1}) is incomplete: {last} of {plan.size} rows",
+            fix="Nothing to do unless the model needs full batches (then use drop_last=True).",
+            batches=(total - 1,),
+        )
+    ]

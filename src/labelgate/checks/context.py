@@ -1,0 +1,91 @@
+"""What every check reads: the finished scan, the contract applied, and shared wording helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from labelgate.contract import Contract
+from labelgate.io.sources import InputFile
+from labelgate.report import Example
+from labelgate.scan import CodeTally, Scan
+
+__all__ = ["Context", "DuplicateIds", "join_values"]
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateIds:
+    """Ids met more than once: how many rows repeat an earlier id, and the first such rows."""
+
+    rows: int
+    distinct: int
+    examples: tuple[Example, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Input to the checks.
+
+    Attributes:
+        scan: the accumulated scan.
+        contract: the contract applied (columns and K resolved).
+        files: the input files in reading order.
+        label_type: the label column's Arrow type, as text.
+        task: ``"multiclass"`` or ``"tokens"``.
+        duplicates: duplicate ids, where an id column exists.
+        names_seen: class index -> the name most rows give it, from a name column.
+        shifts: per-source shift evidence (filled by the class checks' helper).
+    """
+
+    scan: Scan
+    contract: Contract
+    files: list[InputFile]
+    label_type: str
+    task: str
+    duplicates: DuplicateIds | None = None
+    names_seen: dict[int, str] = field(default_factory=dict)
+    shifts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def k(self) -> int:
+        """K, the number of classes."""
+        assert self.contract.num_classes is not None
+        return self.contract.num_classes
+
+    @property
+    def unit(self) -> str:
+        """What a value is: a row, or a token."""
+        return "tokens" if self.task == "tokens" else "rows"
+
+    def class_name(self, index: int) -> str | None:
+        """The class name for ``index``: from the class map, else from the name column."""
+        if self.contract.class_map is None:
+            return self.names_seen.get(index)
+        return self.contract.class_map.name_of().get(index)
+
+    def where(self, tally: CodeTally) -> str:
+        """Say where the failing values cluster, when they do: one source, one file, the last batch."""
+        scan = self.scan
+        parts: list[str] = []
+        live_sources = [i for i, n in enumerate(scan.source_rows.tolist()) if n > 0]
+        if len(live_sources) > 1 and tally.by_source:
+            top, hits = tally.by_source.most_common(1)[0]
+            name = scan.source_names[top]
+            if hits == tally.count:
+                parts.append(f"all in source {name!r} ({len(live_sources)} sources)")
+            elif hits >= 0.8 * tally.count:
+                parts.append(f"{hits} of {tally.count} in source {name!r}")
+        live_files = [i for i, n in enumerate(scan.file_rows) if n > 0]
+        if len(live_files) > 1 and len(tally.by_file) == 1:
+            (only,) = tally.by_file
+            parts.append(f"all in file {self.files[only].path}")
+        total_batches = -(-scan.rows // scan.plan.size)
+        if total_batches > 1 and tally.batches == {total_batches - 1}:
+            parts.append(f"all in the last batch (#{total_batches - 1})")
+        return "; ".join(parts)
+
+
+def join_values(values: list[Any], limit: int = 10) -> str:
+    """``1, 2, 3 and 7 more``."""
+    shown = ", ".join(str(v) for v in values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")

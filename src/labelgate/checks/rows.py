@@ -1,0 +1,47 @@
+"""Checks on rows as a whole: duplicate ids and the expected row count."""
+
+from __future__ import annotations
+
+from labelgate.checks import check
+from labelgate.checks.context import Context
+from labelgate.report import Finding
+
+
+@check("LG014", "duplicate ids", "warning")
+def duplicate_ids(ctx: Context) -> list[Finding]:
+    dup = ctx.duplicates
+    if dup is None or dup.rows == 0:
+        return []
+    return [
+        Finding(
+            code="LG014",
+            severity="warning",
+            count=dup.rows,
+            unit="rows",
+            message=(
+                f"{dup.rows} rows repeat an id already seen ({dup.distinct} ids occur more than "
+                "once): a duplicated shard or a join that fanned out"
+            ),
+            fix="Deduplicate by id, or check the export that wrote these rows twice.",
+            examples=dup.examples,
+        )
+    ]
+
+
+@check("LG017", "row count differs from expected_rows", "error")
+def expected_rows(ctx: Context) -> list[Finding]:
+    expected = ctx.contract.expected_rows
+    rows = ctx.scan.rows
+    if expected is None or expected == rows:
+        return []
+    how = "fewer (a truncated export?)" if rows < expected else "more (a duplicated shard?)"
+    return [
+        Finding(
+            code="LG017",
+            severity="error",
+            count=abs(rows - expected),
+            unit="rows",
+            message=f"{rows} rows read, the contract expects {expected}: {abs(rows - expected)} {how}",
+            fix="Find the missing or extra rows before training; update expected_rows if the dataset changed on purpose.",
+        )
+    ]

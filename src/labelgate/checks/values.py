@@ -1,0 +1,269 @@
+"""Checks on each target value: type, nulls, range, sign, ignore_index, and sparse ids."""
+
+from __future__ import annotations
+
+from labelgate.checks import check
+from labelgate.checks.context import Context, join_values
+from labelgate.labels import Status
+from labelgate.report import Finding
+
+NEVER_WIDEN = "Do not widen the model head to K+1 logits: that hides the bad label instead of fixing it."
+SEGMENTATION_IGNORE = {254, 255, 256}
+
+
+def _kept(ctx: Context, batches: set[int]) -> tuple[int, ...]:
+    """The batches a DataLoader yields, of those given (drop_last drops the last one)."""
+    kept = ctx.scan.plan.kept_batches(ctx.scan.rows)
+    return tuple(sorted(b for b in batches if b < kept))
+
+
+def _with_where(message: str, where: str) -> str:
+    return f"{message}; {where}" if where else message
+
+
+@check("LG002", "label dtype unusable", "error")
+def unusable_type(ctx: Context) -> list[Finding]:
+    t = ctx.scan.tallies.get("LG002")
+    if t is None:
+        return []
+    kind = ctx.label_type
+    if "string" in kind or "utf8" in kind:
+        fix = (
+            "Labels written as text that is not an integer (class names?) cannot be targets: map "
+            "names to indices with a class-name map before training."
+        )
+    elif "double" in kind or "float" in kind or "halffloat" in kind:
+        fix = (
+            "A float label with a fractional part is corrupted data, not a dtype issue: trace these "
+            "rows back to where the labels were produced."
+        )
+    else:
+        fix = (
+            "Class-index targets must be integers that fit int64 (PyTorch refuses float, int32 and "
+            "bool targets): store the label as an integer column."
+        )
+    return [
+        Finding(
+            code="LG002",
+            severity="error",
+            count=t.count,
+            unit=ctx.unit,
+            message=_with_where(
+                f"{t.count} label values of type {kind} are not integer class indices", ctx.where(t)
+            ),
+            fix=fix,
+            examples=tuple(t.examples),
+            batches=_kept(ctx, t.batches),
+        )
+    ]
+
+
+@check("LG003", "null or NaN labels", "error")
+def null_labels(ctx: Context) -> list[Finding]:
+    t = ctx.scan.tallies.get("LG003")
+    if t is None:
+        return []
+    ignore = ctx.contract.ignore_index
+    return [
+        Finding(
+            code="LG003",
+            severity="error",
+            count=t.count,
+            unit=ctx.unit,
+            message=_with_where(f"{t.count} labels are null or NaN", ctx.where(t)),
+            fix=(
+                f"If these rows are unlabelled on purpose, set them to ignore_index ({ignore}); "
+                "otherwise find why the label was lost and drop or relabel the rows."
+            ),
+            examples=tuple(t.examples),
+            batches=_kept(ctx, t.batches),
+        )
+    ]
+
+
+@check("LG004", "labels >= K", "error")
+def too_high(ctx: Context) -> list[Finding]:
+    t = ctx.scan.tallies.get("LG004")
+    if t is None:
+        return []
+    k = ctx.k
+    scan = ctx.scan
+    values = sorted(v for v in scan.other_values if v >= k)
+    causes: list[str] = []
+    if k in values:
+        # Class 0 in the sources that hold the value K: unused or rare there means 1-based.
+        holders = [src for src, n in t.by_source.items() if n]
+        zero = int(sum(scan.source_hist[src][0] for src in holders))
+        there = int(sum(scan.source_hist[src][:k].sum() for src in holders))
+        if zero * 10 < max(1, there // max(k, 1)):
+            causes.append(
+                f"the values are K={k} and class 0 is {'unused' if zero == 0 else 'rare'} where "
+                "they occur: a 1-based source (AG News stores 1..4; its Hugging Face loader "
+                "subtracts 1). Fix that source's mapping at the source (see LG011), not "
+                "'subtract 1 everywhere'"
+            )
+    seg = SEGMENTATION_IGNORE & set(values)
+    if seg:
+        causes.append(
+            f"{join_values(sorted(seg))} is a segmentation ignore value (Pascal VOC, Cityscapes "
+            "trainId) or a mask saved as grey levels 0..255: declare --ignore-index 255 if it "
+            "marks 'ignore'"
+        )
+    if len(values) > 1 and values[-1] >= 2 * k and len(values) < values[-1] - values[0] + 1:
+        causes.append("values far above K with gaps look like sparse category ids (see LG016)")
+    shown = join_values(values) + (" (and more)" if scan.other_values_overflow else "")
+    message = f"{t.count} labels are >= K={k} (values {shown})"
+    cause = "Likely cause: " + "; ".join(causes) + ". " if causes else ""
+    return [
+        Finding(
+            code="LG004",
+            severity="error",
+            count=t.count,
+            unit=ctx.unit,
+            message=_with_where(message, ctx.where(t)),
+            fix=(
+                f"{cause}CPU PyTorch raises 'IndexError: Target {values[0] if values else k} is out "
+                "of bounds'; CUDA asserts 't >= 0 && t < n_classes' asynchronously, later. Map each "
+                f"value to a class in 0..{k - 1} or to ignore_index. {NEVER_WIDEN}"
+            ),
+            examples=tuple(t.examples),
+            batches=_kept(ctx, t.batches),
+            details={"values": {str(v): scan.other_values[v] for v in values[:50]}},
+        )
+    ]
+
+
+@check("LG005", "negative labels other than ignore_index", "error")
+def negative(ctx: Context) -> list[Finding]:
+    t = ctx.scan.tallies.get("LG005")
+    if t is None:
+        return []
+    scan = ctx.scan
+    ignore = ctx.contract.ignore_index
+    values = sorted((v for v in scan.other_values if v < 0), reverse=True)
+    causes: list[str] = []
+    if -1 in values:
+        causes.append(
+            f"-1 is an 'unlabelled' sentinel from another convention: declare --ignore-index -1, "
+            f"or map -1 to {ignore}"
+        )
+    if any(v in (-255, -254) for v in values):
+        causes.append("-255 suggests a segmentation ignore value with the wrong sign")
+    cause = "Likely cause: " + "; ".join(causes) + ". " if causes else ""
+    return [
+        Finding(
+            code="LG005",
+            severity="error",
+            count=t.count,
+            unit=ctx.unit,
+            message=_with_where(
+                f"{t.count} labels are negative but not ignore_index={ignore} "
+                f"(values {join_values(values)})",
+                ctx.where(t),
+            ),
+            fix=(
+                f"{cause}PyTorch skips only ignore_index ({ignore}); any other negative target "
+                f"raises 'IndexError: Target {values[0] if values else -1} is out of bounds' on the "
+                "CPU and a device-side assert on CUDA."
+            ),
+            examples=tuple(t.examples),
+            batches=_kept(ctx, t.batches),
+            details={"values": {str(v): scan.other_values[v] for v in values[:50]}},
+        )
+    ]
+
+
+@check("LG006", "ignore_index inside [0, K)", "error")
+def ignore_inside(ctx: Context) -> list[Finding]:
+    ignore = ctx.contract.ignore_index
+    k = ctx.k
+    if not 0 <= ignore < k:
+        return []
+    t = ctx.scan.tallies.get("LG006")
+    hits = 0 if t is None else t.count
+    name = ctx.class_name(ignore)
+    label = f"class {ignore}" + (f" ({name!r})" if name else "")
+    return [
+        Finding(
+            code="LG006",
+            severity="error",
+            count=hits,
+            unit=ctx.unit,
+            message=(
+                f"ignore_index={ignore} lies inside [0, {k}): PyTorch skips it before the range "
+                f"check, so {label} is silently never learned ({hits} {ctx.unit} hold it)"
+            ),
+            fix=(
+                "Use an ignore_index outside the class range (PyTorch's default is -100) and mark "
+                "unlabelled targets with it."
+            ),
+            examples=() if t is None else tuple(t.examples),
+        )
+    ]
+
+
+@check("LG008", "no usable target in the whole input", "error")
+def nothing_usable(ctx: Context) -> list[Finding]:
+    scan = ctx.scan
+    if scan.rows == 0:
+        return [
+            Finding(
+                code="LG008",
+                severity="error",
+                count=0,
+                unit="rows",
+                message="the input holds no rows",
+                fix="Check the export that wrote this file: an empty label file trains nothing.",
+            )
+        ]
+    if int(scan.row_status[Status.USABLE]) > 0:
+        return []
+    return [
+        Finding(
+            code="LG008",
+            severity="error",
+            count=scan.rows,
+            unit="rows",
+            message=f"none of the {scan.rows} rows has a usable target: every loss would be NaN or fail",
+            fix="Check the ignore_index and the label column: nothing here can be trained on.",
+        )
+    ]
+
+
+@check("LG016", "sparse ids that need a remap table", "error")
+def sparse_ids(ctx: Context) -> list[Finding]:
+    scan = ctx.scan
+    k = ctx.k
+    used = [i for i, n in enumerate(scan.class_counts.tolist()) if n > 0]
+    used += sorted(v for v in scan.other_values if v >= k)
+    if len(used) < 3:
+        return []
+    lo, hi = used[0], used[-1]
+    present = set(used)
+    gaps = [v for v in range(lo, min(hi, lo + 100_000)) if v not in present]
+    reaches = hi >= k
+    if len(gaps) < 2 or lo < 1:
+        return []  # category ids start at 1; a set that uses 0 is a class range with holes
+    if reaches and len(used) > k:
+        return []  # more distinct values than classes: not a remappable id set
+    severity = "error" if reaches else "warning"
+    message = (
+        f"{len(used)} distinct label values span {lo}..{hi} with {len(gaps)} gaps "
+        f"({join_values(gaps)}): these look like sparse category ids (COCO uses 1..90 for 80 classes)"
+    )
+    if reaches:
+        message += f", and they reach K={k}"
+    return [
+        Finding(
+            code="LG016",
+            severity=severity,
+            count=len(used),
+            unit="values",
+            message=message,
+            fix=(
+                "Build an explicit remap table from the sorted ids to 0..n-1 (and keep it with the "
+                "dataset); do not size the head to the largest id."
+            ),
+            details={"distinct": len(used), "min": lo, "max": hi, "gaps": gaps[:100]},
+        )
+    ]

@@ -1,0 +1,211 @@
+"""Class-name maps: reading them from txt, json, yaml or csv, and checking they are a bijection."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from labelgate.errors import ClassMapError
+
+__all__ = ["ClassMap", "load_class_map", "normalise_name"]
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalise_name(name: str) -> str:
+    """Return the form under which two class names count as the same: case-folded, spaces collapsed."""
+    return _SPACE.sub(" ", name.strip()).casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class ClassMap:
+    """A class-name map as written by its author, before any judgement on it.
+
+    Attributes:
+        entries: ``(index, name)`` pairs in the order they were written.
+        origin: the file it came from, or ``"inline"``.
+        trailing_blank_lines: blank lines at the end of a txt map (each would be read as a class
+            by a loader that splits on newlines).
+    """
+
+    entries: tuple[tuple[int, str], ...]
+    origin: str = "inline"
+    trailing_blank_lines: int = 0
+
+    @classmethod
+    def from_names(cls, names: list[str] | tuple[str, ...], *, origin: str = "inline") -> ClassMap:
+        """Build a map whose index is the position in ``names``."""
+        return cls(tuple(enumerate(names)), origin=origin)
+
+    def name_of(self) -> dict[int, str]:
+        """Index -> name, keeping the first name written for an index."""
+        out: dict[int, str] = {}
+        for index, name in self.entries:
+            out.setdefault(index, name)
+        return out
+
+    def index_of(self) -> dict[str, int]:
+        """Normalised name -> index, keeping the first index written for a name."""
+        out: dict[str, int] = {}
+        for index, name in self.entries:
+            out.setdefault(normalise_name(name), index)
+        return out
+
+    def problems(self, num_classes: int) -> list[str]:
+        """List every way this map fails to be a bijection between names and ``0..num_classes-1``.
+
+        Args:
+            num_classes: the number of classes K the model is built for.
+
+        Returns:
+            One sentence per problem, each naming the names or indices concerned; empty when the
+            map is a bijection onto ``0..K-1``.
+        """
+        found: list[str] = []
+        if len(self.entries) != num_classes:
+            found.append(f"the map has {len(self.entries)} entries for {num_classes} classes")
+        by_name: defaultdict[str, list[int]] = defaultdict(list)
+        spelled: dict[str, str] = {}
+        for index, name in self.entries:
+            key = normalise_name(name)
+            by_name[key].append(index)
+            spelled.setdefault(key, name)
+        for key, indices in by_name.items():
+            if key == "":
+                found.append(f"empty class name at index {_join(indices)}")
+            elif len(indices) > 1:
+                found.append(f"name {spelled[key]!r} appears at indices {_join(indices)}")
+        index_counts = Counter(index for index, _ in self.entries)
+        for index, count in sorted(index_counts.items()):
+            if count > 1:
+                found.append(f"index {index} is given {count} names")
+        outside = sorted(i for i in index_counts if not 0 <= i < num_classes)
+        if outside:
+            found.append(f"indices outside 0..{num_classes - 1}: {_join(outside)}")
+        missing = [i for i in range(num_classes) if i not in index_counts]
+        if missing:
+            found.append(f"no name for indices {_join(missing)}")
+        if self.trailing_blank_lines:
+            found.append(
+                f"{self.origin} ends with {self.trailing_blank_lines} blank line(s): a loader that "
+                "splits on newlines grows an extra, empty class from them"
+            )
+        return found
+
+
+def _join(values: list[int], limit: int = 10) -> str:
+    shown = ", ".join(str(v) for v in values[:limit])
+    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+def load_class_map(path: str | Path) -> ClassMap:
+    """Read a class-name map.
+
+    Formats, by extension: ``.txt`` (or none), one name per line, index = line number;
+    ``.json`` and ``.yaml``/``.yml``, a list of names or a mapping (index -> name or name -> index);
+    ``.csv``, rows of ``index,name`` with or without a header.
+
+    Args:
+        path: the file to read.
+
+    Returns:
+        The map as written, duplicates and gaps included (judge it with :meth:`ClassMap.problems`).
+
+    Raises:
+        ClassMapError: the file is missing, unreadable or not of its extension's format.
+    """
+    p = Path(path)
+    origin = str(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ClassMapError("class-name map not found", path=origin) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ClassMapError(f"cannot read the class-name map ({exc})", path=origin) from None
+    suffix = p.suffix.lower()
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ClassMapError(f"not valid JSON: {exc}", path=origin) from None
+        return _from_structure(data, origin)
+    if suffix in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ClassMapError(f"not valid YAML: {_first_line(exc)}", path=origin) from None
+        return _from_structure(data, origin)
+    if suffix == ".csv":
+        return _from_csv(text, origin)
+    return _from_lines(text, origin)
+
+
+def _first_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+def _from_lines(text: str, origin: str) -> ClassMap:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line
+    lines = [line.rstrip("\r") for line in lines]
+    blanks = 0
+    while lines and lines[-1].strip() == "":
+        lines.pop()
+        blanks += 1
+    if not lines:
+        raise ClassMapError("the class-name map is empty", path=origin)
+    return ClassMap(tuple(enumerate(lines)), origin=origin, trailing_blank_lines=blanks)
+
+
+def _from_structure(data: Any, origin: str) -> ClassMap:
+    if isinstance(data, dict) and set(data) == {"names"}:
+        data = data["names"]  # the Hugging Face ClassLabel / YOLO data.yaml spelling
+    if isinstance(data, list):
+        if not all(isinstance(n, str) for n in data):
+            raise ClassMapError("a list map must hold class names (strings)", path=origin)
+        if not data:
+            raise ClassMapError("the class-name map is empty", path=origin)
+        return ClassMap(tuple(enumerate(data)), origin=origin)
+    if isinstance(data, dict) and data:
+        entries: list[tuple[int, str]] = []
+        for key, value in data.items():
+            index, name = (key, value) if _is_index(key) else (value, key)
+            if not _is_index(index) or not isinstance(name, str):
+                raise ClassMapError(
+                    f"entry {key!r}: {value!r} is neither index -> name nor name -> index",
+                    path=origin,
+                )
+            entries.append((int(index), name))
+        return ClassMap(tuple(entries), origin=origin)
+    raise ClassMapError("expected a list of names or a mapping of index to name", path=origin)
+
+
+def _is_index(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, str) and value.strip().lstrip("-").isdigit()
+
+
+def _from_csv(text: str, origin: str) -> ClassMap:
+    rows = [row for row in csv.reader(io.StringIO(text)) if row and any(c.strip() for c in row)]
+    if rows and not _is_index(rows[0][0]):
+        rows = rows[1:]  # a header such as "index,name"
+    entries: list[tuple[int, str]] = []
+    for number, row in enumerate(rows, start=1):
+        if len(row) < 2 or not _is_index(row[0]):
+            raise ClassMapError(f"row {number} is not 'index,name': {row!r}", path=origin)
+        entries.append((int(row[0]), row[1]))
+    if not entries:
+        raise ClassMapError("the class-name map is empty", path=origin)
+    return ClassMap(tuple(entries), origin=origin)

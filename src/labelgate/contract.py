@@ -1,0 +1,291 @@
+"""The dataset contract: what a label file must satisfy, read from YAML or built from CLI flags."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from labelgate.classmap import ClassMap, load_class_map
+from labelgate.errors import ClassMapError, ContractError
+
+__all__ = ["SEVERITIES", "TASKS", "Batching", "Contract"]
+
+TASKS = ("multiclass", "tokens")
+SEVERITIES = ("error", "warning", "info", "off")
+CHECK_CODES = tuple(f"LG{n:03d}" for n in range(1, 18))
+DEFAULT_IGNORE_INDEX = -100
+
+
+@dataclass(frozen=True, slots=True)
+class Batching:
+    """How training batches are formed, as a ``DataLoader`` would form them.
+
+    Attributes:
+        size: rows per batch.
+        drop_last: whether an incomplete last batch is dropped.
+        shuffle_seed: ``None`` for file order; else the seed of
+            ``DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed))``.
+    """
+
+    size: int = 32
+    drop_last: bool = False
+    shuffle_seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
+            raise ContractError(f"must be a positive integer, got {self.size!r}", key="batching.size")
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    """A dataset contract. Every field is optional; ``None`` means "detect" or "not given".
+
+    Attributes:
+        num_classes: K, the number of logits of the model head.
+        task: ``"multiclass"`` (one integer per row) or ``"tokens"`` (a list per row).
+        label_column, id_column, source_column, name_column: column names (or positions, for
+            CSV without a header).
+        class_map: the class-name map, if any.
+        ignore_index: the target value the loss skips (PyTorch's default is -100).
+        batching: the batches to simulate.
+        class_weights: one weight per class, as passed to ``CrossEntropyLoss(weight=...)``.
+        severity: check code -> severity, overriding the defaults.
+        expected_rows: the row count the dataset must have.
+        version: the contract's own version string.
+        name: the dataset's name.
+        origin: the file the contract was read from.
+    """
+
+    num_classes: int | None = None
+    task: str | None = None
+    label_column: str | None = None
+    id_column: str | None = None
+    source_column: str | None = None
+    name_column: str | None = None
+    class_map: ClassMap | None = None
+    ignore_index: int = DEFAULT_IGNORE_INDEX
+    batching: Batching = field(default_factory=Batching)
+    class_weights: tuple[float, ...] | None = None
+    severity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    expected_rows: int | None = None
+    version: str | None = None
+    name: str | None = None
+    origin: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.num_classes is not None and (
+            isinstance(self.num_classes, bool)
+            or not isinstance(self.num_classes, int)
+            or self.num_classes < 1
+        ):
+            raise ContractError(
+                f"must be a positive integer, got {self.num_classes!r}", key="num_classes"
+            )
+        if self.task is not None and self.task not in TASKS:
+            raise ContractError(f"must be one of {', '.join(TASKS)}, got {self.task!r}", key="task")
+        for code, level in self.severity.items():
+            if code not in CHECK_CODES:
+                raise ContractError(f"unknown check code {code!r}", key="severity")
+            if level not in SEVERITIES:
+                raise ContractError(
+                    f"must be one of {', '.join(SEVERITIES)}, got {level!r}", key=f"severity.{code}"
+                )
+        if self.class_weights is not None:
+            if any(w < 0 for w in self.class_weights):
+                raise ContractError("class weights must not be negative", key="class_weights")
+            if self.num_classes is not None and len(self.class_weights) != self.num_classes:
+                raise ContractError(
+                    f"{len(self.class_weights)} weights for {self.num_classes} classes "
+                    "(PyTorch raises: weight tensor should be defined for all classes)",
+                    key="class_weights",
+                )
+        if self.expected_rows is not None and self.expected_rows < 0:
+            raise ContractError("must not be negative", key="expected_rows")
+
+    def replace(self, **changes: Any) -> Contract:
+        """Return a copy with ``changes`` applied (``None`` values leave a field as it is)."""
+        kept = {k: v for k, v in changes.items() if v is not None}
+        return dataclasses.replace(self, **kept)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contract as plain data, for reports."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "origin": self.origin,
+            "task": self.task,
+            "num_classes": self.num_classes,
+            "label_column": self.label_column,
+            "id_column": self.id_column,
+            "source_column": self.source_column,
+            "name_column": self.name_column,
+            "class_names": None
+            if self.class_map is None
+            else {"origin": self.class_map.origin, "entries": len(self.class_map.entries)},
+            "ignore_index": self.ignore_index,
+            "batching": {
+                "size": self.batching.size,
+                "drop_last": self.batching.drop_last,
+                "shuffle_seed": self.batching.shuffle_seed,
+            },
+            "class_weights": None if self.class_weights is None else list(self.class_weights),
+            "severity": dict(self.severity),
+            "expected_rows": self.expected_rows,
+        }
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Contract:
+        """Read a contract file.
+
+        Args:
+            path: a YAML file following ``schemas/contract.schema.json``.
+
+        Returns:
+            The contract, with its class-name map loaded (a relative map path is taken from the
+            contract's folder).
+
+        Raises:
+            ContractError: the file is missing, not YAML, or a key is unknown or of the wrong type;
+                the message names the key's path.
+        """
+        import yaml
+
+        origin = str(path)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ContractError("contract file not found", path=origin) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ContractError(f"cannot read the contract ({exc})", path=origin) from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ContractError(f"not valid YAML: {' '.join(str(exc).split())}", path=origin) from None
+        if not isinstance(data, dict):
+            raise ContractError("a contract is a mapping of keys to values", path=origin)
+        try:
+            return _parse(data, base=Path(path).parent, origin=origin)
+        except ContractError as exc:
+            if exc.path is None:
+                raise ContractError(str(exc).split(": ", 1)[-1], path=origin, key=exc.key) from None
+            raise
+        except ClassMapError as exc:
+            raise ContractError(str(exc), path=origin, key="class_names") from None
+
+
+_TOP_KEYS = {
+    "version": (str, int, float),
+    "name": str,
+    "description": str,
+    "task": str,
+    "num_classes": int,
+    "label_column": (str, int),
+    "id_column": (str, int),
+    "source_column": (str, int),
+    "name_column": (str, int),
+    "class_names": (list, dict, str),
+    "ignore_index": int,
+    "batching": dict,
+    "class_weights": list,
+    "severity": dict,
+    "expected_rows": int,
+}
+_BATCH_KEYS = {"size": int, "drop_last": bool, "shuffle_seed": int}
+_TYPE_NAMES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "a list",
+    dict: "a mapping",
+}
+
+
+def _check_keys(data: dict[str, Any], allowed: dict[str, Any], prefix: str) -> None:
+    import difflib
+
+    for key, value in data.items():
+        where = f"{prefix}{key}"
+        if key not in allowed:
+            close = difflib.get_close_matches(str(key), list(allowed), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ContractError(f"unknown key{hint}", key=where)
+        types = allowed[key] if isinstance(allowed[key], tuple) else (allowed[key],)
+        ok = any(_is_type(value, t) for t in types)
+        if value is not None and not ok:
+            wanted = " or ".join(_TYPE_NAMES[t] for t in types)
+            raise ContractError(f"must be {wanted}, got {value!r}", key=where)
+
+
+def _is_type(value: Any, wanted: type) -> bool:
+    if wanted is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, wanted)
+
+
+def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
+    _check_keys(data, _TOP_KEYS, "")
+    batching_raw = data.get("batching") or {}
+    _check_keys(batching_raw, _BATCH_KEYS, "batching.")
+    weights_raw = data.get("class_weights")
+    weights: tuple[float, ...] | None = None
+    if weights_raw is not None:
+        for i, w in enumerate(weights_raw):
+            if isinstance(w, bool) or not isinstance(w, int | float):
+                raise ContractError(f"must be a number, got {w!r}", key=f"class_weights[{i}]")
+        weights = tuple(float(w) for w in weights_raw)
+    severity_raw = data.get("severity") or {}
+    for code, level in severity_raw.items():
+        if not isinstance(level, str):
+            raise ContractError(f"must be a string, got {level!r}", key=f"severity.{code}")
+    version = data.get("version")
+    return Contract(
+        num_classes=data.get("num_classes"),
+        task=data.get("task"),
+        label_column=_column(data.get("label_column")),
+        id_column=_column(data.get("id_column")),
+        source_column=_column(data.get("source_column")),
+        name_column=_column(data.get("name_column")),
+        class_map=_class_map(data.get("class_names"), base),
+        ignore_index=data.get("ignore_index", DEFAULT_IGNORE_INDEX),
+        batching=Batching(
+            size=batching_raw.get("size", 32),
+            drop_last=batching_raw.get("drop_last", False),
+            shuffle_seed=batching_raw.get("shuffle_seed"),
+        ),
+        class_weights=weights,
+        severity=MappingProxyType(dict(severity_raw)),
+        expected_rows=data.get("expected_rows"),
+        version=None if version is None else str(version),
+        name=data.get("name"),
+        origin=origin,
+    )
+
+
+def _column(value: str | int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _class_map(value: list[Any] | dict[Any, Any] | str | None, base: Path) -> ClassMap | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        target = Path(value)
+        return load_class_map(target if target.is_absolute() else base / target)
+    if isinstance(value, list):
+        for i, name in enumerate(value):
+            if not isinstance(name, str):
+                raise ContractError(f"must be a string, got {name!r}", key=f"class_names[{i}]")
+        return ClassMap.from_names(value)
+    entries: list[tuple[int, str]] = []
+    for key, name in value.items():
+        if isinstance(key, bool) or not isinstance(key, int) or not isinstance(name, str):
+            raise ContractError(
+                f"a mapping must be index -> name, got {key!r}: {name!r}", key="class_names"
+            )
+        entries.append((key, name))
+    return ClassMap(tuple(entries))

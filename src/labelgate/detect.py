@@ -1,0 +1,137 @@
+"""Finding the label, id, source and name columns when the user did not name them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from labelgate.errors import UsageError
+from labelgate.labels import is_list_type
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["CONVENTIONAL", "Columns", "LabelColumnError", "detect_columns"]
+
+CONVENTIONAL: dict[str, tuple[str, ...]] = {
+    "label": (
+        "label", "labels", "target", "targets", "class", "class_id", "class_idx", "class_index",
+        "category_id", "label_id", "y", "ner_tags", "tags", "tag_ids",
+    ),
+    "id": ("id", "row_id", "sample_id", "example_id", "annotation_id", "uid", "uuid", "guid"),
+    "source": ("source", "data_source", "dataset", "origin", "shard", "split_source", "provider"),
+    "name": ("label_name", "class_name", "category_name", "label_text", "class_label"),
+}
+
+
+class LabelColumnError(UsageError):
+    """LG001: the label column is missing or could not be detected."""
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    """The columns a validation reads, and how each was found.
+
+    Attributes:
+        label, id, source, name: column names (``None`` where absent).
+        how: role -> ``"given"`` or ``"detected"``.
+    """
+
+    label: str
+    id: str | None
+    source: str | None
+    name: str | None
+    how: dict[str, str]
+
+    def needed(self) -> list[str]:
+        """The columns to read, each once, label first."""
+        out: list[str] = []
+        for c in (self.label, self.id, self.source, self.name):
+            if c is not None and c not in out:
+                out.append(c)
+        return out
+
+
+def _find(schema: pa.Schema, names: tuple[str, ...]) -> str | None:
+    by_lower = {f.name.lower(): f.name for f in schema}
+    for candidate in names:
+        if candidate in by_lower:
+            return by_lower[candidate]
+    return None
+
+
+def _usable_label_type(t: pa.DataType) -> bool:
+    import pyarrow as pa
+
+    if is_list_type(t):
+        t = t.value_type
+    return bool(pa.types.is_integer(t) or pa.types.is_floating(t))
+
+
+def detect_columns(
+    schema: pa.Schema,
+    *,
+    label: str | None,
+    id: str | None,
+    source: str | None,
+    name: str | None,
+    origin: str,
+) -> Columns:
+    """Resolve each role to a column: the one given, else a conventional name.
+
+    The label column, when not given and no conventional name exists, is the only integer (or
+    list-of-integer) column that is not an id; otherwise LG001 lists the candidates.
+
+    Raises:
+        LabelColumnError: the label column given does not exist, or none can be detected.
+        UsageError: another column given does not exist.
+    """
+    present = set(schema.names)
+    how: dict[str, str] = {}
+    if label is not None:
+        if label not in present:
+            raise LabelColumnError(
+                f"LG001 label column {label!r} not found in {origin}; columns: "
+                + ", ".join(schema.names)
+            )
+        how["label"] = "given"
+        found_label = label
+    else:
+        found = _find(schema, CONVENTIONAL["label"])
+        if found is None:
+            id_like = set(CONVENTIONAL["id"])
+            candidates = [
+                f.name
+                for f in schema
+                if _usable_label_type(f.type) and f.name.lower() not in id_like
+            ]
+            if len(candidates) != 1:
+                listed = ", ".join(candidates) if candidates else "none of " + ", ".join(schema.names)
+                raise LabelColumnError(
+                    f"LG001 no label column detected in {origin}: name it with --label-column "
+                    f"(integer candidates: {listed})"
+                )
+            found = candidates[0]
+            how["label"] = "detected (the only integer column)"
+        else:
+            how["label"] = "detected (conventional name)"
+        found_label = found
+    roles = {"id": id, "source": source, "name": name}
+    resolved: dict[str, str | None] = {}
+    for role, given in roles.items():
+        if given is not None:
+            if given not in present:
+                raise UsageError(
+                    f"--{role}-column {given!r} not found in {origin}; columns: "
+                    + ", ".join(schema.names)
+                )
+            resolved[role] = given
+            how[role] = "given"
+            continue
+        found = _find(schema, CONVENTIONAL[role])
+        if found is not None and found != found_label:
+            resolved[role] = found
+            how[role] = "detected (conventional name)"
+        else:
+            resolved[role] = None
+    return Columns(found_label, resolved["id"], resolved["source"], resolved["name"], how)

@@ -1,0 +1,68 @@
+"""The exceptions labelgate raises.
+
+Failed checks are not exceptions: they are :class:`labelgate.report.Finding` values. Exceptions
+are kept for what stops a run before a verdict can be reached::
+
+    LabelgateError (Exception)
+     +-- UsageError (LabelgateError, ValueError)    a flag or argument that cannot be used
+     |    +-- ContractError                          a contract file that is not valid (carries its key path)
+     +-- InputError (LabelgateError, OSError)        an input that cannot be read (carries its path)
+     |    +-- ClassMapError                          a class-name map that cannot be read
+     +-- LabelError (LabelgateError, ValueError)     bad targets met in training code (labelgate.torch)
+
+The command line turns UsageError and InputError into one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ClassMapError",
+    "ContractError",
+    "InputError",
+    "LabelError",
+    "LabelgateError",
+    "UsageError",
+]
+
+
+class LabelgateError(Exception):
+    """Base class of every exception labelgate raises on purpose."""
+
+
+class UsageError(LabelgateError, ValueError):
+    """An argument, flag or option value that cannot be used."""
+
+
+class ContractError(UsageError):
+    """A dataset contract that is not valid.
+
+    Attributes:
+        path: where the contract came from (a file path, or ``None`` for one built in code).
+        key: the dotted key path inside the contract, such as ``batching.size``.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, key: str | None = None) -> None:
+        self.path = path
+        self.key = key
+        where = ": ".join(part for part in (path, key) if part)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class InputError(LabelgateError, OSError):
+    """An input file or directory that cannot be read.
+
+    Attributes:
+        path: the file or directory concerned.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}")
+
+
+class ClassMapError(InputError):
+    """A class-name map file that cannot be read or parsed."""
+
+
+class LabelError(LabelgateError, ValueError):
+    """Targets that PyTorch would reject or that would poison training, found in training code."""

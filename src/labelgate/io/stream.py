@@ -1,0 +1,139 @@
+"""Streaming reads: the schema of an input file, then its record batches with only the needed columns."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from labelgate.errors import InputError
+from labelgate.io.sources import InputFile
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["FileSchema", "read_schema", "stream_columns"]
+
+CHUNK_ROWS = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class FileSchema:
+    """What a file holds before it is read.
+
+    Attributes:
+        schema: the Arrow schema (text formats: as inferred from the start of the file).
+        rows: the row count, where the file states it (Parquet footers), else ``None``.
+        row_groups: Parquet row groups, else ``None``.
+        headerless: a CSV file whose first line is data; its columns are named ``"0"``, ``"1"``...
+    """
+
+    schema: pa.Schema
+    rows: int | None
+    row_groups: int | None
+    headerless: bool = False
+
+
+def _fail(file: InputFile, exc: BaseException) -> InputError:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return InputError(f"cannot read {file.kind} ({text})", path=file.path)
+
+
+def read_schema(file: InputFile) -> FileSchema:
+    """Read a file's schema without reading its rows (text formats: the first block only).
+
+    Raises:
+        InputError: the file is empty, corrupt, truncated or not of its extension's format.
+    """
+    import pyarrow as pa
+
+    if file.size == 0:
+        raise InputError("file is empty (0 bytes)", path=file.path)
+    try:
+        if file.kind == "parquet":
+            import pyarrow.parquet as pq
+
+            meta = pq.read_metadata(file.path)
+            return FileSchema(meta.schema.to_arrow_schema(), meta.num_rows, meta.num_row_groups)
+        if file.kind == "csv":
+            names = _csv_header(file)
+            reader = _open_csv(file, names, None)
+            return FileSchema(reader.schema, None, None, headerless=names is not None)
+        reader = _open_json(file)
+        return FileSchema(reader.schema, None, None)
+    except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise _fail(file, exc) from None
+
+
+def stream_columns(
+    file: InputFile, columns: list[str], *, headerless: bool = False, chunk_rows: int = CHUNK_ROWS
+) -> Iterator[pa.RecordBatch]:
+    """Yield the file's rows as record batches holding ``columns`` only, in file order.
+
+    Text columns of CSV files are read as strings (the label column is converted by the caller,
+    so one bad cell is a finding, not a failed read).
+
+    Raises:
+        InputError: the file cannot be read to its end.
+    """
+    import pyarrow as pa
+
+    try:
+        if file.kind == "parquet":
+            import pyarrow.parquet as pq
+
+            pf = pq.ParquetFile(file.path)
+            yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=True)
+            return
+        if file.kind == "csv":
+            names = _csv_header(file) if headerless else None
+            reader = _open_csv(file, names, columns)
+        else:
+            reader = _open_json(file)
+        for batch in reader:
+            yield batch.select(columns) if file.kind == "jsonl" else batch
+    except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise _fail(file, exc) from None
+
+
+def _csv_header(file: InputFile) -> list[str] | None:
+    """Column names by position when the first line is data rather than a header.
+
+    A first line with a field that is an integer (AG News: ``"3","Fears for..."``) is data: no
+    header in use names a column ``3``.
+    """
+    with Path(file.path).open(encoding="utf-8", newline="") as f:
+        first = f.readline()
+    fields = next(csv.reader(io.StringIO(first)), [])
+    if any(field.strip().lstrip("+-").isdigit() for field in fields):
+        return [str(i) for i in range(len(fields))]
+    return None
+
+
+def _open_csv(file: InputFile, names: list[str] | None, columns: list[str] | None) -> pa.RecordBatchReader:
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    read = pcsv.ReadOptions(column_names=names or [], block_size=1 << 22)
+    if columns is None:
+        convert = pcsv.ConvertOptions(strings_can_be_null=True)
+    else:
+        convert = pcsv.ConvertOptions(
+            include_columns=columns,
+            column_types={c: pa.string() for c in columns},
+            strings_can_be_null=True,
+        )
+    return pcsv.open_csv(file.path, read_options=read, convert_options=convert)
+
+
+def _open_json(file: InputFile) -> pa.RecordBatchReader:
+    import pyarrow.json as pjson
+
+    return pjson.open_json(file.path, read_options=pjson.ReadOptions(block_size=1 << 22))

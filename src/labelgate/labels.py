@@ -1,0 +1,182 @@
+"""Turning an Arrow label column into int64 values and a status per value, by PyTorch's rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from labelgate.arrow import bool_mask, from_numpy, numbers
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Classified", "Status", "classify", "is_list_type"]
+
+I64 = npt.NDArray[np.int64]
+U8 = npt.NDArray[np.uint8]
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+class Status:
+    """Status of one target value; higher values win when a token row is summarised."""
+
+    USABLE = 0
+    IGNORED = 1
+    HIGH = 2  # >= K: LG004
+    NEGATIVE = 3  # < 0 and not ignore_index: LG005
+    NULL = 4  # LG003
+    BAD_TYPE = 5  # not an integer: LG002
+
+    CODES = {HIGH: "LG004", NEGATIVE: "LG005", NULL: "LG003", BAD_TYPE: "LG002"}
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    """One chunk of targets, judged.
+
+    Attributes:
+        values: each target as int64 (0 where it has none: see ``status``).
+        status: a :class:`Status` per value.
+        row_of: for token targets, the chunk row each value belongs to; ``None`` when one value
+            is one row.
+        row_status: the status of each row (for tokens: the worst of its values; a row with no
+            usable token and nothing worse is IGNORED).
+        raw: the column as read, for showing a bad value as it was written.
+        position: for token targets, the index of each value within its row.
+    """
+
+    values: I64
+    status: U8
+    row_of: I64 | None
+    row_status: U8
+    raw: pa.Array
+    position: I64 | None = None
+
+
+def is_list_type(t: pa.DataType) -> bool:
+    """Whether an Arrow type is a list (the token task's shape)."""
+    import pyarrow as pa
+
+    return bool(
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+    )
+
+
+def classify(column: pa.Array, *, num_classes: int, ignore_index: int) -> Classified:
+    """Judge every target in an Arrow column (a scalar per row, or a list per row for tokens).
+
+    Args:
+        column: the label column of one chunk.
+        num_classes: K.
+        ignore_index: the value the loss skips; skipped before the range check, as PyTorch does.
+
+    Returns:
+        The values and their status.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_dictionary(column.type):
+        column = column.dictionary_decode()
+    if not is_list_type(column.type):
+        values, status = _scalars(column, num_classes, ignore_index)
+        return Classified(values, status, None, status, column)
+
+    n_rows = len(column)
+    row_null = bool_mask(column.is_null())
+    if pa.types.is_fixed_size_list(column.type):
+        column = column.cast(pa.list_(column.type.value_type))
+    flat = pc.list_flatten(column)
+    parents = numbers(pc.list_parent_indices(column)).astype(np.int64)
+    values, status = _scalars(flat, num_classes, ignore_index)
+    starts = numbers(column.offsets).astype(np.int64)[:-1]
+    position = np.arange(len(parents), dtype=np.int64) - starts[parents] if len(parents) else parents
+    row_status = np.full(n_rows, Status.IGNORED, dtype=np.uint8)
+    # USABLE (0) only if some token is usable and none is worse than IGNORED.
+    worst = np.zeros(n_rows, dtype=np.uint8)
+    np.maximum.at(worst, parents, status)
+    has_usable = np.zeros(n_rows, dtype=bool)
+    has_usable[parents[status == Status.USABLE]] = True
+    row_status[has_usable] = Status.USABLE
+    bad = worst > Status.IGNORED
+    row_status[bad] = worst[bad]
+    row_status[row_null] = Status.NULL
+    return Classified(values, status, parents, row_status, flat, position)
+
+
+def _scalars(arr: pa.Array, k: int, ignore_index: int) -> tuple[I64, U8]:
+    import pyarrow as pa
+
+    n = len(arr)
+    t = arr.type
+    null = bool_mask(arr.is_null())
+    status = np.zeros(n, dtype=np.uint8)
+    values = np.zeros(n, dtype=np.int64)
+    if pa.types.is_integer(t):
+        raw = numbers(arr)
+        if raw.dtype == np.uint64:
+            over = raw > np.uint64(_INT64_MAX)
+            status[over] = Status.BAD_TYPE
+            raw = np.where(over, 0, raw)
+        values = raw.astype(np.int64, copy=False)
+    elif pa.types.is_floating(t):
+        f = numbers(arr, 0.0).astype(np.float64)
+        nan = np.isnan(f)
+        null |= nan
+        ok = np.isfinite(f) & (np.abs(f) < 2.0**63)
+        frac = ok & (f != np.floor(np.where(ok, f, 0.0)))
+        status[~ok | frac] = Status.BAD_TYPE
+        values = np.where(ok & ~frac, f, 0.0).astype(np.int64)
+    elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        values, text_bad, text_null = _parse_text(arr)
+        status[text_bad] = Status.BAD_TYPE
+        null |= text_null
+    elif pa.types.is_null(t):
+        null[:] = True
+    else:  # bool, decimal, binary, temporal, nested: not a class index
+        status[:] = Status.BAD_TYPE
+    status[null] = Status.NULL
+    judged = status == 0
+    ignored = judged & (values == ignore_index)
+    status[ignored] = Status.IGNORED
+    judged &= ~ignored
+    status[judged & (values < 0)] = Status.NEGATIVE
+    status[judged & (values >= k)] = Status.HIGH
+    return values, status
+
+
+def _parse_text(arr: pa.Array) -> tuple[I64, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Integers written as text (CSV, JSON strings): ``"3"`` and ``"3.0"`` are 3; ``"3.5"`` and
+    ``"cat"`` are not class indices; an empty cell is null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pc.utf8_trim_whitespace(arr.cast(pa.string()))
+    empty = bool_mask(pc.equal(text, ""), null_as=True)
+    is_int = bool_mask(pc.match_substring_regex(text, r"^[+-]?\d{1,18}$"))
+    values = np.zeros(len(arr), dtype=np.int64)
+    if is_int.any():
+        ints = pc.cast(pc.if_else(from_numpy(is_int), text, "0"), pa.int64())
+        values = numbers(ints).astype(np.int64)
+    bad = ~is_int & ~empty
+    if bad.any():
+        pattern = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+        numeric = bool_mask(pc.match_substring_regex(text, pattern)) & bad
+        if numeric.any():
+            floats = pc.cast(pc.if_else(from_numpy(numeric), text, "0"), pa.float64())
+            f = numbers(floats)
+            whole = numeric & np.isfinite(f) & (np.abs(f) < 2.0**63)
+            whole &= f == np.floor(np.where(whole, f, 0.0))
+            values[whole] = f[whole].astype(np.int64)
+            bad &= ~whole
+    return values, bad, empty

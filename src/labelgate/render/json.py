@@ -1,0 +1,14 @@
+"""The versioned JSON report (its fields are documented in docs/report.md)."""
+
+from __future__ import annotations
+
+import json
+
+from labelgate.report import Report
+
+__all__ = ["render_json"]
+
+
+def render_json(report: Report) -> str:
+    """The report as JSON text, keys in a stable order."""
+    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"

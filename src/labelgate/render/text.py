@@ -1,0 +1,101 @@
+"""The terminal report, drawn with rich."""
+
+from __future__ import annotations
+
+from labelgate.report import Finding, Report
+
+__all__ = ["render_text"]
+
+STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _examples(f: Finding) -> list[str]:
+    lines = []
+    for e in f.examples[:10]:
+        parts = [f"row {e.row}"]
+        if e.position is not None:
+            parts.append(f"token {e.position}")
+        if e.id is not None:
+            parts.append(f"id {e.id!r}")
+        parts.append("batch " + ("dropped" if e.batch is None else str(e.batch)))
+        if e.source is not None:
+            parts.append(f"source {e.source!r}")
+        parts.append(f"value {e.value!r}")
+        lines.append(", ".join(parts))
+    if len(f.examples) > 10:
+        lines.append(f"... {len(f.examples) - 10} more examples in --format json")
+    return lines
+
+
+def render_text(report: Report, *, color: bool = False, width: int = 100) -> str:
+    """The report for a terminal: verdict, counts, each finding with evidence and fix, tables."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(record=True, width=width, force_terminal=color, no_color=not color)
+    with console.capture() as capture:
+        c = report.counts
+        paths = ", ".join(f["path"] for f in report.input["files"][:3])
+        more = len(report.input["files"]) - 3
+        console.print(
+            f"[bold]labelgate[/bold] {escape(paths)}" + (f" (+{more} files)" if more > 0 else "")
+        )
+        k = report.contract.get("num_classes")
+        ignore = report.contract.get("ignore_index")
+        b = report.batches
+        console.print(
+            f"K={k}, ignore_index={ignore}, task {report.contract.get('task')}, "
+            f"{b['count']} batches of {b['size']}"
+            + (", drop_last" if b["drop_last"] else "")
+            + (f", shuffle seed {b['shuffle_seed']}" if b["shuffle_seed"] is not None else "")
+        )
+        console.print(
+            f"rows {c['rows']} = usable {c['usable']} + ignored {c['ignored']} + "
+            f"rejected {c['rejected']}"
+        )
+        if "tokens" in c:
+            console.print(
+                f"tokens {c['tokens']} = usable {c['usable_tokens']} + ignored "
+                f"{c['ignored_tokens']} + rejected {c['rejected_tokens']}"
+            )
+        for note in report.notes:
+            console.print(f"[dim]note: {escape(note)}[/dim]")
+        console.print()
+        for f in report.findings:
+            style = STYLE.get(f.severity, "")
+            console.print(
+                f"[{style}]{f.code} {f.severity}[/{style}] ({f.count} {f.unit}): {escape(f.message)}"
+            )
+            for line in _examples(f):
+                console.print(f"    {escape(line)}")
+            if f.fix:
+                console.print(f"  [dim]fix:[/dim] {escape(f.fix)}")
+        if len(report.sources) > 1:
+            table = Table(title="per source", title_justify="left")
+            for col in ("source", "rows", "usable", "ignored", "rejected"):
+                table.add_column(col, justify="left" if col == "source" else "right")
+            for s in report.sources:
+                table.add_row(escape(str(s["source"])), *(str(s[x]) for x in ("rows", "usable", "ignored", "rejected")))
+            console.print(table)
+        if report.classes and len(report.classes) <= 50:
+            table = Table(title="per class (usable targets)", title_justify="left")
+            for col in ("index", "name", "count", "share"):
+                table.add_column(col, justify="left" if col == "name" else "right")
+            for row in report.classes:
+                table.add_row(
+                    str(row["index"]),
+                    escape(str(row["name"] or "")),
+                    str(row["count"]),
+                    f"{row['share']:.1%}",
+                )
+            console.print(table)
+        verdict = report.status.upper()
+        errors = sum(f.severity == "error" for f in report.findings)
+        warnings = sum(f.severity == "warning" for f in report.findings)
+        style = "bold red" if report.failed else "bold green"
+        console.print(
+            f"[{style}]{verdict}[/{style}]: {errors} error(s), {warnings} warning(s)"
+            + (" (strict: warnings fail)" if report.strict else "")
+        )
+    return capture.get()

@@ -1,0 +1,144 @@
+"""The report: findings with stable codes, counts, and the context a reader needs. Values, not output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["SCHEMA_VERSION", "Example", "Finding", "Report"]
+
+SCHEMA_VERSION = 1
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One offending row, named by position and id, never by its other content.
+
+    Attributes:
+        row: 0-based row position in reading order (across all input files).
+        id: the row's id, where an id column exists.
+        batch: the batch the row lands in (``None`` when drop_last drops it, or not row-level).
+        source: the row's source, where a source column exists.
+        value: the offending label value as written.
+        position: for token targets, the token's index within the row.
+    """
+
+    row: int
+    id: Any = None
+    batch: int | None = None
+    source: str | None = None
+    value: Any = None
+    position: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON; ``position`` only for token targets."""
+        out: dict[str, Any] = {
+            "row": self.row,
+            "id": self.id,
+            "batch": self.batch,
+            "source": self.source,
+            "value": self.value,
+        }
+        if self.position is not None:
+            out["position"] = self.position
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A failed check.
+
+    Attributes:
+        code: the stable check code (``LG004``).
+        severity: ``"error"``, ``"warning"`` or ``"info"``.
+        count: how many rows (or batches, or map entries: see ``unit``) are affected.
+        message: what was found, with the evidence.
+        fix: what to do about it, in words.
+        unit: what ``count`` counts: ``"rows"``, ``"tokens"``, ``"batches"``, ``"entries"``,
+            ``"classes"``, ``"sources"`` or ``"file"``.
+        examples: the first offending rows.
+        batches: the batch indices concerned, where the check is about batches.
+        details: further evidence as plain data.
+    """
+
+    code: str
+    severity: str
+    count: int
+    message: str
+    fix: str = ""
+    unit: str = "rows"
+    examples: tuple[Example, ...] = ()
+    batches: tuple[int, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for JSON."""
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "count": self.count,
+            "unit": self.unit,
+            "message": self.message,
+            "fix": self.fix,
+            "examples": [e.to_dict() for e in self.examples],
+            "batches": list(self.batches),
+            "details": self.details,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """The outcome of one validation.
+
+    Attributes:
+        findings: every failed check, errors first.
+        counts: ``rows``, ``usable``, ``ignored``, ``rejected`` (rows = usable + ignored + rejected).
+        input: paths, sizes, row counts, row groups, content hashes, label dtype.
+        environment: labelgate, Python, pyarrow, numpy and torch versions, backend, code revision.
+        contract: the contract actually applied, detected columns included.
+        batches: the batch simulation's summary.
+        sources: per-source table.
+        classes: per-class table.
+        notes: remarks that are not findings (detected columns, dtype casts).
+        strict: whether warnings fail the run.
+    """
+
+    findings: tuple[Finding, ...]
+    counts: dict[str, int]
+    input: dict[str, Any]
+    environment: dict[str, Any]
+    contract: dict[str, Any]
+    batches: dict[str, Any]
+    sources: list[dict[str, Any]]
+    classes: list[dict[str, Any]]
+    notes: tuple[str, ...] = ()
+    strict: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """Whether any finding fails the run (errors; warnings too under ``strict``)."""
+        failing = {"error", "warning"} if self.strict else {"error"}
+        return any(f.severity in failing for f in self.findings)
+
+    @property
+    def status(self) -> str:
+        """``"fail"`` or ``"pass"``."""
+        return "fail" if self.failed else "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as the versioned JSON document described in docs/report.md."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "status": self.status,
+            "strict": self.strict,
+            "counts": dict(self.counts),
+            "findings": [f.to_dict() for f in self.findings],
+            "input": self.input,
+            "environment": self.environment,
+            "contract": self.contract,
+            "batches": self.batches,
+            "sources": self.sources,
+            "classes": self.classes,
+            "notes": list(self.notes),
+        }

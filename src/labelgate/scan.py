@@ -1,0 +1,326 @@
+"""One streaming pass over the label columns, accumulating what every check needs in bounded memory."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from labelgate.batches import BatchPlan
+from labelgate.arrow import bool_mask, from_numpy, numbers
+from labelgate.labels import Classified, Status, classify
+from labelgate.report import Example
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Chunk", "Scan"]
+
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+MAX_OTHER_VALUES = 1_000
+MAX_PAIRS = 100_000
+NO_SOURCE = "(none)"
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Consecutive rows of one input file, with the columns the checks need.
+
+    Attributes:
+        first_row: position of the chunk's first row in reading order (all files).
+        file_index: which input file the rows come from.
+        labels, ids, sources, names: the columns (``None`` where the dataset has none).
+    """
+
+    first_row: int
+    file_index: int
+    labels: pa.Array
+    ids: pa.Array | None = None
+    sources: pa.Array | None = None
+    names: pa.Array | None = None
+
+
+@dataclass(slots=True)
+class CodeTally:
+    """Where the values failing one check were met."""
+
+    count: int = 0
+    examples: list[Example] = field(default_factory=list)
+    by_source: Counter[int] = field(default_factory=Counter)
+    by_file: Counter[int] = field(default_factory=Counter)
+    batches: set[int] = field(default_factory=set)
+
+
+class Scan:
+    """Accumulates, chunk by chunk, the counts and examples the checks are computed from.
+
+    Memory is bounded by K, the number of sources, batches (8 bytes each) and distinct
+    (source, label, name) triples, never by the rows themselves.
+    """
+
+    def __init__(
+        self,
+        *,
+        num_classes: int,
+        ignore_index: int,
+        plan: BatchPlan,
+        weights: tuple[float, ...] | None = None,
+        max_examples: int = 20,
+        files: int = 1,
+    ) -> None:
+        self.k = num_classes
+        self.ignore_index = ignore_index
+        self.plan = plan
+        self.weights: F64 | None = None if weights is None else np.asarray(weights, np.float64)
+        self.max_examples = max_examples
+        self.rows = 0
+        self.tokens = 0
+        self.row_status = np.zeros(6, np.int64)
+        self.value_status = np.zeros(6, np.int64)
+        self.class_counts = np.zeros(num_classes, np.int64)
+        self.ignore_hits = 0
+        self.other_values: Counter[int] = Counter()
+        self.other_values_overflow = 0
+        self.tallies: dict[str, CodeTally] = defaultdict(CodeTally)
+        self.file_rows = [0] * files
+        cap = 1024 if plan.rows is None else plan.kept_batches(plan.rows) + 1
+        self.batch_usable = np.zeros(cap, np.int64)
+        self.batch_rejected = np.zeros(cap, np.int64)
+        self.batch_weight = np.zeros(cap, np.float64)
+        self.source_names: list[str] = []
+        self._source_index: dict[str | None, int] = {}
+        self.source_rows = np.zeros(0, np.int64)
+        self.source_status = np.zeros((0, 6), np.int64)
+        self.source_hist = np.zeros((0, num_classes + 1), np.int64)
+        self.source_firsts: dict[int, list[Example]] = defaultdict(list)
+        self.pairs: dict[tuple[int, int, str], list[int]] = {}
+        self.pairs_overflow = False
+        self.ids_seen = False
+        self.ids_increasing = True
+        self._last_id: Any = None
+
+    # -- feeding -----------------------------------------------------------------------------
+
+    def feed(self, chunk: Chunk) -> None:
+        """Add one chunk's rows (chunks must come in reading order)."""
+        n = len(chunk.labels)
+        if n == 0:
+            return
+        c = classify(chunk.labels, num_classes=self.k, ignore_index=self.ignore_index)
+        src = self._sources(chunk.sources, n)
+        batch = self.plan.batch_of(chunk.first_row, n)
+        self.rows += n
+        self.file_rows[chunk.file_index] += n
+        self.row_status += np.bincount(c.row_status, minlength=6)[:6]
+        self.value_status += np.bincount(c.status, minlength=6)[:6]
+        if c.row_of is not None:
+            self.tokens += len(c.values)
+
+        usable = c.status == Status.USABLE
+        self.class_counts += np.bincount(c.values[usable], minlength=self.k)[: self.k]
+        self.ignore_hits += int(np.count_nonzero(c.status == Status.IGNORED))
+        out = (c.status == Status.HIGH) | (c.status == Status.NEGATIVE)
+        if out.any():
+            self._count_other(c.values[out])
+
+        self._batches(c, batch, usable)
+        self._per_source(c, src, usable)
+        for status, code in Status.CODES.items():
+            self._tally(code, c.status == status, c, chunk, src, batch)
+        if 0 <= self.ignore_index < self.k:
+            self._tally("LG006", c.status == Status.IGNORED, c, chunk, src, batch)
+        if chunk.names is not None and c.row_of is None:
+            self._pairs(c, chunk, src)
+        if chunk.ids is not None:
+            self._ids(chunk.ids)
+
+    def _count_other(self, values: I64) -> None:
+        uniq, counts = np.unique(values, return_counts=True)
+        for v, cnt in zip(uniq.tolist(), counts.tolist(), strict=True):
+            if v in self.other_values or len(self.other_values) < MAX_OTHER_VALUES:
+                self.other_values[v] += cnt
+            else:
+                self.other_values_overflow += cnt
+
+    def _grow(self, top: int) -> None:
+        if top < len(self.batch_usable):
+            return
+        size = max(top + 1, 2 * len(self.batch_usable))
+        for name in ("batch_usable", "batch_rejected", "batch_weight"):
+            old = getattr(self, name)
+            new = np.zeros(size, old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+    def _batches(self, c: Classified, batch: I64, usable: npt.NDArray[np.bool_]) -> None:
+        n = len(batch)
+        if c.row_of is None:
+            per_row_usable = usable.astype(np.int64)
+            per_row_weight = (
+                np.where(usable, self.weights[np.where(usable, c.values, 0)], 0.0)
+                if self.weights is not None
+                else None
+            )
+        else:
+            rows_of_usable = c.row_of[usable]
+            per_row_usable = np.bincount(rows_of_usable, minlength=n).astype(np.int64)
+            per_row_weight = (
+                np.bincount(rows_of_usable, weights=self.weights[c.values[usable]], minlength=n)
+                if self.weights is not None
+                else None
+            )
+        rejected = (c.row_status >= Status.HIGH).astype(np.int64)
+        self._grow(int(batch.max()))
+        if self.plan.shuffled:
+            np.add.at(self.batch_usable, batch, per_row_usable)
+            np.add.at(self.batch_rejected, batch, rejected)
+            if per_row_weight is not None:
+                np.add.at(self.batch_weight, batch, per_row_weight)
+            return
+        lo, hi = int(batch[0]), int(batch[-1]) + 1
+        rel = batch - lo
+        self.batch_usable[lo:hi] += np.bincount(rel, weights=per_row_usable, minlength=hi - lo).astype(
+            np.int64
+        )
+        self.batch_rejected[lo:hi] += np.bincount(rel, weights=rejected, minlength=hi - lo).astype(
+            np.int64
+        )
+        if per_row_weight is not None:
+            self.batch_weight[lo:hi] += np.bincount(rel, weights=per_row_weight, minlength=hi - lo)
+
+    def _sources(self, column: pa.Array | None, n: int) -> I64:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if column is None:
+            return np.full(n, self._source_id(None), np.int64)
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if not pa.types.is_dictionary(column.type):
+            column = pc.dictionary_encode(column.cast(pa.string()) if not pa.types.is_string(column.type) else column)
+        local = numbers(column.indices, -1).astype(np.int64)
+        mapping = np.array(
+            [self._source_id(None if v is None else str(v)) for v in column.dictionary.to_pylist()]
+            + [self._source_id(None)],
+            dtype=np.int64,
+        )
+        return mapping[local]  # -1 (null) picks the last entry: "(none)"
+
+    def _source_id(self, name: str | None) -> int:
+        found = self._source_index.get(name)
+        if found is not None:
+            return found
+        new = len(self.source_names)
+        self._source_index[name] = new
+        self.source_names.append(NO_SOURCE if name is None else name)
+        self.source_rows = np.append(self.source_rows, 0)
+        self.source_status = np.vstack([self.source_status, np.zeros((1, 6), np.int64)])
+        self.source_hist = np.vstack([self.source_hist, np.zeros((1, self.k + 1), np.int64)])
+        return new
+
+    def _per_source(self, c: Classified, src: I64, usable: npt.NDArray[np.bool_]) -> None:
+        s = len(self.source_names)
+        self.source_rows += np.bincount(src, minlength=s)
+        np.add.at(self.source_status, (src, c.row_status.astype(np.int64)), 1)
+        in_hist = usable | ((c.status == Status.HIGH) & (c.values == self.k))
+        elem_src = src if c.row_of is None else src[c.row_of]
+        flat = elem_src[in_hist] * (self.k + 1) + c.values[in_hist]
+        self.source_hist += np.bincount(flat, minlength=s * (self.k + 1)).reshape(s, self.k + 1)
+
+    def _example(self, c: Classified, chunk: Chunk, src: I64, batch: I64, elem: int) -> Example:
+        row = elem if c.row_of is None else int(c.row_of[elem])
+        return Example(
+            row=chunk.first_row + row,
+            id=None if chunk.ids is None else chunk.ids[row].as_py(),
+            batch=int(batch[row]),
+            source=None if chunk.sources is None else self.source_names[int(src[row])],
+            value=c.raw[elem].as_py(),
+            position=None if c.position is None else int(c.position[elem]),
+        )
+
+    def _tally(
+        self,
+        code: str,
+        mask: npt.NDArray[np.bool_],
+        c: Classified,
+        chunk: Chunk,
+        src: I64,
+        batch: I64,
+    ) -> None:
+        hits = int(np.count_nonzero(mask))
+        if not hits:
+            return
+        t = self.tallies[code]
+        t.count += hits
+        elems = np.flatnonzero(mask)
+        rows = elems if c.row_of is None else c.row_of[elems]
+        t.by_source.update(Counter(src[rows].tolist()))
+        t.by_file[chunk.file_index] += hits
+        t.batches.update(np.unique(batch[rows]).tolist())
+        room = hits if self.max_examples == 0 else self.max_examples - len(t.examples)
+        for e in elems[: max(room, 0)]:
+            t.examples.append(self._example(c, chunk, src, batch, int(e)))
+
+    def _pairs(self, c: Classified, chunk: Chunk, src: I64) -> None:
+        """Count (source, label, name) triples, keeping each triple's first row."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        names = chunk.names
+        assert names is not None
+        if isinstance(names, pa.ChunkedArray):
+            names = names.combine_chunks()
+        valid = (c.row_status <= Status.NEGATIVE) & ~bool_mask(names.is_null())
+        if not valid.any() or self.pairs_overflow:
+            return
+        idx = np.flatnonzero(valid)
+        encoded = pc.dictionary_encode(names.take(from_numpy(idx)).cast(pa.string()))
+        dictionary = encoded.dictionary.to_pylist()
+        keys = np.stack([src[idx], c.values[idx], numbers(encoded.indices).astype(np.int64)], axis=1)
+        uniq, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+        for (s, v, n), pos, count in zip(uniq.tolist(), first.tolist(), counts.tolist(), strict=True):
+            key = (s, v, dictionary[n])
+            entry = self.pairs.get(key)
+            if entry is None:
+                if len(self.pairs) >= MAX_PAIRS:
+                    self.pairs_overflow = True
+                    return
+                self.pairs[key] = [count, int(idx[pos]) + chunk.first_row]
+            else:
+                entry[0] += count
+        for s in np.unique(src[idx]).tolist():
+            firsts = self.source_firsts[s]
+            if len(firsts) >= max(self.max_examples, 1):
+                continue
+            rows = idx[src[idx] == s][: max(self.max_examples, 1) - len(firsts)]
+            firsts.extend(
+                Example(
+                    row=chunk.first_row + int(r),
+                    id=None if chunk.ids is None else chunk.ids[int(r)].as_py(),
+                    batch=int(self.plan.batch_of(chunk.first_row + int(r), 1)[0]),
+                    source=self.source_names[s],
+                    value=int(c.values[r]),
+                )
+                for r in rows
+            )
+
+    def _ids(self, ids: pa.Array) -> None:
+        import pyarrow as pa
+
+        self.ids_seen = True
+        if not self.ids_increasing:
+            return
+        if not pa.types.is_integer(ids.type) or ids.null_count:
+            self.ids_increasing = False
+            return
+        a = numbers(ids).astype(np.int64)
+        if len(a) == 0:
+            return
+        if (self._last_id is not None and a[0] <= self._last_id) or (np.diff(a) <= 0).any():
+            self.ids_increasing = False
+            return
+        self._last_id = int(a[-1])

@@ -1,0 +1,39 @@
+"""Shared fixtures: paths to the bundled samples and to the shared real-world files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "data_samples"
+REAL_WORLD = ROOT.parent / "shared" / "real_world"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip tests marked ``gpu`` where torch sees no GPU."""
+    try:
+        import torch
+
+        has_gpu = bool(torch.cuda.is_available())
+    except ImportError:
+        has_gpu = False
+    if has_gpu:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA or ROCm GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def samples() -> Path:
+    return SAMPLES
+
+
+@pytest.fixture
+def real_world() -> Path:
+    if not REAL_WORLD.is_dir():
+        pytest.skip("../shared/real_world is not present in this checkout")
+    return REAL_WORLD

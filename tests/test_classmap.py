@@ -1,0 +1,74 @@
+"""Class-name maps: every format, and the bijection rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from labelgate import ClassMap, ClassMapError, load_class_map
+
+
+class TestFormats:
+    def test_txt_index_is_line_number(self, tmp_path: Path) -> None:
+        p = tmp_path / "c.txt"
+        p.write_text("World\nSports\nBusiness\nSci/Tech\n")
+        m = load_class_map(p)
+        assert m.name_of() == {0: "World", 1: "Sports", 2: "Business", 3: "Sci/Tech"}
+        assert m.problems(4) == []
+
+    def test_txt_trailing_blank_line_is_no_class(self, tmp_path: Path) -> None:
+        p = tmp_path / "labels.txt"
+        p.write_text("a\nb\n\n")
+        m = load_class_map(p)
+        assert len(m.entries) == 2
+        (problem,) = m.problems(2)
+        assert "blank line" in problem and "extra, empty class" in problem
+
+    def test_json_list_and_mappings(self, tmp_path: Path) -> None:
+        for text in ('["a", "b"]', '{"0": "a", "1": "b"}', '{"a": 0, "b": 1}', '{"names": ["a", "b"]}'):
+            p = tmp_path / "c.json"
+            p.write_text(text)
+            assert load_class_map(p).name_of() == {0: "a", 1: "b"}, text
+
+    def test_yaml(self, tmp_path: Path) -> None:
+        p = tmp_path / "c.yaml"
+        p.write_text("names:\n  0: person\n  1: cat\n")
+        assert load_class_map(p).name_of() == {0: "person", 1: "cat"}
+
+    def test_csv_with_and_without_header(self, tmp_path: Path) -> None:
+        for text in ("index,name\n0,a\n1,b\n", "0,a\n1,b\n"):
+            p = tmp_path / "c.csv"
+            p.write_text(text)
+            assert load_class_map(p).name_of() == {0: "a", 1: "b"}
+
+    @pytest.mark.parametrize(
+        ("name", "text"),
+        [("c.json", "[1, 2]"), ("c.json", "{bad"), ("c.csv", "a,b\nx,y\n"), ("c.txt", "\n\n"),
+         ("c.yaml", "a: [b"), ("c.json", "7")],
+    )
+    def test_unreadable(self, tmp_path: Path, name: str, text: str) -> None:
+        p = tmp_path / name
+        p.write_text(text)
+        with pytest.raises(ClassMapError) as err:
+            load_class_map(p)
+        assert str(p) in str(err.value)
+
+
+class TestBijection:
+    def test_duplicate_after_normalising(self) -> None:
+        m = ClassMap.from_names(["cat", "dog", "Cat ", "fish"])
+        assert m.problems(4) == ["name 'cat' appears at indices 0, 2"]
+
+    def test_count_and_missing_and_duplicate_index(self) -> None:
+        m = ClassMap(((0, "a"), (0, "b"), (2, "c"), (7, "d")))
+        problems = m.problems(4)
+        assert "index 0 is given 2 names" in problems
+        assert "indices outside 0..3: 7" in problems
+        assert "no name for indices 1, 3" in problems
+        assert ClassMap.from_names(["a", "b", "c"]).problems(4) == [
+            "the map has 3 entries for 4 classes", "no name for indices 3",
+        ]
+
+    def test_empty_name(self) -> None:
+        assert ClassMap.from_names(["a", " ", "c"]).problems(3) == ["empty class name at index 1"]
