@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,15 @@ def real_world() -> Path:
     if not REAL_WORLD.is_dir():
         pytest.skip("../shared/real_world is not present in this checkout")
     return REAL_WORLD
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m labelgate ARGS`` in a fresh process, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "labelgate", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )

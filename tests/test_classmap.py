@@ -26,7 +26,12 @@ class TestFormats:
         assert "blank line" in problem and "extra, empty class" in problem
 
     def test_json_list_and_mappings(self, tmp_path: Path) -> None:
-        for text in ('["a", "b"]', '{"0": "a", "1": "b"}', '{"a": 0, "b": 1}', '{"names": ["a", "b"]}'):
+        for text in (
+            '["a", "b"]',
+            '{"0": "a", "1": "b"}',
+            '{"a": 0, "b": 1}',
+            '{"names": ["a", "b"]}',
+        ):
             p = tmp_path / "c.json"
             p.write_text(text)
             assert load_class_map(p).name_of() == {0: "a", 1: "b"}, text
@@ -44,8 +49,14 @@ class TestFormats:
 
     @pytest.mark.parametrize(
         ("name", "text"),
-        [("c.json", "[1, 2]"), ("c.json", "{bad"), ("c.csv", "a,b\nx,y\n"), ("c.txt", "\n\n"),
-         ("c.yaml", "a: [b"), ("c.json", "7")],
+        [
+            ("c.json", "[1, 2]"),
+            ("c.json", "{bad"),
+            ("c.csv", "a,b\nx,y\n"),
+            ("c.txt", "\n\n"),
+            ("c.yaml", "a: [b"),
+            ("c.json", "7"),
+        ],
     )
     def test_unreadable(self, tmp_path: Path, name: str, text: str) -> None:
         p = tmp_path / name
@@ -67,7 +78,8 @@ class TestBijection:
         assert "indices outside 0..3: 7" in problems
         assert "no name for indices 1, 3" in problems
         assert ClassMap.from_names(["a", "b", "c"]).problems(4) == [
-            "the map has 3 entries for 4 classes", "no name for indices 3",
+            "the map has 3 entries for 4 classes",
+            "no name for indices 3",
         ]
 
     def test_empty_name(self) -> None:

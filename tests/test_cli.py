@@ -11,14 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import SAMPLES
-
-
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "labelgate", *args], cwd=cwd, capture_output=True, text=True,
-        timeout=120, check=False,
-    )
+from tests.conftest import SAMPLES, run_cli
 
 
 def assert_usage_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -106,7 +99,9 @@ class TestBadInput:
         bad = tmp_path / "classes.json"
         bad.write_text("{not json")
         assert_usage_error(
-            run_cli("validate", clean, "--classes", "4", "--class-names", str(bad)), str(bad), "JSON"
+            run_cli("validate", clean, "--classes", "4", "--class-names", str(bad)),
+            str(bad),
+            "JSON",
         )
 
     def test_class_map_binary(self, clean: str, tmp_path: Path) -> None:
@@ -120,7 +115,9 @@ class TestBadInput:
         schema = tmp_path / "c.yaml"
         schema.write_text("num_classes: 4\nbatching:\n  szie: 8\n")
         assert_usage_error(
-            run_cli("validate", clean, "--schema", str(schema)), "batching.szie", "did you mean 'size'"
+            run_cli("validate", clean, "--schema", str(schema)),
+            "batching.szie",
+            "did you mean 'size'",
         )
 
     def test_output_over_input_refused(self, tmp_path: Path, clean: str) -> None:
@@ -150,12 +147,14 @@ class TestOutput:
         args = ["validate", "two_sources_one_based.parquet", "--classes", "4", "--format", "json"]
         few = json.loads(run_cli(*args, cwd=SAMPLES).stdout)
         every = json.loads(run_cli(*args, "--max-examples", "0", cwd=SAMPLES).stdout)
-        lg004 = [f for f in few["findings"] if f["code"] == "LG004"][0]
-        lg004_all = [f for f in every["findings"] if f["code"] == "LG004"][0]
+        lg004 = next(f for f in few["findings"] if f["code"] == "LG004")
+        lg004_all = next(f for f in every["findings"] if f["code"] == "LG004")
         assert len(lg004["examples"]) == 13 or len(lg004["examples"]) == 20
         assert len(lg004_all["examples"]) == lg004_all["count"] == 13
         three = json.loads(run_cli(*args, "--max-examples", "3", cwd=SAMPLES).stdout)
-        assert [len(f["examples"]) <= 3 for f in three["findings"]] == [True] * len(three["findings"])
+        assert [len(f["examples"]) <= 3 for f in three["findings"]] == [True] * len(
+            three["findings"]
+        )
 
     def test_help_and_version(self) -> None:
         assert run_cli("--help").returncode == 0
@@ -165,8 +164,12 @@ class TestOutput:
     def test_python_m_and_console_script_agree(self, clean: str) -> None:
         script = Path(sys.executable).parent / "labelgate"
         assert script.exists(), "the console script is installed beside the interpreter"
-        a = subprocess.run([str(script), "validate", clean, "-k", "4", "--format", "json"],
-                           capture_output=True, text=True, check=False)
+        a = subprocess.run(
+            [str(script), "validate", clean, "-k", "4", "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         b = run_cli("validate", clean, "-k", "4", "--format", "json")
         assert a.returncode == b.returncode == 0
         strip = lambda s: {k: v for k, v in json.loads(s).items() if k != "environment"}  # noqa: E731

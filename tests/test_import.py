@@ -11,10 +11,7 @@ HEAVY = ("pandas", "pandera", "torch", "great_expectations", "pyarrow", "numpy",
 
 
 def test_import_loads_nothing_heavy() -> None:
-    code = (
-        "import sys, labelgate; "
-        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
-    )
+    code = f"import sys, labelgate; print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 
@@ -46,7 +43,13 @@ def test_all_is_complete_and_importable() -> None:
     code = "import labelgate; print(' '.join(n for n in dir(labelgate) if not n.startswith('_')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     public = set(out.stdout.split()) - {
-        "annotations", "classmap", "contract", "errors", "TYPE_CHECKING", "Any", "Report",
+        "annotations",
+        "classmap",
+        "contract",
+        "errors",
+        "TYPE_CHECKING",
+        "Any",
+        "Report",
     }
     assert public <= set(labelgate.__all__)
     for name in labelgate.__all__:

@@ -23,8 +23,12 @@ ORACLE_SETTINGS = settings(
 )
 
 
-def torch_verdict(batches: list[list[int]] | list[torch.Tensor], k: int, ignore_index: int,
-                  weights: list[float] | None) -> tuple[set[int], set[int]]:
+def torch_verdict(
+    batches: list[list[int]] | list[torch.Tensor],
+    k: int,
+    ignore_index: int,
+    weights: list[float] | None,
+) -> tuple[set[int], set[int]]:
     """(batches where cross_entropy raises, batches where it returns NaN), on the CPU."""
     raises, nan = set(), set()
     w = None if weights is None else torch.tensor(weights, dtype=torch.float32)
@@ -78,7 +82,9 @@ class TestMulticlassOracle:
         )
         expected = torch_verdict(
             file_order_batches(case.labels, case.batch_size, case.drop_last),
-            case.k, case.ignore_index, case.weights,
+            case.k,
+            case.ignore_index,
+            case.weights,
         )
         assert labelgate_verdict(path, contract) == expected
 
@@ -103,8 +109,9 @@ class TestMulticlassOracle:
 
 
 class TestShuffledOracle:
-    @settings(max_examples=40, deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(
+        max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
     @given(case=label_cases(), seed=st.integers(min_value=0, max_value=2**31))
     def test_matches_a_real_dataloader(self, case: LabelCase, seed: int, tmp_path: Path) -> None:
         path = write_labels(tmp_path, case.labels)

@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, run_cli
 
 COMMAND = re.compile(r"^`(labelgate [^`]+)`$")
 
@@ -26,21 +23,16 @@ def table() -> list[tuple[str, int, set[str], set[str]]]:
     return rows
 
 
-def run_cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "labelgate", *args], cwd=cwd, capture_output=True, text=True,
-        timeout=120, check=False,
-    )
-
-
 def test_table_is_not_empty() -> None:
     assert len(table()) >= 14
 
 
-@pytest.mark.parametrize(("command", "status", "errors", "warnings"), table(), ids=lambda v: str(v)[:60])
+@pytest.mark.parametrize(
+    ("command", "status", "errors", "warnings"), table(), ids=lambda v: str(v)[:60]
+)
 def test_sample(command: str, status: int, errors: set[str], warnings: set[str]) -> None:
     args = shlex.split(command)[1:]
-    result = run_cli([*args, "--format", "json"], SAMPLES)
+    result = run_cli(*args, "--format", "json", cwd=SAMPLES)
     assert result.returncode == status, result.stderr
     report = json.loads(result.stdout)
     found = {f["severity"]: set() for f in report["findings"]}
@@ -50,13 +42,15 @@ def test_sample(command: str, status: int, errors: set[str], warnings: set[str])
     assert found.get("warning", set()) == warnings
     c = report["counts"]
     assert c["rows"] == c["usable"] + c["ignored"] + c["rejected"]
-    text = run_cli(args, SAMPLES)
+    text = run_cli(*args, cwd=SAMPLES)
     assert text.returncode == status
     assert ("PASS" if status == 0 else "FAIL") in text.stdout
 
 
 def test_oob_sample_names_the_row_and_id() -> None:
-    result = run_cli(["validate", "oob_0_2_4.parquet", "--classes", "4", "--format", "json"], SAMPLES)
+    result = run_cli(
+        "validate", "oob_0_2_4.parquet", "--classes", "4", "--format", "json", cwd=SAMPLES
+    )
     (lg004,) = [f for f in json.loads(result.stdout)["findings"] if f["code"] == "LG004"]
     assert lg004["examples"] == [{"row": 2, "id": 103, "batch": 0, "source": None, "value": 4}]
     assert "K+1" in lg004["fix"] and "Do not widen" in lg004["fix"]

@@ -16,9 +16,17 @@ if TYPE_CHECKING:
 __all__ = ["bool_mask", "numbers"]
 
 _NUMPY = {
-    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
-    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
-    "halffloat": np.float16, "float": np.float32, "double": np.float64,
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+    "halffloat": np.float16,
+    "float": np.float32,
+    "double": np.float64,
 }
 
 
@@ -39,7 +47,9 @@ def numbers(arr: pa.Array, fill: int | float = 0) -> npt.NDArray[Any]:
     buf = arr.buffers()[1]
     if buf is None or len(arr) == 0:
         return np.zeros(len(arr), dtype)
-    return np.frombuffer(buf, dtype=dtype, count=len(arr), offset=arr.offset * np.dtype(dtype).itemsize)
+    return np.frombuffer(
+        buf, dtype=dtype, count=len(arr), offset=arr.offset * np.dtype(dtype).itemsize
+    )
 
 
 def bool_mask(arr: pa.Array, *, null_as: bool = False) -> npt.NDArray[np.bool_]:
@@ -57,7 +67,9 @@ def bool_mask(arr: pa.Array, *, null_as: bool = False) -> npt.NDArray[np.bool_]:
 
 
 _ARROW = {
-    np.dtype(np.int64): "int64", np.dtype(np.int32): "int32", np.dtype(np.uint8): "uint8",
+    np.dtype(np.int64): "int64",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.uint8): "uint8",
     np.dtype(np.float64): "float64",
 }
 

@@ -71,7 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     v.add_argument("paths", nargs="+", metavar="PATH", help="label file(s), directory or glob")
-    v.add_argument("--classes", "-k", type=_positive, metavar="K", help="number of classes (logits)")
+    v.add_argument(
+        "--classes", "-k", type=_positive, metavar="K", help="number of classes (logits)"
+    )
     v.add_argument("--schema", metavar="FILE", help="dataset contract (YAML); flags override it")
     v.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
     v.add_argument("--id-column", metavar="COL", help="row id column (auto-detected)")
@@ -82,7 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--ignore-index", type=_integer, metavar="N", help="default -100")
     v.add_argument("--batch-size", type=_positive, metavar="N", help="default 32")
-    v.add_argument("--drop-last", action="store_true", default=None, help="drop an incomplete last batch")
+    v.add_argument(
+        "--drop-last", action="store_true", default=None, help="drop an incomplete last batch"
+    )
     v.add_argument(
         "--shuffle-seed",
         type=_integer,
@@ -92,7 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--format", choices=("text", "json"), default="text")
     v.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
     v.add_argument(
-        "--max-examples", type=_non_negative, default=20, metavar="N", help="rows shown per finding; 0 = all"
+        "--max-examples",
+        type=_non_negative,
+        default=20,
+        metavar="N",
+        help="rows shown per finding; 0 = all",
     )
     v.add_argument("--strict", action="store_true", help="warnings fail too")
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -149,7 +157,10 @@ def _validate(args: argparse.Namespace) -> int:
         progress = _ProgressBar()
     try:
         report = validate(
-            args.paths, contract, max_examples=args.max_examples, strict=args.strict,
+            args.paths,
+            contract,
+            max_examples=args.max_examples,
+            strict=args.strict,
             progress=progress,
         )
     finally:

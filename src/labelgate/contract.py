@@ -37,7 +37,9 @@ class Batching:
 
     def __post_init__(self) -> None:
         if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
-            raise ContractError(f"must be a positive integer, got {self.size!r}", key="batching.size")
+            raise ContractError(
+                f"must be a positive integer, got {self.size!r}", key="batching.size"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +166,9 @@ class Contract:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise ContractError(f"not valid YAML: {' '.join(str(exc).split())}", path=origin) from None
+            raise ContractError(
+                f"not valid YAML: {' '.join(str(exc).split())}", path=origin
+            ) from None
         if not isinstance(data, dict):
             raise ContractError("a contract is a mapping of keys to values", path=origin)
         try:

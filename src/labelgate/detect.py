@@ -15,8 +15,20 @@ __all__ = ["CONVENTIONAL", "Columns", "LabelColumnError", "detect_columns"]
 
 CONVENTIONAL: dict[str, tuple[str, ...]] = {
     "label": (
-        "label", "labels", "target", "targets", "class", "class_id", "class_idx", "class_index",
-        "category_id", "label_id", "y", "ner_tags", "tags", "tag_ids",
+        "label",
+        "labels",
+        "target",
+        "targets",
+        "class",
+        "class_id",
+        "class_idx",
+        "class_index",
+        "category_id",
+        "label_id",
+        "y",
+        "ner_tags",
+        "tags",
+        "tag_ids",
     ),
     "id": ("id", "row_id", "sample_id", "example_id", "annotation_id", "uid", "uuid", "guid"),
     "source": ("source", "data_source", "dataset", "origin", "shard", "split_source", "provider"),
@@ -53,7 +65,7 @@ class Columns:
 
 
 def _find(schema: pa.Schema, names: tuple[str, ...]) -> str | None:
-    by_lower = {f.name.lower(): f.name for f in schema}
+    by_lower: dict[str, str] = {f.name.lower(): f.name for f in schema}
     for candidate in names:
         if candidate in by_lower:
             return by_lower[candidate]
@@ -106,7 +118,9 @@ def detect_columns(
                 if _usable_label_type(f.type) and f.name.lower() not in id_like
             ]
             if len(candidates) != 1:
-                listed = ", ".join(candidates) if candidates else "none of " + ", ".join(schema.names)
+                listed = (
+                    ", ".join(candidates) if candidates else "none of " + ", ".join(schema.names)
+                )
                 raise LabelColumnError(
                     f"LG001 no label column detected in {origin}: name it with --label-column "
                     f"(integer candidates: {listed})"

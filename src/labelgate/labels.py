@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,12 @@ class Status:
     NULL = 4  # LG003
     BAD_TYPE = 5  # not an integer: LG002
 
-    CODES = {HIGH: "LG004", NEGATIVE: "LG005", NULL: "LG003", BAD_TYPE: "LG002"}
+    CODES: ClassVar[dict[int, str]] = {
+        HIGH: "LG004",
+        NEGATIVE: "LG005",
+        NULL: "LG003",
+        BAD_TYPE: "LG002",
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +104,11 @@ def classify(column: pa.Array, *, num_classes: int, ignore_index: int) -> Classi
     flat = pc.list_flatten(column)
     parents = numbers(pc.list_parent_indices(column)).astype(np.int64)
     values, status = _scalars(flat, num_classes, ignore_index)
-    starts = numbers(column.offsets).astype(np.int64)[:-1]
-    position = np.arange(len(parents), dtype=np.int64) - starts[parents] if len(parents) else parents
+    offsets = numbers(column.offsets).astype(np.int64)
+    starts = offsets[:-1] - offsets[0]
+    position = (
+        np.arange(len(parents), dtype=np.int64) - starts[parents] if len(parents) else parents
+    )
     row_status = np.full(n_rows, Status.IGNORED, dtype=np.uint8)
     # USABLE (0) only if some token is usable and none is worse than IGNORED.
     worst = np.zeros(n_rows, dtype=np.uint8)

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.batches import BatchPlan
 from labelgate.arrow import bool_mask, from_numpy, numbers
+from labelgate.batches import BatchPlan
 from labelgate.labels import Classified, Status, classify
 from labelgate.report import Example
 
@@ -183,9 +183,9 @@ class Scan:
             return
         lo, hi = int(batch[0]), int(batch[-1]) + 1
         rel = batch - lo
-        self.batch_usable[lo:hi] += np.bincount(rel, weights=per_row_usable, minlength=hi - lo).astype(
-            np.int64
-        )
+        self.batch_usable[lo:hi] += np.bincount(
+            rel, weights=per_row_usable, minlength=hi - lo
+        ).astype(np.int64)
         self.batch_rejected[lo:hi] += np.bincount(rel, weights=rejected, minlength=hi - lo).astype(
             np.int64
         )
@@ -201,7 +201,9 @@ class Scan:
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
         if not pa.types.is_dictionary(column.type):
-            column = pc.dictionary_encode(column.cast(pa.string()) if not pa.types.is_string(column.type) else column)
+            column = pc.dictionary_encode(
+                column.cast(pa.string()) if not pa.types.is_string(column.type) else column
+            )
         local = numbers(column.indices, -1).astype(np.int64)
         mapping = np.array(
             [self._source_id(None if v is None else str(v)) for v in column.dictionary.to_pylist()]
@@ -280,19 +282,18 @@ class Scan:
         idx = np.flatnonzero(valid)
         encoded = pc.dictionary_encode(names.take(from_numpy(idx)).cast(pa.string()))
         dictionary = encoded.dictionary.to_pylist()
-        keys = np.stack([src[idx], c.values[idx], numbers(encoded.indices).astype(np.int64)], axis=1)
-        uniq, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
-        for (s, v, n), pos, count in zip(uniq.tolist(), first.tolist(), counts.tolist(), strict=True):
+        codes = numbers(encoded.indices).astype(np.int64)
+        for s, v, n, first_pos, count in _triples(src[idx], c.values[idx], codes, len(dictionary)):
             key = (s, v, dictionary[n])
             entry = self.pairs.get(key)
             if entry is None:
                 if len(self.pairs) >= MAX_PAIRS:
                     self.pairs_overflow = True
                     return
-                self.pairs[key] = [count, int(idx[pos]) + chunk.first_row]
+                self.pairs[key] = [count, int(idx[first_pos]) + chunk.first_row]
             else:
                 entry[0] += count
-        for s in np.unique(src[idx]).tolist():
+        for s in np.flatnonzero(np.bincount(src[idx])).tolist():
             firsts = self.source_firsts[s]
             if len(firsts) >= max(self.max_examples, 1):
                 continue
@@ -324,3 +325,31 @@ class Scan:
             self.ids_increasing = False
             return
         self._last_id = int(a[-1])
+
+
+def _triples(
+    sources: I64, values: I64, names: I64, n_names: int
+) -> list[tuple[int, int, int, int, int]]:
+    """Distinct (source, value, name) triples with their first position and count.
+
+    One integer key per row and a bincount: linear, where sorting the rows would cost n log n.
+    """
+    lo = int(values.min())
+    span = int(values.max()) - lo + 1
+    if span > 4 * len(values) + 1024:  # scattered values: factorise them first
+        uniq, values = np.unique(values, return_inverse=True)
+        decode = uniq
+        lo, span = 0, len(uniq)
+    else:
+        decode = np.arange(lo, lo + span, dtype=np.int64)
+    key = (sources * span + (values - lo)) * n_names + names
+    counts = np.bincount(key)
+    present = np.flatnonzero(counts)
+    first = np.empty(len(counts), np.int64)
+    first[key[::-1]] = np.arange(len(key) - 1, -1, -1)  # the earliest write lands last
+    out = []
+    for k in present.tolist():
+        rest, n = divmod(k, n_names)
+        s, v = divmod(rest, span)
+        out.append((s, int(decode[v]), n, int(first[k]), int(counts[k])))
+    return out

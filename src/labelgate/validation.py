@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from labelgate.arrow import bool_mask, numbers
 from labelgate.batches import BatchPlan
 from labelgate.checks import Context, run_checks
 from labelgate.checks.context import DuplicateIds
@@ -20,7 +21,6 @@ from labelgate.detect import Columns, detect_columns
 from labelgate.errors import InputError, UsageError
 from labelgate.io import InputFile, read_schema, resolve_inputs, stream_columns
 from labelgate.io.stream import FileSchema
-from labelgate.arrow import bool_mask, numbers
 from labelgate.labels import Status, is_list_type
 from labelgate.report import Example, Report
 from labelgate.scan import Chunk, Scan
@@ -54,7 +54,8 @@ def validate(
         UsageError: the contract or a column name cannot be used (LG001 included).
         InputError: an input is missing, empty, corrupt or truncated.
     """
-    if contract.num_classes is None:
+    k = contract.num_classes
+    if k is None:
         raise UsageError("--classes K is required (or num_classes in the contract)")
     if max_examples < 0:
         raise UsageError(f"--max-examples must be 0 or more, got {max_examples!r}")
@@ -88,7 +89,7 @@ def validate(
         batching.size, drop_last=batching.drop_last, rows=known_rows, seed=batching.shuffle_seed
     )
     scan = Scan(
-        num_classes=contract.num_classes,
+        num_classes=k,
         ignore_index=contract.ignore_index,
         plan=plan,
         weights=contract.class_weights,
@@ -209,7 +210,9 @@ def _hash_text(column: Any) -> np.ndarray[Any, Any]:
 
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    text = pc.cast(column, pa.large_string()) if not pa.types.is_large_string(column.type) else column
+    text = (
+        pc.cast(column, pa.large_string()) if not pa.types.is_large_string(column.type) else column
+    )
     offsets = np.frombuffer(text.buffers()[1], np.int64)[text.offset : text.offset + len(text) + 1]
     data = np.frombuffer(text.buffers()[2] or b"", np.uint8)
     starts, lengths = offsets[:-1], np.diff(offsets)
@@ -267,7 +270,9 @@ def _counts(scan: Scan) -> dict[str, int]:
     return counts
 
 
-def _input(files: list[InputFile], schemas: list[FileSchema], scan: Scan, label_type: str) -> dict[str, Any]:
+def _input(
+    files: list[InputFile], schemas: list[FileSchema], scan: Scan, label_type: str
+) -> dict[str, Any]:
     return {
         "rows": scan.rows,
         "label_type": label_type,
@@ -373,7 +378,9 @@ def _class_table(ctx: Context) -> list[dict[str, Any]]:
 
 
 def _notes(columns: Columns, label_type: str, task: str, first: FileSchema) -> list[str]:
-    notes = [f"{role} column {getattr(columns, role)!r}: {how}" for role, how in columns.how.items()]
+    notes = [
+        f"{role} column {getattr(columns, role)!r}: {how}" for role, how in columns.how.items()
+    ]
     if first.headerless:
         notes.append("CSV without a header row: columns are named by position (0, 1, 2...)")
     base = label_type.removeprefix("list<item: ").removeprefix("large_list<item: ").rstrip(">")

@@ -67,6 +67,8 @@ def run_checks(ctx: Context) -> list[Finding]:
             level = overrides.get(code, finding.severity)
             if level == "off":
                 continue
-            findings.append(finding if level == finding.severity else replace(finding, severity=level))
+            findings.append(
+                finding if level == finding.severity else replace(finding, severity=level)
+            )
     findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.code))
     return findings

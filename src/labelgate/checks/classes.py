@@ -44,9 +44,9 @@ class Shifts:
 
 def analyse_shifts(ctx: Context) -> Shifts | None:
     """Compare each source's (label, name) pairs with the reference map; ``None`` without names."""
-    cached = ctx.shifts.get("analysis")
-    if cached is not None or "analysis" in ctx.shifts:
-        return cached  # type: ignore[no-any-return]
+    if "analysis" in ctx.shifts:
+        cached: Shifts | None = ctx.shifts["analysis"]
+        return cached
     result = _analyse(ctx)
     ctx.shifts["analysis"] = result
     return result
@@ -62,9 +62,7 @@ def _analyse(ctx: Context) -> Shifts | None:
     if cmap is not None:
         reference = cmap.index_of()
     else:
-        in_range_sources = {s for (s, _, _) in named} - {
-            s for (s, v, _) in named if not 0 <= v < k
-        }
+        in_range_sources = {s for (s, _, _) in named} - {s for (s, v, _) in named if not 0 <= v < k}
         votes: defaultdict[str, Counter[int]] = defaultdict(Counter)
         for (s, v, name), (count, _) in named.items():
             if s in in_range_sources:
@@ -98,7 +96,8 @@ def _analyse(ctx: Context) -> Shifts | None:
     mismatches = [
         Mismatch(s, v, name, reference.get(normalise_name(name)), count, first)
         for (s, v, name), (count, first) in sorted(named.items(), key=lambda kv: kv[1][1])
-        if s not in proven and reference.get(normalise_name(name)) != v
+        if s not in proven
+        and reference.get(normalise_name(name)) != v
         and (cmap is not None or normalise_name(name) in reference)
     ]
     return Shifts(reference, cmap is not None, proven, evidence, mismatches)
@@ -274,7 +273,7 @@ def class_usage(ctx: Context) -> list[Finding]:
         )
     used = sorted(n for n in counts if n > 0)
     median = used[len(used) // 2]
-    rare = [i for i, n in enumerate(counts) if 0 < n and n * 20 < median]
+    rare = [i for i, n in enumerate(counts) if n > 0 and n * 20 < median]
     if rare:
         found.append(
             Finding(

@@ -7,7 +7,9 @@ from labelgate.checks.context import Context, join_values
 from labelgate.labels import Status
 from labelgate.report import Finding
 
-NEVER_WIDEN = "Do not widen the model head to K+1 logits: that hides the bad label instead of fixing it."
+NEVER_WIDEN = (
+    "Do not widen the model head to K+1 logits: that hides the bad label instead of fixing it."
+)
 SEGMENTATION_IGNORE = {254, 255, 256}
 
 

@@ -11,7 +11,13 @@ from labelgate.errors import InputError
 
 __all__ = ["KINDS", "InputFile", "resolve_inputs"]
 
-KINDS = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+KINDS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+}
 _GLOB_CHARS = set("*?[")
 
 
@@ -73,14 +79,17 @@ def resolve_inputs(paths: list[str]) -> list[InputFile]:
         p = Path(raw)
         if p.is_dir():
             found = sorted(
-                str(f) for f in p.rglob("*") if f.is_file() and _kind(f) and not f.name.startswith(".")
+                str(f)
+                for f in p.rglob("*")
+                if f.is_file() and _kind(f) and not f.name.startswith(".")
             )
             if not found:
                 raise InputError("directory holds no .parquet, .csv or .jsonl file", path=raw)
         elif p.is_file():
             found = [raw]
         elif _GLOB_CHARS & set(raw):
-            found = sorted(f for f in glob.glob(raw, recursive=True) if Path(f).is_file())
+            # glob.glob, not Path.glob: the pattern may be absolute.
+            found = sorted(f for f in glob.glob(raw, recursive=True) if Path(f).is_file())  # noqa: PTH207
             if not found:
                 raise InputError("no file matches this pattern", path=raw)
         else:
@@ -88,8 +97,6 @@ def resolve_inputs(paths: list[str]) -> list[InputFile]:
         for f in found:
             kind = _kind(Path(f))
             if kind is None:
-                raise InputError(
-                    "unknown format: use a .parquet, .csv or .jsonl file", path=f
-                )
+                raise InputError("unknown format: use a .parquet, .csv or .jsonl file", path=f)
             files.append(InputFile(path=f, kind=kind, size=Path(f).stat().st_size))
     return files

@@ -117,7 +117,9 @@ def _csv_header(file: InputFile) -> list[str] | None:
     return None
 
 
-def _open_csv(file: InputFile, names: list[str] | None, columns: list[str] | None) -> pa.RecordBatchReader:
+def _open_csv(
+    file: InputFile, names: list[str] | None, columns: list[str] | None
+) -> pa.RecordBatchReader:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 

@@ -76,7 +76,10 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
             for col in ("source", "rows", "usable", "ignored", "rejected"):
                 table.add_column(col, justify="left" if col == "source" else "right")
             for s in report.sources:
-                table.add_row(escape(str(s["source"])), *(str(s[x]) for x in ("rows", "usable", "ignored", "rejected")))
+                table.add_row(
+                    escape(str(s["source"])),
+                    *(str(s[x]) for x in ("rows", "usable", "ignored", "rejected")),
+                )
             console.print(table)
         if report.classes and len(report.classes) <= 50:
             table = Table(title="per class (usable targets)", title_justify="left")
