@@ -174,3 +174,42 @@ class TestOutput:
         assert a.returncode == b.returncode == 0
         strip = lambda s: {k: v for k, v in json.loads(s).items() if k != "environment"}  # noqa: E731
         assert strip(a.stdout) == strip(b.stdout)
+
+
+class TestWithoutTorch:
+    def test_shuffle_seed_hints_at_the_extra(self, clean: str) -> None:
+        # Simulate an install without torch: a None entry in sys.modules makes `import torch` fail.
+        code = (
+            "import sys; sys.modules['torch'] = None\n"
+            "from labelgate.cli import main\n"
+            f"raise SystemExit(main(['validate', {clean!r}, '-k', '4', '--shuffle-seed', '3']))"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        )
+        assert_usage_error(result, "needs torch", "labelgate[torch]")
+
+    def test_file_order_needs_no_torch(self, clean: str) -> None:
+        code = (
+            "import sys; sys.modules['torch'] = None\n"
+            "from labelgate.cli import main\n"
+            f"raise SystemExit(main(['validate', {clean!r}, '-k', '4', '--format', 'json']))"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, result.stderr
+
+
+class TestProgressBar:
+    def test_shown_only_after_half_a_second(self) -> None:
+        from labelgate import cli
+
+        ticks = iter([0.0, 0.1, 0.9])
+        bar = cli._ProgressBar(clock=lambda: next(ticks))
+        bar(10, 100)  # at 0.1 s: nothing drawn yet
+        assert bar._bar is None
+        bar(50, 100)  # at 0.9 s: the bar appears
+        assert bar._bar is not None
+        bar(100, 100)
+        bar.close()

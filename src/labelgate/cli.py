@@ -203,15 +203,16 @@ def _write_atomic(path: Path, text: str) -> None:
 class _ProgressBar:
     """A rich progress bar on stderr, shown only once a scan has taken more than half a second."""
 
-    def __init__(self) -> None:
-        self._start = time.monotonic()
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._start = clock()
         self._bar: object | None = None
         self._task: object | None = None
         self._update: Callable[..., None] | None = None
 
     def __call__(self, done: int, total: int | None) -> None:
         if self._update is None:
-            if time.monotonic() - self._start < 0.5:
+            if self._clock() - self._start < 0.5:
                 return
             from rich.console import Console
             from rich.progress import Progress

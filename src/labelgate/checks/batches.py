@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from labelgate.checks import check
-from labelgate.checks.context import Context, join_values
+from labelgate.checks.context import Context, join_values, plural
 from labelgate.report import Example, Finding
 
 
@@ -53,7 +53,8 @@ def nan_batches(ctx: Context) -> list[Finding]:
             count=len(failing),
             unit="batches",
             message=(
-                f"{len(failing)} of {total} batches of {size} have {what}{tokens}: "
+                f"{len(failing)} of {plural(total, 'batch', 'batches')} of {size} "
+                f"with {what}{tokens}: "
                 f"CrossEntropyLoss(reduction='mean') returns NaN there (batches "
                 f"{join_values(failing)}){where}"
             ),

@@ -10,7 +10,7 @@ from labelgate.io.sources import InputFile
 from labelgate.report import Example
 from labelgate.scan import CodeTally, Scan
 
-__all__ = ["Context", "DuplicateIds", "join_values"]
+__all__ = ["Context", "DuplicateIds", "join_values", "plural"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,3 +89,8 @@ def join_values(values: list[Any], limit: int = 10) -> str:
     """``1, 2, 3 and 7 more``."""
     shown = ", ".join(str(v) for v in values[:limit])
     return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 label``, ``2 labels``; ``many`` where adding an s is wrong (``batches``)."""
+    return f"{count} {word}" if count == 1 else f"{count} {many or word + 's'}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from labelgate.checks import check
-from labelgate.checks.context import Context, join_values
+from labelgate.checks.context import Context, join_values, plural
 from labelgate.labels import Status
 from labelgate.report import Finding
 
@@ -51,7 +51,8 @@ def unusable_type(ctx: Context) -> list[Finding]:
             count=t.count,
             unit=ctx.unit,
             message=_with_where(
-                f"{t.count} label values of type {kind} are not integer class indices", ctx.where(t)
+                f"{plural(t.count, 'label value')} of type {kind} not integer class indices",
+                ctx.where(t),
             ),
             fix=fix,
             examples=tuple(t.examples),
@@ -72,7 +73,7 @@ def null_labels(ctx: Context) -> list[Finding]:
             severity="error",
             count=t.count,
             unit=ctx.unit,
-            message=_with_where(f"{t.count} labels are null or NaN", ctx.where(t)),
+            message=_with_where(f"{plural(t.count, 'label')} null or NaN", ctx.where(t)),
             fix=(
                 f"If these rows are unlabelled on purpose, set them to ignore_index ({ignore}); "
                 "otherwise find why the label was lost and drop or relabel the rows."
@@ -114,7 +115,7 @@ def too_high(ctx: Context) -> list[Finding]:
     if len(values) > 1 and values[-1] >= 2 * k and len(values) < values[-1] - values[0] + 1:
         causes.append("values far above K with gaps look like sparse category ids (see LG016)")
     shown = join_values(values) + (" (and more)" if scan.other_values_overflow else "")
-    message = f"{t.count} labels are >= K={k} (values {shown})"
+    message = f"{plural(t.count, 'label')} >= K={k} (values {shown})"
     cause = "Likely cause: " + "; ".join(causes) + ". " if causes else ""
     return [
         Finding(
@@ -159,7 +160,7 @@ def negative(ctx: Context) -> list[Finding]:
             count=t.count,
             unit=ctx.unit,
             message=_with_where(
-                f"{t.count} labels are negative but not ignore_index={ignore} "
+                f"{plural(t.count, 'label')} negative but not ignore_index={ignore} "
                 f"(values {join_values(values)})",
                 ctx.where(t),
             ),

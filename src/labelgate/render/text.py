@@ -46,7 +46,7 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
         b = report.batches
         console.print(
             f"K={k}, ignore_index={ignore}, task {report.contract.get('task')}, "
-            f"{b['count']} batches of {b['size']}"
+            f"{b['count']} batch{'' if b['count'] == 1 else 'es'} of {b['size']}"
             + (", drop_last" if b["drop_last"] else "")
             + (f", shuffle seed {b['shuffle_seed']}" if b["shuffle_seed"] is not None else "")
         )
