@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 
 from labelgate.arrow import bool_mask, numbers
-from labelgate.batches import BatchPlan
 from labelgate.checks import Context, run_checks
 from labelgate.checks.context import DuplicateIds
 from labelgate.contract import Contract
-from labelgate.detect import Columns, detect_columns
-from labelgate.errors import InputError, UsageError
-from labelgate.io import InputFile, read_schema, resolve_inputs, stream_columns
+from labelgate.dataset import Dataset, open_dataset
+from labelgate.detect import Columns
+from labelgate.errors import UsageError
+from labelgate.io import InputFile
 from labelgate.io.stream import FileSchema
-from labelgate.labels import Status, is_list_type
+from labelgate.labels import Status
 from labelgate.report import Example, Report
 from labelgate.scan import Chunk, Scan
 
@@ -54,107 +54,50 @@ def validate(
         UsageError: the contract or a column name cannot be used (LG001 included).
         InputError: an input is missing, empty, corrupt or truncated.
     """
-    k = contract.num_classes
-    if k is None:
-        raise UsageError("--classes K is required (or num_classes in the contract)")
     if max_examples < 0:
         raise UsageError(f"--max-examples must be 0 or more, got {max_examples!r}")
-    files = resolve_inputs(paths)
-    schemas = [read_schema(f) for f in files]
-    first = schemas[0]
-    columns = detect_columns(
-        first.schema,
-        label=contract.label_column,
-        id=contract.id_column,
-        source=contract.source_column,
-        name=contract.name_column,
-        origin=files[0].path,
-    )
-    for f, s in zip(files[1:], schemas[1:], strict=True):
-        missing = [c for c in columns.needed() if c not in s.schema.names]
-        if missing:
-            raise InputError(f"column(s) {', '.join(missing)} missing in this file", path=f.path)
-    label_type = first.schema.field(columns.label).type
-    task = _task(contract.task, label_type, columns.label)
-    contract = contract.replace(
-        task=task,
-        label_column=columns.label,
-        id_column=columns.id,
-        source_column=columns.source,
-        name_column=columns.name,
-    )
-    batching = contract.batching
-    known_rows = _known_rows(files, schemas, columns, need=batching.shuffle_seed is not None)
-    plan = BatchPlan.build(
-        batching.size, drop_last=batching.drop_last, rows=known_rows, seed=batching.shuffle_seed
-    )
+    data = open_dataset(paths, contract)
+    contract, columns, files, schemas = data.contract, data.columns, data.files, data.schemas
     scan = Scan(
-        num_classes=k,
+        num_classes=data.k,
         ignore_index=contract.ignore_index,
-        plan=plan,
+        plan=data.plan,
         weights=contract.class_weights,
         max_examples=max_examples,
         files=len(files),
     )
-    offset = 0
-    for index, (f, s) in enumerate(zip(files, schemas, strict=True)):
-        for batch in stream_columns(f, columns.needed(), headerless=s.headerless):
-            scan.feed(
-                Chunk(
-                    first_row=offset,
-                    file_index=index,
-                    labels=batch.column(columns.label),
-                    ids=batch.column(columns.id) if columns.id else None,
-                    sources=batch.column(columns.source) if columns.source else None,
-                    names=batch.column(columns.name) if columns.name else None,
-                )
+    for index, first_row, batch in data.chunks():
+        scan.feed(
+            Chunk(
+                first_row=first_row,
+                file_index=index,
+                labels=batch.column(columns.label),
+                ids=batch.column(columns.id) if columns.id else None,
+                sources=batch.column(columns.source) if columns.source else None,
+                names=batch.column(columns.name) if columns.name else None,
             )
-            offset += batch.num_rows
-            if progress is not None:
-                progress(offset, known_rows)
+        )
+        if progress is not None:
+            progress(first_row + batch.num_rows, data.known_rows)
     _drop_dropped_batches(scan)
     duplicates = None
     if columns.id is not None and not scan.ids_increasing:
-        duplicates = _duplicate_ids(files, schemas, columns.id, scan, max_examples)
-    ctx = Context(scan, contract, files, str(label_type), task, duplicates, _names_seen(scan))
+        duplicates = _duplicate_ids(data, columns.id, scan, max_examples)
+    label_type, task = str(data.label_type), data.task
+    ctx = Context(scan, contract, files, label_type, task, duplicates, _names_seen(scan))
     findings = run_checks(ctx)
     return Report(
         findings=tuple(findings),
         counts=_counts(scan),
-        input=_input(files, schemas, scan, str(label_type)),
+        input=_input(files, schemas, scan, label_type),
         environment=environment(),
         contract=contract.to_dict() | {"columns_found": columns.how},
         batches=_batch_summary(ctx),
         sources=_source_table(scan),
         classes=_class_table(ctx),
-        notes=tuple(_notes(columns, str(label_type), task, first)),
+        notes=tuple(_notes(columns, label_type, task, schemas[0])),
         strict=strict,
     )
-
-
-def _task(wanted: str | None, label_type: Any, column: str) -> str:
-    listy = is_list_type(label_type)
-    found = "tokens" if listy else "multiclass"
-    if wanted is not None and wanted != found:
-        raise UsageError(
-            f"task {wanted!r} needs {'a list' if wanted == 'tokens' else 'a scalar'} label column; "
-            f"{column!r} is {label_type}"
-        )
-    return found
-
-
-def _known_rows(
-    files: list[InputFile], schemas: list[FileSchema], columns: Columns, *, need: bool
-) -> int | None:
-    if all(s.rows is not None for s in schemas):
-        return sum(s.rows or 0 for s in schemas)
-    if not need:
-        return None
-    total = 0  # text inputs state no row count: one counting pass over the label column
-    for f, s in zip(files, schemas, strict=True):
-        for batch in stream_columns(f, [columns.label], headerless=s.headerless):
-            total += batch.num_rows
-    return total
 
 
 def _drop_dropped_batches(scan: Scan) -> None:
@@ -167,9 +110,7 @@ def _drop_dropped_batches(scan: Scan) -> None:
         ]
 
 
-def _duplicate_ids(
-    files: list[InputFile], schemas: list[FileSchema], column: str, scan: Scan, max_examples: int
-) -> DuplicateIds:
+def _duplicate_ids(data: Dataset, column: str, scan: Scan, max_examples: int) -> DuplicateIds:
     """A second pass over the id column alone, taken only when ids are not strictly increasing.
 
     Holds one 8-byte key per row (the id, or its hash for text ids): the one part of a run whose
@@ -178,13 +119,12 @@ def _duplicate_ids(
     import pyarrow as pa
 
     keys: list[np.ndarray[Any, Any]] = []
-    for f, s in zip(files, schemas, strict=True):
-        for batch in stream_columns(f, [column], headerless=s.headerless):
-            col = batch.column(0)
-            if pa.types.is_integer(col.type) and not col.null_count:
-                keys.append(numbers(col).astype(np.int64))
-            else:
-                keys.append(_hash_text(col).view(np.int64))
+    for _, _, batch in data.chunks([column]):
+        col = batch.column(0)
+        if pa.types.is_integer(col.type) and not col.null_count:
+            keys.append(numbers(col).astype(np.int64))
+        else:
+            keys.append(_hash_text(col).view(np.int64))
     allkeys = np.concatenate(keys) if keys else np.zeros(0, np.int64)
     order = np.argsort(allkeys, kind="stable")
     ordered = allkeys[order]
@@ -194,7 +134,7 @@ def _duplicate_ids(
     distinct = len(np.unique(ordered[repeat]))
     limit = len(rows) if max_examples == 0 else max_examples
     wanted = rows[:limit]
-    ids = _ids_at(wanted, files, schemas, column)
+    ids = _ids_at(wanted, data, column)
     kept = scan.plan.kept_batches(scan.rows)
     examples = []
     for row, id_ in zip(wanted.tolist(), ids, strict=True):
@@ -226,21 +166,15 @@ def _hash_text(column: Any) -> np.ndarray[Any, Any]:
     return h
 
 
-def _ids_at(
-    rows: np.ndarray[Any, Any], files: list[InputFile], schemas: list[FileSchema], column: str
-) -> list[Any]:
+def _ids_at(rows: np.ndarray[Any, Any], data: Dataset, column: str) -> list[Any]:
     """The id of each of ``rows`` (sorted row positions), in one pass over the id column."""
     found: list[Any] = []
-    start = 0
-    for f, s in zip(files, schemas, strict=True):
-        for batch in stream_columns(f, [column], headerless=s.headerless):
-            end = start + batch.num_rows
-            lo, hi = np.searchsorted(rows, [start, end])
-            col = batch.column(0)
-            found.extend(col[int(r) - start].as_py() for r in rows[lo:hi])
-            start = end
-            if len(found) == len(rows):
-                return found
+    for _, start, batch in data.chunks([column]):
+        lo, hi = np.searchsorted(rows, [start, start + batch.num_rows])
+        col = batch.column(0)
+        found.extend(col[int(r) - start].as_py() for r in rows[lo:hi])
+        if len(found) == len(rows):
+            break
     return found
 
 

@@ -1,0 +1,134 @@
+"""The logical dataset: input files in reading order, their columns resolved, and the batch plan."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from labelgate.batches import BatchPlan
+from labelgate.contract import Contract
+from labelgate.detect import Columns, detect_columns
+from labelgate.errors import InputError, UsageError
+from labelgate.io import InputFile, read_schema, resolve_inputs, stream_columns
+from labelgate.io.stream import FileSchema
+from labelgate.labels import is_list_type
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Dataset", "open_dataset"]
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    """Input files read as one logical file, with what every command needs to know about them.
+
+    Attributes:
+        files: the input files, in reading order.
+        schemas: each file's schema and stated row count.
+        columns: the label, id, source and name columns, and how each was found.
+        contract: the contract with K, task and columns resolved.
+        label_type: the label column's Arrow type.
+        plan: the batch plan.
+        known_rows: the total row count where the files state it (Parquet footers) or it was
+            counted (needed to shuffle), else ``None``.
+    """
+
+    files: list[InputFile]
+    schemas: list[FileSchema]
+    columns: Columns
+    contract: Contract
+    label_type: pa.DataType
+    plan: BatchPlan
+    known_rows: int | None
+
+    @property
+    def k(self) -> int:
+        """K, the number of classes."""
+        assert self.contract.num_classes is not None
+        return self.contract.num_classes
+
+    @property
+    def task(self) -> str:
+        """``"multiclass"`` or ``"tokens"``."""
+        assert self.contract.task is not None
+        return self.contract.task
+
+    def chunks(self, columns: list[str] | None = None) -> Iterator[tuple[int, int, pa.RecordBatch]]:
+        """Yield ``(file index, first row, record batch)`` over every file, in reading order.
+
+        Args:
+            columns: the columns to read; default the label, id, source and name columns.
+        """
+        wanted = columns or self.columns.needed()
+        offset = 0
+        for index, (f, s) in enumerate(zip(self.files, self.schemas, strict=True)):
+            for batch in stream_columns(f, wanted, headerless=s.headerless):
+                yield index, offset, batch
+                offset += batch.num_rows
+
+
+def open_dataset(paths: list[str], contract: Contract) -> Dataset:
+    """Resolve inputs, columns, task and batch plan; read no rows (but for a shuffled text input,
+    whose rows must be counted first).
+
+    Raises:
+        UsageError: no K, or a column or task that cannot be used (LG001 included).
+        InputError: an input is missing, empty, corrupt, or lacks a column the first file has.
+    """
+    if contract.num_classes is None:
+        raise UsageError("--classes K is required (or num_classes in the contract)")
+    files = resolve_inputs(paths)
+    schemas = [read_schema(f) for f in files]
+    first = schemas[0]
+    columns = detect_columns(
+        first.schema,
+        label=contract.label_column,
+        id=contract.id_column,
+        source=contract.source_column,
+        name=contract.name_column,
+        origin=files[0].path,
+    )
+    for f, s in zip(files[1:], schemas[1:], strict=True):
+        missing = [c for c in columns.needed() if c not in s.schema.names]
+        if missing:
+            raise InputError(f"column(s) {', '.join(missing)} missing in this file", path=f.path)
+    label_type = first.schema.field(columns.label).type
+    contract = contract.replace(
+        task=_task(contract.task, label_type, columns.label),
+        label_column=columns.label,
+        id_column=columns.id,
+        source_column=columns.source,
+        name_column=columns.name,
+    )
+    batching = contract.batching
+    known = _known_rows(files, schemas, columns, need=batching.shuffle_seed is not None)
+    plan = BatchPlan.build(
+        batching.size, drop_last=batching.drop_last, rows=known, seed=batching.shuffle_seed
+    )
+    return Dataset(files, schemas, columns, contract, label_type, plan, known)
+
+
+def _task(wanted: str | None, label_type: Any, column: str) -> str:
+    found = "tokens" if is_list_type(label_type) else "multiclass"
+    if wanted is not None and wanted != found:
+        raise UsageError(
+            f"task {wanted!r} needs {'a list' if wanted == 'tokens' else 'a scalar'} label column; "
+            f"{column!r} is {label_type}"
+        )
+    return found
+
+
+def _known_rows(
+    files: list[InputFile], schemas: list[FileSchema], columns: Columns, *, need: bool
+) -> int | None:
+    if all(s.rows is not None for s in schemas):
+        return sum(s.rows or 0 for s in schemas)
+    if not need:
+        return None
+    total = 0  # text inputs state no row count: one counting pass over the label column
+    for f, s in zip(files, schemas, strict=True):
+        for batch in stream_columns(f, [columns.label], headerless=s.headerless):
+            total += batch.num_rows
+    return total
