@@ -53,6 +53,32 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
 
 
+def _contract_options(p: argparse.ArgumentParser) -> None:
+    """The options every command shares: K, the contract, columns, class map, batching."""
+    p.add_argument(
+        "--classes", "-k", type=_positive, metavar="K", help="number of classes (logits)"
+    )
+    p.add_argument("--schema", metavar="FILE", help="dataset contract (YAML); flags override it")
+    p.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
+    p.add_argument("--id-column", metavar="COL", help="row id column (auto-detected)")
+    p.add_argument("--source-column", metavar="COL", help="data source column (auto-detected)")
+    p.add_argument("--name-column", metavar="COL", help="class name column (auto-detected)")
+    p.add_argument(
+        "--class-names", metavar="FILE", help="class-name map: txt, json, yaml or csv index,name"
+    )
+    p.add_argument("--ignore-index", type=_integer, metavar="N", help="default -100")
+    p.add_argument("--batch-size", type=_positive, metavar="N", help="default 32")
+    p.add_argument(
+        "--drop-last", action="store_true", default=None, help="drop an incomplete last batch"
+    )
+    p.add_argument(
+        "--shuffle-seed",
+        type=_integer,
+        metavar="S",
+        help="replay DataLoader(shuffle=True, generator=Generator().manual_seed(S)) (needs torch)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (kept import-light so ``labelgate --help`` is fast)."""
     parser = _Parser(
@@ -71,28 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     v.add_argument("paths", nargs="+", metavar="PATH", help="label file(s), directory or glob")
-    v.add_argument(
-        "--classes", "-k", type=_positive, metavar="K", help="number of classes (logits)"
-    )
-    v.add_argument("--schema", metavar="FILE", help="dataset contract (YAML); flags override it")
-    v.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
-    v.add_argument("--id-column", metavar="COL", help="row id column (auto-detected)")
-    v.add_argument("--source-column", metavar="COL", help="data source column (auto-detected)")
-    v.add_argument("--name-column", metavar="COL", help="class name column (auto-detected)")
-    v.add_argument(
-        "--class-names", metavar="FILE", help="class-name map: txt, json, yaml or csv index,name"
-    )
-    v.add_argument("--ignore-index", type=_integer, metavar="N", help="default -100")
-    v.add_argument("--batch-size", type=_positive, metavar="N", help="default 32")
-    v.add_argument(
-        "--drop-last", action="store_true", default=None, help="drop an incomplete last batch"
-    )
-    v.add_argument(
-        "--shuffle-seed",
-        type=_integer,
-        metavar="S",
-        help="replay DataLoader(shuffle=True, generator=Generator().manual_seed(S)) (needs torch)",
-    )
+    _contract_options(v)
     v.add_argument("--format", choices=("text", "json"), default="text")
     v.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
     v.add_argument(
@@ -104,6 +109,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--strict", action="store_true", help="warnings fail too")
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    sm = sub.add_parser(
+        "smoke",
+        help="replay the simulated batches through CrossEntropyLoss on the device",
+        description=(
+            "Replay the batches validate simulates through a tiny model and CrossEntropyLoss, "
+            "forward and backward, in fresh child processes (a device-side assert loses the CUDA "
+            "context). Exit status: 0 every batch ran clean (with --before: the raw file failed "
+            "where validate predicted and this one passed), 1 otherwise, 2 usage error, "
+            "unreadable input or no torch."
+        ),
+    )
+    sm.add_argument("paths", nargs="+", metavar="PATH", help="the (fixed) label file(s)")
+    _contract_options(sm)
+    sm.add_argument(
+        "--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default auto)"
+    )
+    sm.add_argument(
+        "--max-batches", type=_positive, metavar="N", help="replay the first N batches only"
+    )
+    sm.add_argument(
+        "--before", metavar="RAW", help="the raw file: it must fail where validate predicts"
+    )
+    sm.add_argument("--format", choices=("text", "json"), default="text")
     return parser
 
 
@@ -111,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        return _validate(args)
+        return _smoke(args) if args.command == "smoke" else _validate(args)
     except LabelgateError as exc:
         print(f"labelgate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -230,3 +258,26 @@ class _ProgressBar:
 
             assert isinstance(self._bar, Progress)
             self._bar.stop()
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    from labelgate.contract import Contract
+    from labelgate.dataset import open_dataset
+    from labelgate.render.smoke import SmokeVerdict, render_smoke
+    from labelgate.smoke import run_smoke
+    from labelgate.validation import validate
+
+    contract = _contract(args)
+    assert isinstance(contract, Contract)
+    options = {"device": args.device, "max_batches": args.max_batches}
+    before = None
+    predicted: list[int] = []
+    if args.before:
+        report = validate([args.before], contract, max_examples=1)
+        limit = args.max_batches
+        predicted = [b for b in report.batches["failing"] if limit is None or b < limit]
+        before = run_smoke(open_dataset([args.before], contract), **options)
+    after = run_smoke(open_dataset(args.paths, contract), **options)
+    verdict = SmokeVerdict(after, before, predicted)
+    sys.stdout.write(render_smoke(verdict, args.format))
+    return EXIT_PASS if verdict.passed else EXIT_FAIL

@@ -1,0 +1,149 @@
+"""The child process of the smoke step: replay batches through CrossEntropyLoss on a device.
+
+Run as ``python -m labelgate.replay SPEC.json``; it prints one JSON object per line (``env``, then
+``begin`` and ``batch`` or ``error`` per batch, then ``done``). On a GPU it stops with exit status 3
+at the first batch that raises: a device-side assert loses the whole CUDA context, so the parent
+starts a fresh process at the next batch. On the CPU an exception leaves the process sound, and it
+goes on. It needs torch, numpy and pyarrow only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXIT_BATCH_FAILED = 3
+
+
+def emit(event: str, **fields: Any) -> None:
+    """One JSON line on stdout, flushed: if the process dies next, the parent still has it."""
+    print(json.dumps({"event": event, **fields}, default=str), flush=True)
+
+
+def pick_device(torch: Any, wanted: str) -> tuple[Any, str]:
+    """The torch device for ``wanted`` (auto, cpu, cuda, cuda:N, mps) and its backend name."""
+    if wanted == "auto":
+        if torch.cuda.is_available():
+            wanted = "cuda"
+        elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            wanted = "mps"
+        else:
+            wanted = "cpu"
+    device = torch.device(wanted)
+    if device.type == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError(f"device {wanted!r} asked for, but torch sees no CUDA or ROCm GPU")
+        return device, "rocm" if torch.version.hip else "cuda"
+    return device, device.type
+
+
+def environment(torch: Any, device: Any, backend: str) -> dict[str, Any]:
+    """What ran where: versions, device name, and whether launches were blocking."""
+    import platform
+
+    name = platform.processor() or platform.machine()
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+    return {
+        "device": str(device),
+        "device_name": name,
+        "backend": backend,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "hip": torch.version.hip,
+        "cuda_launch_blocking": device.type == "cuda"
+        and not torch.version.hip
+        and os.environ.get("CUDA_LAUNCH_BLOCKING") == "1",
+        "python": platform.python_version(),
+    }
+
+
+def targets(torch: Any, labels: list[Any], ignore_index: int, tokens: bool) -> Any:
+    """The int64 target tensor a collate function would build (token rows padded)."""
+    if tokens:
+        width = max((len(r) for r in labels if r is not None), default=0)
+        rows = []
+        for r in labels:
+            if r is None:
+                raise TypeError("a token row is null")
+            rows.append(list(r) + [ignore_index] * (width - len(r)))
+        labels = [v for r in rows for v in r]
+    for v in labels:
+        if v is None:
+            raise TypeError("a label is null: no tensor can hold it")
+        if isinstance(v, float) and not v.is_integer():
+            raise ValueError(f"label {v!r} is not a class index")
+        if isinstance(v, str):
+            raise TypeError(f"label {v!r} is text, not a class index")
+    return torch.tensor([int(v) for v in labels], dtype=torch.int64)
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    import pyarrow.parquet as pq
+    import torch
+
+    if spec.get("blocking") and not torch.version.hip:
+        # Set before any CUDA call (device discovery included): CUDA reads it when it starts.
+        # It has no effect on the CPU, and ROCm gets no NVIDIA-specific setting.
+        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+    start = time.perf_counter()
+    device, backend = pick_device(torch, spec["device"])
+    k, ignore_index = spec["num_classes"], spec["ignore_index"]
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, k).to(device)
+    weight = None
+    if spec.get("weights") is not None:
+        weight = torch.tensor(spec["weights"], dtype=torch.float32, device=device)
+    loss_fn = torch.nn.CrossEntropyLoss(weight=weight, ignore_index=ignore_index)
+    table = pq.read_table(spec["batches"], columns=["batch", "label"])
+    batch_ids = table.column("batch").to_pylist()
+    labels = table.column("label").to_pylist()
+    emit("env", **environment(torch, device, backend), init_seconds=time.perf_counter() - start)
+    bounds: dict[int, list[int]] = {}
+    for i, b in enumerate(batch_ids):
+        bounds.setdefault(b, [i, i])[1] = i + 1
+    for b in sorted(bounds):
+        if b < spec.get("start", 0):
+            continue
+        lo, hi = bounds[b]
+        emit("begin", batch=b)
+        try:
+            t = targets(torch, labels[lo:hi], ignore_index, spec["task"] == "tokens").to(device)
+            x = torch.randn(t.shape[0], 16, device=device)
+            logits = model(x)
+            loss = loss_fn(logits, t)
+            loss.backward()
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            value = loss.item()
+        except Exception as exc:  # noqa: BLE001 - reported to the parent, which decides
+            lines = str(exc).strip().splitlines()
+            emit("error", batch=b, type=type(exc).__name__, message=lines[0] if lines else "")
+            if device.type != "cpu" or spec.get("stop_on_error"):
+                return EXIT_BATCH_FAILED  # a device error may have lost the context: stop here
+            model.zero_grad(set_to_none=True)
+            continue  # on the CPU an exception leaves the process sound
+        model.zero_grad(set_to_none=True)
+        finite = math.isfinite(value)
+        emit(
+            "batch",
+            batch=b,
+            rows=hi - lo,
+            loss=value if finite else str(value),
+            finite=finite,
+            logits_shape=list(logits.shape),
+            target_shape=list(t.shape),
+            dtype=str(t.dtype),
+        )
+    emit("done", seconds=time.perf_counter() - start)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,207 @@
+"""The smoke step: batches replayed in fresh child processes; the raw file fails where predicted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from labelgate import Batching, Contract
+from labelgate.dataset import open_dataset
+from labelgate.smoke import nvidia_torch, run_smoke
+from tests.conftest import SAMPLES, run_cli
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture
+def fixed_oob(tmp_path: Path) -> Path:
+    path = tmp_path / "fixed.parquet"
+    pq.write_table(pa.table({"id": [101, 102, 103], "label": [0, 2, 3]}), path)
+    return path
+
+
+class TestOnTheCpu:
+    def test_clean_sample_passes(self) -> None:
+        run = run_smoke(
+            open_dataset([str(SAMPLES / "clean.parquet")], Contract(num_classes=4)), device="cpu"
+        )
+        assert run.clean and run.processed == run.expected == 7
+        assert run.env["backend"] == "cpu" and run.env["cuda_launch_blocking"] is False
+        assert run.shapes["first"] == {"logits": [32, 4], "target": [32], "dtype": "torch.int64"}
+
+    def test_raw_sample_fails_in_the_child_and_the_parent_goes_on(self, fixed_oob: Path) -> None:
+        raw = open_dataset([str(SAMPLES / "oob_0_2_4.parquet")], Contract(num_classes=4))
+        run = run_smoke(raw, device="cpu")
+        (failure,) = run.failures
+        assert failure.batch == 0 and failure.kind == "index_out_of_range"
+        assert failure.error == "IndexError: Target 4 is out of bounds."
+        assert [(e.row, e.id, e.value) for e in failure.examples] == [(2, 103, 4)]
+        # The parent is unharmed: it runs the fixed file next, in the same process.
+        after = run_smoke(open_dataset([str(fixed_oob)], Contract(num_classes=4)), device="cpu")
+        assert after.clean
+
+    def test_all_ignored_batch_is_nan_at_its_index(self) -> None:
+        data = open_dataset([str(SAMPLES / "all_ignored_batch.parquet")], Contract(num_classes=4))
+        run = run_smoke(data, device="cpu")
+        assert [(f.batch, f.kind) for f in run.failures] == [(1, "nan_loss")]
+        assert run.processed == run.expected == 3 and run.processes == 1
+        assert run.failures[0].examples[0].row == 32
+
+    def test_tokens_nan_batch(self) -> None:
+        contract = Contract.from_yaml(SAMPLES / "tokens.yaml")
+        run = run_smoke(
+            open_dataset([str(SAMPLES / "tokens_all_ignored_batch.parquet")], contract),
+            device="cpu",
+        )
+        assert run.failed_batches == [1]
+
+    def test_the_cpu_child_goes_on_after_an_error(self, tmp_path: Path) -> None:
+        path = tmp_path / "two_bad.parquet"
+        pq.write_table(pa.table({"label": [0, 1, 7, 2, 3, 0, -1, 1]}), path)
+        data = open_dataset([str(path)], Contract(num_classes=4, batching=Batching(size=2)))
+        run = run_smoke(data, device="cpu")
+        assert run.failed_batches == [1, 3] and run.processes == 1
+        assert run.processed == run.expected == 4
+
+    def test_a_fresh_process_after_each_failure(self, tmp_path: Path) -> None:
+        # What a GPU run does (a device-side assert loses the context), exercised on the CPU.
+        path = tmp_path / "two_bad.parquet"
+        pq.write_table(pa.table({"label": [0, 1, 7, 2, 3, 0, -1, 1, 2, 2]}), path)
+        data = open_dataset([str(path)], Contract(num_classes=4, batching=Batching(size=2)))
+        run = run_smoke(data, device="cpu", stop_on_error=True)
+        assert run.failed_batches == [1, 3] and run.processes == 3
+        assert run.processed == run.expected == 5 and not run.incomplete
+        capped = run_smoke(data, device="cpu", stop_on_error=True, max_failures=1)
+        assert capped.failed_batches == [1] and capped.incomplete and not capped.clean
+
+    def test_max_batches(self) -> None:
+        data = open_dataset([str(SAMPLES / "clean.parquet")], Contract(num_classes=4))
+        run = run_smoke(data, device="cpu", max_batches=2)
+        assert run.expected == run.processed == 2 and run.clean
+
+    def test_shuffled_batches_are_the_validated_ones(self, tmp_path: Path) -> None:
+        path = tmp_path / "l.parquet"
+        pq.write_table(pa.table({"label": [0, 1, 9, 2, 3, 1, 0, 2]}), path)
+        contract = Contract(num_classes=4, batching=Batching(size=2, shuffle_seed=11))
+        from labelgate.validation import validate
+
+        predicted = validate([str(path)], contract).batches["failing"]
+        run = run_smoke(open_dataset([str(path)], contract), device="cpu")
+        assert run.failed_batches == predicted and len(predicted) == 1
+
+
+class TestCommand:
+    def test_before_and_after(self, fixed_oob: Path) -> None:
+        raw = str(SAMPLES / "oob_0_2_4.parquet")
+        result = run_cli(
+            "smoke",
+            str(fixed_oob),
+            "-k",
+            "4",
+            "--before",
+            raw,
+            "--device",
+            "cpu",
+            "--format",
+            "json",
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        doc = json.loads(result.stdout)
+        assert doc["status"] == "pass"
+        before = doc["before"]
+        assert before["predicted_failures"] == [0] and before["failed_as_predicted"]
+        assert before["failures"][0]["examples"] == [
+            {"row": 2, "id": 103, "batch": 0, "source": None, "value": 4}
+        ]
+        assert doc["after"]["clean"] and doc["after"]["batches_processed"] == 1
+
+    def test_unfixed_file_fails(self) -> None:
+        result = run_cli("smoke", "oob_0_2_4.parquet", "-k", "4", "--device", "cpu", cwd=SAMPLES)
+        assert result.returncode == 1
+        assert (
+            "batch 0: index_out_of_range: IndexError: Target 4 is out of bounds." in result.stdout
+        )
+        assert "a CPU pass is a hint, not a CUDA validation" in result.stdout
+
+    def test_text_names_device_versions_shapes_time(self) -> None:
+        result = run_cli("smoke", "clean.parquet", "-k", "4", cwd=SAMPLES)
+        assert result.returncode == 0
+        out = result.stdout
+        assert (
+            "backend cpu, torch 2.13.0" in out and "logits (32, 4), target (32,) torch.int64" in out
+        )
+        assert "batches processed 7 of 7 expected" in out and " s\n" in out
+
+    def test_bad_device_is_a_usage_error(self) -> None:
+        result = run_cli("smoke", "clean.parquet", "-k", "4", "--device", "tpu", cwd=SAMPLES)
+        assert (
+            result.returncode == 2
+            and "--device" in result.stderr
+            and "Traceback" not in result.stderr
+        )
+
+    def test_cuda_without_a_gpu_is_reported(self) -> None:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("this machine has a GPU")
+        result = run_cli("smoke", "clean.parquet", "-k", "4", "--device", "cuda", cwd=SAMPLES)
+        assert result.returncode == 2, result.stdout
+        assert (
+            "torch sees no CUDA or ROCm GPU" in result.stderr and "Traceback" not in result.stderr
+        )
+
+    def test_needs_only_torch_pyarrow_and_labelgate(self) -> None:
+        # As if not installed: the finder answers ModuleNotFoundError for these names.
+        code = (
+            "import sys\n"
+            "class Missing:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in ('pandas', 'pandera', 'great_expectations', 'rich', 'yaml'):\n"
+            "            raise ModuleNotFoundError(name)\n"
+            "sys.meta_path.insert(0, Missing())\n"
+            "from labelgate.cli import main\n"
+            "raise SystemExit(main(['smoke', 'oob_0_2_4.parquet', '-k', '4', '--device', 'cpu']))"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=SAMPLES, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 1, result.stderr
+        assert "IndexError: Target 4 is out of bounds." in result.stdout
+
+    def test_without_torch_exit_2(self) -> None:
+        code = (
+            "import sys; sys.modules['torch'] = None\n"
+            "from labelgate.cli import main\n"
+            "raise SystemExit(main(['smoke', 'clean.parquet', '-k', '4']))"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=SAMPLES, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 2 and "labelgate[torch]" in result.stderr
+
+
+def test_nvidia_build_is_read_without_importing_torch() -> None:
+    import torch
+
+    assert nvidia_torch() is (torch.version.hip is None)
+
+
+@pytest.mark.gpu
+class TestOnTheGpu:
+    def test_device_side_assert_in_the_child(self, fixed_oob: Path) -> None:
+        raw = open_dataset([str(SAMPLES / "oob_0_2_4.parquet")], Contract(num_classes=4))
+        run = run_smoke(raw, device="cuda")
+        (failure,) = run.failures
+        assert failure.batch == 0 and failure.kind == "index_out_of_range"
+        if run.env["backend"] == "cuda":
+            assert run.env["cuda_launch_blocking"] is True
+            assert any("t >= 0 && t < n_classes" in m for m in failure.device_messages)
+        after = run_smoke(open_dataset([str(fixed_oob)], Contract(num_classes=4)), device="cuda")
+        assert after.clean and after.env["backend"] in ("cuda", "rocm")
