@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import SAMPLES, run_cli
 
-COMMAND = re.compile(r"^`(labelgate [^`]+)`$")
+COMMAND = re.compile(r"^`(labelgate validate [^`]+)`$")
 
 
 def table() -> list[tuple[str, int, set[str], set[str]]]:

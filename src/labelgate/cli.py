@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from labelgate import __version__
+from labelgate.atomic import write_text_atomic
 from labelgate.errors import LabelgateError, UsageError
 
 __all__ = ["main"]
@@ -79,6 +78,21 @@ def _contract_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _command(
+    sub: argparse._SubParsersAction[_Parser],
+    name: str,
+    *,
+    summary: str,
+    description: str,
+    paths: str,
+) -> argparse.ArgumentParser:
+    """A subcommand that reads label files: its paths and the shared contract options."""
+    p = sub.add_parser(name, help=summary, description=description)
+    p.add_argument("paths", nargs="+", metavar="PATH", help=paths)
+    _contract_options(p)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (kept import-light so ``labelgate --help`` is fast)."""
     parser = _Parser(
@@ -87,17 +101,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"labelgate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    v = sub.add_parser(
+    v = _command(
+        sub,
         "validate",
-        help="check label files against PyTorch's rules for class-index targets",
+        summary="check label files against PyTorch's rules for class-index targets",
         description=(
             "Check label files (Parquet, CSV, JSONL; files, directories or globs, read in sorted "
             "path order as one logical file) against PyTorch's contract for class-index targets. "
             "Exit status: 0 pass, 1 a check failed, 2 usage error or unreadable input."
         ),
+        paths="label file(s), directory or glob",
     )
-    v.add_argument("paths", nargs="+", metavar="PATH", help="label file(s), directory or glob")
-    _contract_options(v)
     v.add_argument("--format", choices=("text", "json"), default="text")
     v.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
     v.add_argument(
@@ -109,9 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--strict", action="store_true", help="warnings fail too")
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    sm = sub.add_parser(
+    sm = _command(
+        sub,
         "smoke",
-        help="replay the simulated batches through CrossEntropyLoss on the device",
+        summary="replay the simulated batches through CrossEntropyLoss on the device",
         description=(
             "Replay the batches validate simulates through a tiny model and CrossEntropyLoss, "
             "forward and backward, in fresh child processes (a device-side assert loses the CUDA "
@@ -119,9 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
             "where validate predicted and this one passed), 1 otherwise, 2 usage error, "
             "unreadable input or no torch."
         ),
+        paths="the (fixed) label file(s)",
     )
-    sm.add_argument("paths", nargs="+", metavar="PATH", help="the (fixed) label file(s)")
-    _contract_options(sm)
     sm.add_argument(
         "--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default auto)"
     )
@@ -132,6 +146,54 @@ def build_parser() -> argparse.ArgumentParser:
         "--before", metavar="RAW", help="the raw file: it must fail where validate predicts"
     )
     sm.add_argument("--format", choices=("text", "json"), default="text")
+    fx = _command(
+        sub,
+        "fix",
+        summary="write a fixed copy: only what the data proves, the rest quarantined",
+        description=(
+            "Rewrite the labels with the fixes the data proves: a source whose name column proves "
+            "a shift is remapped from its names; a shift without that proof only with --shift; a "
+            "sentinel only with --map-value. Rows still invalid go to --quarantine unchanged, with "
+            "the check code that rejected them. The input is never overwritten without "
+            "--in-place. Exit status: 0 the fixed file passes validate, 1 it still fails, 2 usage "
+            "error or unreadable input."
+        ),
+        paths="the label file(s) to fix",
+    )
+    fx.add_argument("--out", required=True, metavar="FIXED", help="the fixed file (.parquet)")
+    fx.add_argument("--quarantine", metavar="FILE", help="rows that cannot be fixed (.parquet)")
+    fx.add_argument(
+        "--shift",
+        action="append",
+        default=[],
+        metavar="SOURCE=D",
+        help="add D to the labels of SOURCE (just D for an input with no source column)",
+    )
+    fx.add_argument(
+        "--map-value",
+        action="append",
+        default=[],
+        metavar="V=N",
+        help="rewrite label V as N, or as ignore_index with V=ignore (e.g. -1=ignore)",
+    )
+    fx.add_argument(
+        "--drop-ignored", action="store_true", help="quarantine rows with no usable target"
+    )
+    fx.add_argument("--in-place", action="store_true", help="allow --out to be the input (atomic)")
+    fx.add_argument("--log", metavar="FILE", help="write the fix log as JSON here")
+    fx.add_argument("--format", choices=("text", "json"), default="text")
+    rp = _command(
+        sub,
+        "repro",
+        summary="bundle the failing batches with the environment and a replay script",
+        description=(
+            "Write the failing batches (ids and labels only), the environment and a repro.py that "
+            "replays them through CrossEntropyLoss in fresh processes, into a new folder. Exit "
+            "status: 0 written (or nothing fails), 2 usage error or unreadable input."
+        ),
+        paths="the label file(s)",
+    )
+    rp.add_argument("--out", required=True, metavar="DIR", help="a new (or empty) folder")
     return parser
 
 
@@ -139,7 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        return _smoke(args) if args.command == "smoke" else _validate(args)
+        commands = {"validate": _validate, "smoke": _smoke, "fix": _fix, "repro": _repro}
+        return commands[args.command](args)
     except LabelgateError as exc:
         print(f"labelgate: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -197,7 +260,7 @@ def _validate(args: argparse.Namespace) -> int:
     to_terminal = args.output is None and sys.stdout.isatty()
     text = render(report, args.format, color=to_terminal)
     if args.output:
-        _write_atomic(Path(args.output), text)
+        write_text_atomic(args.output, text)
     else:
         sys.stdout.write(text)
     return EXIT_FAIL if report.failed else EXIT_PASS
@@ -209,23 +272,6 @@ def _refuse_input_as_output(output: str, inputs: list[str]) -> None:
         p = Path(raw)
         if p.exists() and (p.resolve() == out or (p.is_dir() and p.resolve() in out.parents)):
             raise UsageError(f"--output {output!r} would overwrite or sit inside the input {raw!r}")
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write next to the target, then rename: a reader never sees half a report."""
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or Path())
-    except OSError as exc:
-        raise UsageError(f"--output {str(path)!r}: cannot write there ({exc.strerror})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class _ProgressBar:
@@ -281,3 +327,72 @@ def _smoke(args: argparse.Namespace) -> int:
     verdict = SmokeVerdict(after, before, predicted)
     sys.stdout.write(render_smoke(verdict, args.format))
     return EXIT_PASS if verdict.passed else EXIT_FAIL
+
+
+def _parse_pairs(items: list[str], flag: str, *, value_ignore: bool) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.rpartition("=")
+        if not sep:
+            key, value = "*", item
+        if not value:
+            raise UsageError(
+                f"{flag} {item!r}: expected {'V=N or V=ignore' if value_ignore else 'SOURCE=D'}"
+            )
+        pairs[key] = value
+    return pairs
+
+
+def _fix(args: argparse.Namespace) -> int:
+    from labelgate.contract import Contract
+    from labelgate.fix import FixOptions, fix
+    from labelgate.render.fixlog import render_fix
+
+    contract = _contract(args)
+    assert isinstance(contract, Contract)
+    shifts: dict[str, int] = {}
+    for source, d in _parse_pairs(args.shift, "--shift", value_ignore=False).items():
+        try:
+            shifts[source] = int(d)
+        except ValueError:
+            raise UsageError(
+                f"--shift {source}={d}: the shift must be an integer such as -1"
+            ) from None
+    maps: dict[int, int | None] = {}
+    for raw, new in _parse_pairs(args.map_value, "--map-value", value_ignore=True).items():
+        try:
+            maps[int(raw)] = None if new == "ignore" else int(new)
+        except ValueError:
+            raise UsageError(f"--map-value {raw}={new}: expected integers, or V=ignore") from None
+    options = FixOptions(
+        out=args.out,
+        quarantine=args.quarantine,
+        shifts=shifts,
+        value_maps=maps,
+        drop_ignored=args.drop_ignored,
+        in_place=args.in_place,
+    )
+    result = fix(args.paths, contract, options)
+    if args.log:
+        import json
+
+        write_text_atomic(args.log, json.dumps(result.to_dict(), indent=2) + "\n")
+    sys.stdout.write(render_fix(result, args.format))
+    return EXIT_PASS if result.after is not None and not result.after.failed else EXIT_FAIL
+
+
+def _repro(args: argparse.Namespace) -> int:
+    from labelgate.bundle import make_bundle
+    from labelgate.contract import Contract
+
+    contract = _contract(args)
+    assert isinstance(contract, Contract)
+    bundle = make_bundle(args.paths, contract, args.out)
+    if bundle is None:
+        print("no batch fails: nothing to reproduce, nothing written")
+        return EXIT_PASS
+    batches = ", ".join(map(str, bundle.batches))
+    print(
+        f"wrote {bundle.path}: failing batches {batches}; replay with: python {bundle.path}/repro.py"
+    )
+    return EXIT_PASS

@@ -55,13 +55,16 @@ class Dataset:
         assert self.contract.task is not None
         return self.contract.task
 
-    def chunks(self, columns: list[str] | None = None) -> Iterator[tuple[int, int, pa.RecordBatch]]:
+    def chunks(
+        self, columns: list[str] | None = None, *, every: bool = False
+    ) -> Iterator[tuple[int, int, pa.RecordBatch]]:
         """Yield ``(file index, first row, record batch)`` over every file, in reading order.
 
         Args:
             columns: the columns to read; default the label, id, source and name columns.
+            every: read every column instead, with its stored (or inferred) type.
         """
-        wanted = columns or self.columns.needed()
+        wanted = None if every else columns or self.columns.needed()
         offset = 0
         for index, (f, s) in enumerate(zip(self.files, self.schemas, strict=True)):
             for batch in stream_columns(f, wanted, headerless=s.headerless):

@@ -4,7 +4,8 @@ Run as ``python -m labelgate.replay SPEC.json``; it prints one JSON object per l
 ``begin`` and ``batch`` or ``error`` per batch, then ``done``). On a GPU it stops with exit status 3
 at the first batch that raises: a device-side assert loses the whole CUDA context, so the parent
 starts a fresh process at the next batch. On the CPU an exception leaves the process sound, and it
-goes on. It needs torch, numpy and pyarrow only.
+goes on. It needs torch, numpy and pyarrow only, and no other part of labelgate: a repro bundle
+carries a copy of this file.
 """
 
 from __future__ import annotations
@@ -108,8 +109,9 @@ def main(argv: list[str]) -> int:
     bounds: dict[int, list[int]] = {}
     for i, b in enumerate(batch_ids):
         bounds.setdefault(b, [i, i])[1] = i + 1
+    only = spec.get("only")
     for b in sorted(bounds):
-        if b < spec.get("start", 0):
+        if b < spec.get("start", 0) or (only is not None and b not in only):
             continue
         lo, hi = bounds[b]
         emit("begin", batch=b)

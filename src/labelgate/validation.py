@@ -25,7 +25,7 @@ from labelgate.labels import Status
 from labelgate.report import Example, Report
 from labelgate.scan import Chunk, Scan
 
-__all__ = ["validate"]
+__all__ = ["validate", "validate_in_context"]
 
 Progress = Callable[[int, int | None], None]
 
@@ -38,6 +38,21 @@ def validate(
     strict: bool = False,
     progress: Progress | None = None,
 ) -> Report:
+    """Validate label files against a contract; see :func:`validate_in_context`."""
+    report, _ = validate_in_context(
+        paths, contract, max_examples=max_examples, strict=strict, progress=progress
+    )
+    return report
+
+
+def validate_in_context(
+    paths: list[str],
+    contract: Contract,
+    *,
+    max_examples: int = 20,
+    strict: bool = False,
+    progress: Progress | None = None,
+) -> tuple[Report, Context]:
     """Validate label files against a contract.
 
     Args:
@@ -48,7 +63,8 @@ def validate(
         progress: called with (rows read, rows expected or ``None``) after each chunk.
 
     Returns:
-        The report; failed checks are findings in it, not exceptions.
+        The report (failed checks are findings in it, not exceptions), and the context the checks
+        read (the scan, for commands that act on it, such as ``fix``).
 
     Raises:
         UsageError: the contract or a column name cannot be used (LG001 included).
@@ -86,7 +102,7 @@ def validate(
     label_type, task = str(data.label_type), data.task
     ctx = Context(scan, contract, files, label_type, task, duplicates, _names_seen(scan))
     findings = run_checks(ctx)
-    return Report(
+    report = Report(
         findings=tuple(findings),
         counts=_counts(scan),
         input=_input(files, schemas, scan, label_type),
@@ -98,6 +114,7 @@ def validate(
         notes=tuple(_notes(columns, label_type, task, schemas[0])),
         strict=strict,
     )
+    return report, ctx
 
 
 def _drop_dropped_batches(scan: Scan) -> None:

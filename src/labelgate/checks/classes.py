@@ -62,10 +62,12 @@ def _analyse(ctx: Context) -> Shifts | None:
     if cmap is not None:
         reference = cmap.index_of()
     else:
-        in_range_sources = {s for (s, _, _) in named} - {s for (s, v, _) in named if not 0 <= v < k}
+        # The reference sources are those with no label at K, the signature of a 1-based
+        # source; a stray out-of-range label elsewhere does not disqualify a source.
+        reference_sources = {s for (s, _, _) in named} - {s for (s, v, _) in named if v == k}
         votes: defaultdict[str, Counter[int]] = defaultdict(Counter)
         for (s, v, name), (count, _) in named.items():
-            if s in in_range_sources:
+            if s in reference_sources and 0 <= v < k:
                 votes[normalise_name(name)][v] += count
         reference = {name: c.most_common(1)[0][0] for name, c in votes.items()}
     offsets: defaultdict[int, Counter[int]] = defaultdict(Counter)
@@ -97,6 +99,7 @@ def _analyse(ctx: Context) -> Shifts | None:
         Mismatch(s, v, name, reference.get(normalise_name(name)), count, first)
         for (s, v, name), (count, first) in sorted(named.items(), key=lambda kv: kv[1][1])
         if s not in proven
+        and 0 <= v < k  # out-of-range labels are LG004's and LG005's
         and reference.get(normalise_name(name)) != v
         and (cmap is not None or normalise_name(name) in reference)
     ]

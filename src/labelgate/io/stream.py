@@ -71,12 +71,17 @@ def read_schema(file: InputFile) -> FileSchema:
 
 
 def stream_columns(
-    file: InputFile, columns: list[str], *, headerless: bool = False, chunk_rows: int = CHUNK_ROWS
+    file: InputFile,
+    columns: list[str] | None,
+    *,
+    headerless: bool = False,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the file's rows as record batches holding ``columns`` only, in file order.
 
-    Text columns of CSV files are read as strings (the label column is converted by the caller,
-    so one bad cell is a finding, not a failed read).
+    The columns of CSV files are read as strings (the label column is converted by the caller,
+    so one bad cell is a finding, not a failed read). ``columns=None`` reads every column, CSV
+    columns with their inferred types (for rewriting a file whole).
 
     Raises:
         InputError: the file cannot be read to its end.
@@ -96,7 +101,7 @@ def stream_columns(
         else:
             reader = _open_json(file)
         for batch in reader:
-            yield batch.select(columns) if file.kind == "jsonl" else batch
+            yield batch.select(columns) if file.kind == "jsonl" and columns is not None else batch
     except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
         if isinstance(exc, InputError):
             raise

@@ -1,0 +1,166 @@
+"""Guards for training code: check targets on the CPU before they move to the device.
+
+    from labelgate.torch import check_targets, guarded_collate
+
+    check_targets(target, num_classes=4)                      # raises labelgate.LabelError
+    loader = DataLoader(ds, collate_fn=guarded_collate(num_classes=4))
+
+A bad target on CUDA is an asynchronous device-side assert that kills the process and points at a
+later line; here it is a ``ValueError`` (``labelgate.LabelError``) naming the batch, the positions
+and the values, raised where the batch is made. Only this module imports torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from labelgate.errors import LabelError
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - exercised in a subprocess without torch
+    raise ImportError("labelgate.torch needs torch: pip install 'labelgate[torch]'") from None
+
+__all__ = ["check_targets", "guarded_collate"]
+
+_ACCEPTED = (torch.int64, torch.uint8)  # what CrossEntropyLoss takes as class indices
+SHOWN = 10
+
+
+def check_targets(
+    target: torch.Tensor,
+    num_classes: int,
+    ignore_index: int = -100,
+    *,
+    weights: torch.Tensor | Sequence[float] | None = None,
+) -> None:
+    """Raise if ``CrossEntropyLoss`` would fail, assert or return NaN on ``target``.
+
+    Class-index targets of any shape: ``(N,)`` for one label per row, ``(N, L)`` for tokens,
+    ``(N, H, W)`` for segmentation. The rules are PyTorch's: int64 (or uint8) values in
+    ``[0, num_classes)`` or equal to ``ignore_index``, which must lie outside that range; with
+    ``reduction='mean'`` at least one usable target, and with class weights a non-zero total weight.
+
+    Args:
+        target: the target tensor, on the CPU (on a GPU the check costs a synchronisation).
+        num_classes: K, the number of logits.
+        ignore_index: the value the loss skips.
+        weights: the loss's class weights, if any.
+
+    Raises:
+        LabelError: naming the rule broken, the first positions and their values.
+    """
+    if not isinstance(target, torch.Tensor):
+        raise LabelError(f"target must be a torch.Tensor, got {type(target).__name__}")
+    if target.is_floating_point() or target.is_complex():
+        fractional = target.is_floating_point() and bool((target != target.trunc()).any())
+        why = (
+            "fractional values are corrupted labels, not a dtype issue"
+            if fractional
+            else "cast with .long()"
+        )
+        raise LabelError(f"target dtype {target.dtype} is not a class index type: {why}")
+    if target.dtype not in _ACCEPTED:
+        raise LabelError(
+            f"target dtype {target.dtype}: CrossEntropyLoss takes int64 (or uint8) class indices "
+            "and raises NotImplementedError for others; cast with .long()"
+        )
+    if 0 <= ignore_index < num_classes:
+        raise LabelError(
+            f"ignore_index={ignore_index} lies inside [0, {num_classes}): class {ignore_index} "
+            "would silently never be learned"
+        )
+    ignored = target == ignore_index
+    bad = ~ignored & ((target < 0) | (target >= num_classes))
+    if bool(bad.any()):
+        positions = bad.nonzero()
+        count = positions.shape[0]
+        shown = [
+            f"{tuple(p.tolist()) if p.numel() > 1 else p.item()}: {target[tuple(p.tolist())].item()}"
+            for p in positions[:SHOWN]
+        ]
+        more = f" and {count - SHOWN} more" if count > SHOWN else ""
+        raise LabelError(
+            f"{count} target(s) outside [0, {num_classes}) and not ignore_index={ignore_index} "
+            f"(position: value) {', '.join(shown)}{more}"
+        )
+    usable = ~ignored
+    if not bool(usable.any()):
+        raise LabelError(
+            f"no usable target: all {target.numel()} are ignore_index={ignore_index}; "
+            "the mean loss is NaN"
+        )
+    if weights is not None:
+        w = torch.as_tensor(weights, dtype=torch.float64)
+        if w.shape != (num_classes,):
+            raise LabelError(f"{w.numel()} class weights for {num_classes} classes")
+        if float(w[target[usable].long().cpu()].sum()) == 0.0:
+            raise LabelError("the usable targets all have class weight 0: the mean loss is NaN")
+
+
+def guarded_collate(
+    collate_fn: Callable[[list[Any]], Any] | None = None,
+    *,
+    num_classes: int,
+    ignore_index: int = -100,
+    weights: torch.Tensor | Sequence[float] | None = None,
+    target: int | str | Callable[[Any], torch.Tensor] = -1,
+) -> Callable[[list[Any]], Any]:
+    """Wrap a DataLoader's collate function so every batch's targets are checked as it is made.
+
+    Args:
+        collate_fn: the collate function to wrap (default: ``torch.utils.data.default_collate``).
+        num_classes, ignore_index, weights: as for :func:`check_targets`.
+        target: where the target is in a collated batch: an index into a tuple or list (default
+            the last element), a key into a mapping (default ``"labels"``, ``"label"`` or
+            ``"target"``), or a function.
+
+    Returns:
+        A collate function that raises :class:`labelgate.LabelError` naming the batch index. The
+        index counts batches in the order the DataLoader yields them, with worker processes too
+        (worker w of W makes batches w, w+W, w+2W...).
+    """
+    inner = collate_fn or torch.utils.data.default_collate
+    made = [0]
+
+    def collate(samples: list[Any]) -> Any:
+        batch = inner(samples)
+        info = torch.utils.data.get_worker_info()
+        index = made[0] if info is None else made[0] * info.num_workers + info.id
+        made[0] += 1
+        tensor = _target_of(batch, target)
+        try:
+            check_targets(tensor, num_classes, ignore_index, weights=weights)
+        except LabelError as exc:
+            raise LabelError(f"batch {index}: {exc}") from None
+        return batch
+
+    return collate
+
+
+def _target_of(batch: Any, where: int | str | Callable[[Any], torch.Tensor]) -> torch.Tensor:
+    if callable(where):
+        found = where(batch)
+    elif isinstance(batch, torch.Tensor):
+        found = batch
+    elif isinstance(batch, Mapping):
+        key = (
+            where
+            if isinstance(where, str)
+            else next((k for k in ("labels", "label", "target") if k in batch), None)
+        )
+        if key is None:
+            raise LabelError(
+                "the batch is a mapping without 'labels': name the target's key, e.g. target='y'"
+            )
+        found = batch[key]
+    elif isinstance(where, str):
+        raise LabelError(
+            f"the batch is a {type(batch).__name__}, not a mapping: give target as an index"
+        )
+    else:
+        found = batch[where]
+    if not isinstance(found, torch.Tensor):
+        raise LabelError(f"the batch's target is a {type(found).__name__}, not a tensor")
+    return found

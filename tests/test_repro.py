@@ -1,0 +1,120 @@
+"""labelgate repro: a bundle that replays the failing batches anywhere, and names nobody."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.conftest import SAMPLES, run_cli
+
+pytest.importorskip("torch")
+
+
+def make(tmp_path: Path, sample: str, *flags: str) -> Path:
+    out = tmp_path / "bundle"
+    result = run_cli("repro", str(SAMPLES / sample), *flags, "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+class TestBundle:
+    def test_contents(self, tmp_path: Path) -> None:
+        out = make(tmp_path, "two_sources_one_based.parquet", "-k", "4")
+        assert sorted(p.name for p in out.iterdir()) == [
+            "README.md",
+            "batches.parquet",
+            "case.json",
+            "environment.json",
+            "replay.py",
+            "repro.py",
+        ]
+        table = pq.read_table(out / "batches.parquet")
+        assert table.column_names == ["batch", "row", "id", "label"]  # no path, no name, no source
+        assert sorted(set(table.column("batch").to_pylist())) == [2, 3, 4]
+        case = json.loads((out / "case.json").read_text())
+        assert case["input"] == ["two_sources_one_based.parquet"]
+        assert [b["recorded"] for b in case["failing_batches"]] == ["raises"] * 3
+        env = json.loads((out / "environment.json").read_text())
+        assert env["torch"].startswith("2.") and env["dtype"] == "int64"
+        assert env["shapes"]["2"] == {"target": [32], "logits": [32, 4]}
+        assert {"labelgate", "python", "pyarrow", "cuda", "hip", "device", "code_revision"} <= set(
+            env
+        )
+
+    def test_names_nobody_and_no_absolute_path(self, tmp_path: Path) -> None:
+        out = make(tmp_path, "oob_0_2_4.parquet", "-k", "4")
+        forbidden = {
+            str(Path.home()),
+            str(tmp_path),
+            str(SAMPLES),
+            socket.gethostname(),
+            getpass.getuser(),
+        }
+        forbidden.discard("root")  # a word too common to search for; the home path covers it
+        for path in out.iterdir():
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            for word in forbidden:
+                assert word not in text, (path.name, word)
+
+    def test_replays_and_reproduces(self, tmp_path: Path) -> None:
+        out = make(tmp_path, "oob_0_2_4.parquet", "-k", "4")
+        result = subprocess.run(
+            [sys.executable, "repro.py", "--device", "cpu"],
+            cwd=out,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert (
+            "batch 0 on cpu (cpu): raised: IndexError: Target 4 is out of bounds. -> reproduced"
+            in result.stdout
+        )
+        assert "1 of 1 failing batches reproduced" in result.stdout
+
+    def test_nan_batch(self, tmp_path: Path) -> None:
+        out = make(tmp_path, "all_ignored_batch.parquet", "-k", "4")
+        case = json.loads((out / "case.json").read_text())
+        assert case["failing_batches"] == [{"batch": 1, "recorded": "nan", "rows": 32}]
+        result = subprocess.run(
+            [sys.executable, str(out / "repro.py"), "--device", "cpu"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 1 and "nan: loss nan -> reproduced" in result.stdout
+
+    def test_moved_bundle_still_runs(self, tmp_path: Path) -> None:
+        out = make(tmp_path, "oob_0_2_4.parquet", "-k", "4")
+        moved = out.rename(tmp_path / "regression-case-7")
+        result = subprocess.run(
+            [sys.executable, "repro.py", "--device", "cpu"],
+            cwd=moved,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 1 and "reproduced" in result.stdout
+
+
+class TestCommand:
+    def test_nothing_to_reproduce(self, tmp_path: Path) -> None:
+        out = tmp_path / "b"
+        result = run_cli("repro", str(SAMPLES / "clean.parquet"), "-k", "4", "--out", str(out))
+        assert result.returncode == 0 and "nothing to reproduce" in result.stdout
+        assert not out.exists()
+
+    def test_refuses_a_folder_with_files(self, tmp_path: Path) -> None:
+        (tmp_path / "keep.txt").write_text("mine")
+        result = run_cli(
+            "repro", str(SAMPLES / "oob_0_2_4.parquet"), "-k", "4", "--out", str(tmp_path)
+        )
+        assert result.returncode == 2 and "not an empty folder" in result.stderr
+        assert (tmp_path / "keep.txt").read_text() == "mine"
