@@ -194,6 +194,18 @@ def build_parser() -> argparse.ArgumentParser:
         paths="the label file(s)",
     )
     rp.add_argument("--out", required=True, metavar="DIR", help="a new (or empty) folder")
+    tr = sub.add_parser(
+        "triage",
+        help="read a crashed run's log: the first failure, its step and its family",
+        description=(
+            "Read a training log (any size, streamed; - for standard input), keep the first "
+            "failure and the step it came after, name its family (index_out_of_range, "
+            "out_of_memory, op_unavailable, device_mismatch, other) and say what to check first. "
+            "Exit status: 0 no error found, 1 an error found, 2 unreadable log."
+        ),
+    )
+    tr.add_argument("log", metavar="LOG", help="the log file, or - for standard input")
+    tr.add_argument("--format", choices=("text", "json"), default="text")
     return parser
 
 
@@ -201,7 +213,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        commands = {"validate": _validate, "smoke": _smoke, "fix": _fix, "repro": _repro}
+        commands = {
+            "validate": _validate,
+            "smoke": _smoke,
+            "fix": _fix,
+            "repro": _repro,
+            "triage": _triage,
+        }
         return commands[args.command](args)
     except LabelgateError as exc:
         print(f"labelgate: error: {exc}", file=sys.stderr)
@@ -396,3 +414,24 @@ def _repro(args: argparse.Namespace) -> int:
         f"wrote {bundle.path}: failing batches {batches}; replay with: python {bundle.path}/repro.py"
     )
     return EXIT_PASS
+
+
+def _triage(args: argparse.Namespace) -> int:
+    from labelgate.errors import InputError
+    from labelgate.render.triage import render_triage
+    from labelgate.triage import triage_stream
+
+    if args.log == "-":
+        result = triage_stream(sys.stdin.buffer)
+    else:
+        try:
+            with Path(args.log).open("rb") as stream:
+                result = triage_stream(stream)
+        except FileNotFoundError:
+            raise InputError("no such file", path=args.log) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, not a log file", path=args.log) from None
+        except PermissionError:
+            raise InputError("permission denied", path=args.log) from None
+    sys.stdout.write(render_triage(result, args.format))
+    return EXIT_PASS if result.first_error is None else EXIT_FAIL

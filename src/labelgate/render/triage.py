@@ -1,0 +1,38 @@
+"""The triage verdict for a terminal or for machines."""
+
+from __future__ import annotations
+
+import json
+
+from labelgate.triage import Triage
+
+__all__ = ["render_triage"]
+
+
+def render_triage(t: Triage, fmt: str) -> str:
+    """``t`` as ``text`` or ``json``."""
+    if fmt == "json":
+        return json.dumps(t.to_dict(), indent=2) + "\n"
+    if t.first_error is None:
+        return f"no error found in {t.lines} lines\n"
+    lines = [f"family: {t.family}"]
+    rank = f" (rank {t.rank})" if t.rank is not None else ""
+    lines.append(f"first error, line {t.first_error['line']}{rank}: {t.first_error['text']}")
+    if t.exception and t.exception != t.first_error["text"].strip():
+        lines.append(f"  raised: {t.exception}")
+    step = t.step
+    if step["completed"] or step["in_progress"]:
+        lines.append(
+            f"last step completed: {step['completed'] or 'none shown'}; in progress: {step['in_progress'] or 'unknown'}"
+        )
+        if step["asynchronous"]:
+            lines.append(
+                "  reported asynchronously: the failing step may be the completed one or earlier"
+            )
+    if t.consequences:
+        lines.append(f"later errors ({len(t.consequences)}), probably consequences of the first:")
+        lines.extend(f"  line {c['line']}: {c['text']}" for c in t.consequences[:10])
+    lines.append("check first:")
+    lines.extend(f"  - {c}" for c in t.checks)
+    lines.append(f"avoid: {t.avoid}")
+    return "\n".join(lines) + "\n"

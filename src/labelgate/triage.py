@@ -1,0 +1,464 @@
+"""labelgate triage: read a crashed run's log, keep the first failure, name its family.
+
+The log is streamed line by line (any size, any bytes); only the first error's block, a bounded list
+of later errors and the last step markers are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+__all__ = ["FAMILIES", "Triage", "triage_lines", "triage_stream"]
+
+MAX_LINE = 1 << 20  # bytes of one line read; the rest of a longer line is skipped
+PROBE = 4096  # characters of a line matched against the patterns (messages start a line)
+SHOWN = 1000  # characters of a line kept for display
+STEP_PROBE = 512  # characters of a line searched for step markers (they come first)
+RECENT_STEPS = 64  # lines with step markers kept before the failure
+ERROR_WORDS = ("rror", "ssert", "Traceback", "terminate", "fault", "Fatal", "Exception", "FAIL")
+STEP_WORDS = ("iter", "Iter", "step", "Step", "poch", "%|")
+MAX_BLOCK = 60
+MAX_CONSEQUENCES = 50
+
+RANK = re.compile(r"^(?:\[(?:rank|RANK)\s*(\d+)\]:\s?)+")
+# Logger prefixes, stripped for matching: "2022-12-28 16:13:02 [ERROR] ", "2020-05-28 10:21:14,112 - INFO - ",
+# glog's "E0305 20:23:38.866000 747 file.py:533] ".
+LOGGER = re.compile(
+    r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s*-\s*\w+\s*-|\s*\[\w+\]|\s+\w+:?)?\s*"
+    r"|[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+\]\s?)"
+)
+RESULT_WORDS = re.compile(
+    r"loss|acc|done|finished|complete|\bit/s|s/it|img/s|lr\b|time|took", re.IGNORECASE
+)
+CAPABILITY = re.compile(r"with CUDA capability (sm_\d+) is not compatible")
+ASSERT = re.compile(
+    r"Assertion [`'].*[`'] failed|Device-side assertion .* failed|tl\.device_assert|Assertion failed"
+)
+EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?([A-Z]\w*(?:Error|Exception))(?::\s?(.*))?$")
+ERROR_START = re.compile(
+    r"^Traceback \(most recent call last\):|^THCudaCheck FAIL|^terminate called after throwing"
+    r"|^Segmentation fault|^Fatal Python error|^torch\.distributed\.elastic\.multiprocessing\.errors"
+    r"|^\S.*\bCUDA error: |^ERROR:torch\.distributed"
+)
+WARNING = re.compile(r"Warning\b|^\s*warnings\.warn")
+ASYNC_FOOTER = "CUDA kernel errors might be asynchronously reported"
+ROCM = re.compile(
+    r"\bHIP error\b|\bhipError|\bROCm\b|\brocm\b|\bHSA_STATUS|\bAMD_SERIALIZE_KERNEL|\bamdgpu\b|torch\.version\.hip"
+)
+STEP_PATTERNS = [
+    re.compile(r"(?P<pct>\d{1,3})%\|[^|\n]{0,200}\|\s*(?P<n>\d+)/(?P<of>\d+)"),
+    re.compile(
+        r"\b(?P<kind>[Ee]poch)\s*[:=]?\s*(?P<n>\d+)\s*\[\s*(?P<i>\d+)\s*/\s*(?P<of>\d+)\s*\]"
+    ),
+    re.compile(
+        r"\b(?P<kind>iter(?:ation)?|step|global_step|Iter(?:ation)?|Step)\s*[:=#]?\s*\[?(?P<n>\d+)(?:\s*/\s*(?P<of>\d+))?"
+    ),
+    re.compile(r"\b(?P<kind>[Ee]poch)\s*[:=#]?\s*\[?(?P<n>\d+)(?:\s*/\s*(?P<of>\d+))?"),
+]
+
+FAMILIES: dict[str, dict[str, Any]] = {
+    "index_out_of_range": {
+        "patterns": [
+            r"t >= 0 && t < n_classes",
+            r"cur_target >= 0 && cur_target < n_classes",
+            r"srcIndex < srcSelectDimSize",
+            r"index out of bounds",
+            r"index >= -sizes\[i\]",
+            r"idx_dim >= 0 && idx_dim < index_size",
+            r"device-side assert",
+            r"Device-side assertion",
+            r"IndexError: Target -?\d+ is out of bounds",
+            r"index out of range in self",
+            r"IndexError: index -?\d+ is out of bounds",
+            r"hipErrorAssert",
+            r"cudaErrorAssert",
+            r"Assertion [`'].*[`'] failed",
+        ],
+        "first_check": "the indices and targets of the failing step against the operator's conditions "
+        "(class targets in [0, K) or ignore_index; embedding ids below num_embeddings)",
+        "avoid": "concluding that the GPU is faulty: a device-side assert is an index the kernel refused",
+    },
+    "out_of_memory": {
+        "patterns": [
+            r"out of memory",
+            r"OutOfMemoryError",
+            r"CUBLAS_STATUS_ALLOC_FAILED",
+            r"can't allocate memory",
+            r"Tried to allocate",
+            r"MPS backend out of memory",
+        ],
+        "first_check": "the shapes (batch size, sequence length, image size), tensors kept alive across "
+        "steps (losses accumulated with their graph), and what else holds the GPU's memory",
+        "avoid": "reading every CUDA error as a lack of memory: only this message means memory",
+    },
+    "op_unavailable": {
+        "patterns": [
+            r"not implemented for '",
+            r"no kernel image is available",
+            r"Could not run '.*' with arguments from the",
+            r"not currently implemented for the MPS device",
+            r"not supported for",
+            r"dtypes not supported",
+            r"is not compatible with the current PyTorch installation",
+            r"CUDA capabilit(?:y|ies)",
+            r"minimum cuda capability",
+            r"NotImplementedError",
+            r"undefined symbol",
+            r"no kernel found",
+            r"invalid device function",
+            r"Unsupported dtype",
+        ],
+        "first_check": "the versions (torch, CUDA or ROCm, driver), the GPU's compute capability against the "
+        "build's, the backend, the dtype the operator got, and any compiled extension",
+        "avoid": "reinstalling everything at random: match the build to the GPU and the dtype to the "
+        "operator, one change at a time",
+    },
+    "device_mismatch": {
+        "patterns": [
+            r"Expected all tensors to be on the same device",
+            r"Input type \(.*\) and weight type \(.*\) should be the same",
+            r"Expected object of device type",
+            r"different from other tensors on",
+            r"found at least two devices",
+            r"Expected tensor for argument .* to have the same device",
+        ],
+        "first_check": "where the model and each input were placed (model.to(device) and every tensor "
+        "the step builds, including ones made inside the model or the loss)",
+        "avoid": "adding a .to() without knowing where the tensor came from: find the one placed on the "
+        "wrong device",
+    },
+    "other": {
+        "patterns": [],
+        "first_check": "the first error's message and the line that raised it, on a minimal case",
+        "avoid": "treating the later errors as separate causes: they usually follow from the first",
+    },
+}
+_COMPILED = {name: [re.compile(p) for p in f["patterns"]] for name, f in FAMILIES.items()}
+_ORDER = ("device_mismatch", "out_of_memory", "op_unavailable", "index_out_of_range")
+
+
+@dataclass(slots=True)
+class _Error:
+    line: int
+    text: str
+    rank: int | None
+    lines: list[str] = field(default_factory=list)
+    exception: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Triage:
+    """What a log says about its failure.
+
+    Attributes:
+        family: ``index_out_of_range``, ``out_of_memory``, ``op_unavailable``, ``device_mismatch``,
+            ``other``, or ``None`` when the log holds no error.
+        first_error: line number (1-based) and text (rank prefix kept) of the earliest error line.
+        exception: the first failure's exception line, where there is one.
+        step: the last step marker before the failure (``completed``), the one in progress, and
+            whether CUDA reported the error asynchronously (then the failing step may be earlier).
+        rank: the first failing rank, for distributed logs.
+        consequences: later errors, probably consequences of the first.
+        checks: what to check first, most specific first.
+        avoid: the conclusion to avoid.
+        lines: lines read.
+    """
+
+    family: str | None
+    first_error: dict[str, Any] | None
+    exception: str | None
+    step: dict[str, Any]
+    rank: int | None
+    consequences: list[dict[str, Any]]
+    checks: list[str]
+    avoid: str | None
+    lines: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document of ``triage --format json``."""
+        return {
+            "schema_version": 1,
+            "family": self.family,
+            "first_error": self.first_error,
+            "exception": self.exception,
+            "step": self.step,
+            "rank": self.rank,
+            "consequences": self.consequences,
+            "checks": self.checks,
+            "avoid": self.avoid,
+            "lines": self.lines,
+        }
+
+
+def read_lines(stream: BinaryIO) -> Iterator[str]:
+    """Decode a byte stream line by line, invalid UTF-8 replaced, each line cut at ``MAX_LINE``."""
+    while True:
+        chunk = stream.readline(MAX_LINE)
+        if not chunk:
+            return
+        if not chunk.endswith(b"\n") and len(chunk) == MAX_LINE:
+            while True:  # skip the rest of an over-long line without holding it
+                rest = stream.readline(MAX_LINE)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+
+
+def triage_stream(stream: BinaryIO) -> Triage:
+    """Triage a log given as a binary stream."""
+    return triage_lines(read_lines(stream))
+
+
+def triage_lines(lines: Iterable[str]) -> Triage:
+    """Triage a log given as text lines (without their newlines)."""
+    first: _Error | None = None
+    later: list[dict[str, Any]] = []
+    in_block = False
+    block_open: _Error | None = None
+    recent: deque[str] = deque(maxlen=RECENT_STEPS)
+    step_at_failure: tuple[str, re.Match[str]] | None = None
+    started_at_failure: tuple[str, re.Match[str]] | None = None
+    capability: str | None = None
+    async_footer = rocm = blocking = False
+    count = 0
+    for count, whole in enumerate(lines, start=1):
+        raw = whole[:PROBE]
+        m = RANK.match(raw)
+        rank = int(m.group(1)) if m else None
+        text = raw[m.end() :] if m else raw
+        prefix = LOGGER.match(text)
+        if prefix:
+            text = text[prefix.end() :]
+        if "CUDA" in text:
+            async_footer |= ASYNC_FOOTER in text
+            blocking |= "CUDA_LAUNCH_BLOCKING=1" in text and "consider passing" not in text
+        if not rocm and (
+            "HIP" in text
+            or "hip" in text
+            or "ROCm" in text
+            or "rocm" in text
+            or "HSA" in text
+            or "AMD" in text
+        ):
+            rocm = bool(ROCM.search(text))
+        starts = is_exception = False
+        if any(word in text for word in ERROR_WORDS):
+            starts = bool(ERROR_START.search(text)) or (
+                bool(ASSERT.search(text)) and not WARNING.search(text)
+            )
+            exc = EXCEPTION.match(text.strip()) if not text.startswith((" ", "\t")) else None
+            is_exception = exc is not None and not WARNING.search(exc.group(1))
+        if first is None:
+            if not (starts or is_exception):
+                head = text[:STEP_PROBE]
+                if any(word in head for word in STEP_WORDS):
+                    recent.append(head)  # parsed only if a failure follows
+                if capability is None and "capability" in text:
+                    found_cap = CAPABILITY.search(text)
+                    capability = found_cap.group(1) if found_cap else None
+                continue
+            first = _Error(count, raw[:SHOWN], rank)
+            step_at_failure, started_at_failure = _steps(recent)
+            block_open = first
+            in_block = True
+        if block_open is first and in_block:
+            if len(first.lines) < MAX_BLOCK:
+                first.lines.append(text)
+            if is_exception and first.exception is None:
+                first.exception = text.strip()
+                continue
+            if first.exception is not None and (starts or is_exception) and not _continues(text):
+                in_block = False  # a new error after the first's exception line
+            else:
+                continue
+        consequence = text.startswith("Traceback") or is_exception
+        if consequence and not ASSERT.search(text) and len(later) < MAX_CONSEQUENCES:
+            later.append({"line": count, "text": raw[:SHOWN]})
+    if first is None:
+        step = {
+            "completed": _describe(_steps(recent)[0]),
+            "in_progress": None,
+            "asynchronous": False,
+        }
+        return Triage(None, None, None, step, None, [], [], None, count)
+    family = _family("\n".join(first.lines))
+    later = [
+        c
+        for c in later
+        if c["line"] > first.line and not (first.exception and c["text"].strip() == first.exception)
+    ]
+    asynchronous = async_footer and not blocking and not rocm
+    checks = _checks(family, "\n".join(first.lines), asynchronous, rocm)
+    if capability is not None and family == "op_unavailable":
+        checks.insert(
+            0,
+            f"the log says this GPU ({capability}) is not among the capabilities this torch "
+            "build was compiled for: install a build that lists it (torch.cuda.get_arch_list())",
+        )
+    completed = _describe(step_at_failure)
+    if started_at_failure is None:
+        in_progress = _next(step_at_failure)
+    elif _is_bar(started_at_failure):
+        in_progress = _next(started_at_failure)  # a bar at 0 of N: the first item is in progress
+    else:
+        in_progress = _describe(started_at_failure)  # a header: that step had begun
+    return Triage(
+        family=family,
+        first_error={"line": first.line, "text": first.text},
+        exception=first.exception,
+        step={
+            "completed": completed,
+            "in_progress": in_progress,
+            "asynchronous": asynchronous,
+        },
+        rank=first.rank,
+        consequences=later,
+        checks=checks,
+        avoid=FAMILIES[family]["avoid"],
+        lines=count,
+    )
+
+
+def _continues(text: str) -> bool:
+    """Lines that belong to the exception just read (CUDA's footer, chained-exception glue)."""
+    return text.startswith(
+        (
+            "CUDA kernel errors",
+            "For debugging",
+            "Compile with",
+            "Search for",
+            "Exception raised from",
+            "frame #",
+        )
+    )
+
+
+def _step(text: str) -> tuple[str, re.Match[str]] | None:
+    for pattern in STEP_PATTERNS:
+        m = pattern.search(text)
+        if m:
+            return text, m
+    return None
+
+
+def _bar_label(step: tuple[str, re.Match[str]]) -> str:
+    """What a progress bar is about: the text before it (tqdm's description, such as Epoch 1/5)."""
+    text, m = step
+    return text[: m.start()].split("|")[-1].strip(" :")[-80:]
+
+
+def _is_bar(step: tuple[str, re.Match[str]]) -> bool:
+    return step[1].groupdict().get("pct") is not None
+
+
+def _steps(
+    recent: Iterable[str],
+) -> tuple[tuple[str, re.Match[str]] | None, tuple[str, re.Match[str]] | None]:
+    """The last completed step marker, and a step header after it (a step begun), if any.
+
+    A marker on a line that reports results (loss, accuracy, done, it/s...) is a completed step;
+    a bare marker (``Epoch 3/10``, a bar at 0) announces one that has begun.
+    """
+    started = None
+    for head in reversed(list(recent)):
+        found = _step(head)
+        if found is None:
+            continue
+        if RESULT_WORDS.search(head) and not _no_progress(found):
+            return found, started
+        if started is None:
+            started = found
+    return None, started
+
+
+def _no_progress(step: tuple[str, re.Match[str]]) -> bool:
+    """A progress bar at 0 of N has completed nothing."""
+    return _is_bar(step) and step[1].group("n") == "0"
+
+
+def _describe(step: tuple[str, re.Match[str]] | None) -> str | None:
+    """The marker as the log shows it."""
+    return _marker(step, following=False)
+
+
+def _next(step: tuple[str, re.Match[str]] | None) -> str | None:
+    """The marker after the last completed one: where the failure most likely is."""
+    return _marker(step, following=True)
+
+
+def _marker(step: tuple[str, re.Match[str]] | None, *, following: bool) -> str | None:
+    if step is None:
+        return None
+    _, m = step
+    groups = m.groupdict()
+    n = int(m.group("n")) + (1 if following else 0)
+    if groups.get("pct") is not None:
+        return f"{_bar_label(step)} {n}/{m.group('of')}".strip()
+    kind = m.group("kind").lower()
+    if groups.get("i") is not None:
+        where = "after " if following else ""
+        return f"{kind} {m.group('n')} [{where}{m.group('i')}/{m.group('of')}]"
+    of = f"/{m.group('of')}" if groups.get("of") and not following else ""
+    return f"{kind} {n}{of}"
+
+
+def _family(block: str) -> str:
+    for name in _ORDER:
+        if any(p.search(block) for p in _COMPILED[name]):
+            return name
+    return "other"
+
+
+def _checks(family: str, block: str, asynchronous: bool, rocm: bool) -> list[str]:
+    checks = [FAMILIES[family]["first_check"]]
+    if (
+        re.search(r"nll_loss|NLLLoss|ClassNLLCriterion|cross_entropy|Loss\.cu", block)
+        and family == "index_out_of_range"
+    ):
+        checks.insert(
+            0,
+            "a loss kernel refused a target: validate the labels of that step with "
+            "`labelgate validate FILE --classes K` (and `--ignore-index` if not -100)",
+        )
+    if (
+        re.search(r"Indexing\.cu|indexSelect|embedding|index_select", block)
+        and family == "index_out_of_range"
+    ):
+        checks.insert(
+            0,
+            "an Indexing.cu assert: an embedding or vocabulary index is out of range "
+            "(token ids >= num_embeddings, or a tokenizer/model vocabulary mismatch)",
+        )
+    if re.search(r"not implemented for 'Int'", block) and re.search(
+        r"nll_loss|cross_entropy", block
+    ):
+        checks.insert(0, "int32 targets: cast them to int64 (target.long()) before the loss")
+    elif re.search(r"not implemented for '(Float|Double|Half)'", block) and re.search(
+        r"nll_loss", block
+    ):
+        checks.insert(
+            0,
+            "float class targets: class indices must be int64; a fractional label is corrupted data",
+        )
+    if family == "index_out_of_range" and re.search(
+        r"device-side assert|Assertion|hipErrorAssert|cudaErrorAssert", block
+    ):
+        checks.append(
+            "after a device-side assert the process cannot continue: restart it (a notebook: "
+            "its kernel) before reproducing; a restart fixes neither a wrong target nor a bad index"
+        )
+    if asynchronous and not rocm:
+        checks.append(
+            "the traceback line is where the error was observed, not where it happened: rerun "
+            "once with CUDA_LAUNCH_BLOCKING=1 (NVIDIA only, for diagnosis, never for timing)"
+        )
+    if rocm:
+        checks.append(
+            "this log comes from ROCm (HIP): its messages, tools and flags differ; apply no "
+            "NVIDIA-specific procedure (CUDA_LAUNCH_BLOCKING) there"
+        )
+    return checks
