@@ -57,6 +57,13 @@ class ClassMap:
             out.setdefault(normalise_name(name), index)
         return out
 
+    def fingerprint(self) -> str:
+        """A stable hash of the map: ``sha256:`` over its ``index<TAB>name`` lines, sorted."""
+        import hashlib
+
+        lines = "".join(f"{i}\t{name}\n" for i, name in sorted(self.entries))
+        return "sha256:" + hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
     def problems(self, num_classes: int) -> list[str]:
         """List every way this map fails to be a bijection between names and ``0..num_classes-1``.
 

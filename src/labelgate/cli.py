@@ -16,6 +16,7 @@ from labelgate.errors import LabelgateError, UsageError
 __all__ = ["main"]
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+FORMATS = ("text", "json", "junit", "github", "markdown", "html")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -112,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         paths="label file(s), directory or glob",
     )
-    v.add_argument("--format", choices=("text", "json"), default="text")
+    v.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
     v.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
     v.add_argument(
         "--max-examples",
@@ -206,6 +207,45 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tr.add_argument("log", metavar="LOG", help="the log file, or - for standard input")
     tr.add_argument("--format", choices=("text", "json"), default="text")
+    df = sub.add_parser(
+        "diff",
+        help="CI gate: validate HEAD and compare it with BASE (class map, values, shares, ids)",
+        description=(
+            "Validate HEAD fully and compare it with BASE, two revisions of one dataset (files or "
+            "directories): a renamed or reordered class map (blocks unless the contract's version "
+            "changed), label values new in HEAD, classes gone, class and source shares that moved, "
+            "rows added, removed or relabelled by id. Exit status: 0 pass, 1 a check failed, 2 "
+            "usage error or unreadable input."
+        ),
+    )
+    df.add_argument("base", metavar="BASE", help="the dataset at the base revision")
+    df.add_argument("head", metavar="HEAD", help="the dataset at the head revision")
+    _contract_options(df)
+    df.add_argument(
+        "--base-schema", metavar="FILE", help="the base revision's contract (default --schema)"
+    )
+    df.add_argument("--base-class-names", metavar="FILE", help="the base revision's class map")
+    df.add_argument(
+        "--share-threshold",
+        type=float,
+        default=0.05,
+        metavar="X",
+        help="share shift to report (default 0.05)",
+    )
+    df.add_argument("--format", choices=FORMATS, default="text")
+    df.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
+    df.add_argument("--max-examples", type=_non_negative, default=20, metavar="N")
+    df.add_argument("--strict", action="store_true", help="warnings fail too")
+    pn = sub.add_parser(
+        "pin",
+        help="write the class map's fingerprint into the contract",
+        description=(
+            "Compute the fingerprint of the contract's class map and write it into the contract "
+            "as class_map_fingerprint; validate and diff then fail (LG018) when the map in use "
+            "no longer matches it."
+        ),
+    )
+    pn.add_argument("schema", metavar="SCHEMA", help="the contract (YAML) to pin")
     return parser
 
 
@@ -219,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "fix": _fix,
             "repro": _repro,
             "triage": _triage,
+            "diff": _diff,
+            "pin": _pin,
         }
         return commands[args.command](args)
     except LabelgateError as exc:
@@ -254,7 +296,6 @@ def _contract(args: argparse.Namespace) -> object:
 
 def _validate(args: argparse.Namespace) -> int:
     from labelgate.contract import Contract
-    from labelgate.render import render
     from labelgate.validation import validate
 
     contract = _contract(args)
@@ -275,12 +316,27 @@ def _validate(args: argparse.Namespace) -> int:
     finally:
         if progress is not None:
             progress.close()
+    return _emit(report, args)
+
+
+def _emit(report: object, args: argparse.Namespace) -> int:
+    """Write the report where asked; with --format github, also GitHub's step summary."""
+    import os
+
+    from labelgate.render import render
+    from labelgate.report import Report
+
+    assert isinstance(report, Report)
     to_terminal = args.output is None and sys.stdout.isatty()
     text = render(report, args.format, color=to_terminal)
     if args.output:
         write_text_atomic(args.output, text)
     else:
         sys.stdout.write(text)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if args.format == "github" and summary:
+        with Path(summary).open("a", encoding="utf-8") as f:
+            f.write(render(report, "markdown"))
     return EXIT_FAIL if report.failed else EXIT_PASS
 
 
@@ -435,3 +491,58 @@ def _triage(args: argparse.Namespace) -> int:
             raise InputError("permission denied", path=args.log) from None
     sys.stdout.write(render_triage(result, args.format))
     return EXIT_PASS if result.first_error is None else EXIT_FAIL
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from labelgate.classmap import load_class_map
+    from labelgate.contract import Contract
+    from labelgate.diff import diff
+
+    head = _contract(args)
+    assert isinstance(head, Contract)
+    base = Contract.from_yaml(args.base_schema) if args.base_schema else head
+    if args.base_schema:
+        base = base.replace(
+            num_classes=args.classes,
+            label_column=args.label_column,
+            id_column=args.id_column,
+            source_column=args.source_column,
+            name_column=args.name_column,
+            ignore_index=args.ignore_index,
+        )
+    if args.base_class_names:
+        base = base.replace(class_map=load_class_map(args.base_class_names))
+    if args.output:
+        _refuse_input_as_output(args.output, [args.base, args.head])
+    report = diff(
+        [args.base],
+        [args.head],
+        base,
+        head,
+        threshold=args.share_threshold,
+        max_examples=args.max_examples,
+        strict=args.strict,
+    )
+    return _emit(report, args)
+
+
+def _pin(args: argparse.Namespace) -> int:
+    import re
+
+    from labelgate.contract import Contract
+
+    contract = Contract.from_yaml(args.schema)
+    if contract.class_map is None:
+        raise UsageError(f"{args.schema}: the contract has no class_names to pin")
+    fingerprint = contract.class_map.fingerprint()
+    text = Path(args.schema).read_text(encoding="utf-8")
+    line = f"class_map_fingerprint: {fingerprint}"
+    pattern = re.compile(r"^class_map_fingerprint:.*$", re.MULTILINE)
+    if pattern.search(text):
+        text = pattern.sub(line, text)
+    else:
+        text = text + ("" if text.endswith("\n") else "\n") + line + "\n"
+    write_text_atomic(args.schema, text)
+    Contract.from_yaml(args.schema)  # the pinned contract still reads
+    print(f"pinned {args.schema}: {fingerprint}")
+    return EXIT_PASS

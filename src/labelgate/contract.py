@@ -16,7 +16,7 @@ __all__ = ["SEVERITIES", "TASKS", "Batching", "Contract"]
 
 TASKS = ("multiclass", "tokens")
 SEVERITIES = ("error", "warning", "info", "off")
-CHECK_CODES = tuple(f"LG{n:03d}" for n in range(1, 18))
+CHECK_CODES = tuple(f"LG{n:03d}" for n in (*range(1, 19), *range(20, 26)))
 DEFAULT_IGNORE_INDEX = -100
 
 
@@ -58,6 +58,7 @@ class Contract:
         severity: check code -> severity, overriding the defaults.
         expected_rows: the row count the dataset must have.
         version: the contract's own version string.
+        class_map_fingerprint: the pinned fingerprint of the class map (``labelgate pin``).
         name: the dataset's name.
         origin: the file the contract was read from.
     """
@@ -77,6 +78,7 @@ class Contract:
     version: str | None = None
     name: str | None = None
     origin: str | None = None
+    class_map_fingerprint: str | None = None
 
     def __post_init__(self) -> None:
         if self.num_classes is not None and (
@@ -137,6 +139,7 @@ class Contract:
             "class_weights": None if self.class_weights is None else list(self.class_weights),
             "severity": dict(self.severity),
             "expected_rows": self.expected_rows,
+            "class_map_fingerprint": self.class_map_fingerprint,
         }
 
     @classmethod
@@ -197,6 +200,7 @@ _TOP_KEYS = {
     "class_weights": list,
     "severity": dict,
     "expected_rows": int,
+    "class_map_fingerprint": str,
 }
 _BATCH_KEYS = {"size": int, "drop_last": bool, "shuffle_seed": int}
 _TYPE_NAMES = {
@@ -267,6 +271,7 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         version=None if version is None else str(version),
         name=data.get("name"),
         origin=origin,
+        class_map_fingerprint=data.get("class_map_fingerprint"),
     )
 
 

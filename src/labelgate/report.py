@@ -102,6 +102,7 @@ class Report:
         classes: per-class table.
         notes: remarks that are not findings (detected columns, dtype casts).
         strict: whether warnings fail the run.
+        diff: for ``labelgate diff``, the comparison with the base revision.
     """
 
     findings: tuple[Finding, ...]
@@ -114,6 +115,7 @@ class Report:
     classes: list[dict[str, Any]]
     notes: tuple[str, ...] = ()
     strict: bool = False
+    diff: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:
@@ -141,4 +143,4 @@ class Report:
             "sources": self.sources,
             "classes": self.classes,
             "notes": list(self.notes),
-        }
+        } | ({"diff": self.diff} if self.diff is not None else {})

@@ -196,10 +196,14 @@ def _ids_at(rows: np.ndarray[Any, Any], data: Dataset, column: str) -> list[Any]
 
 
 def _names_seen(scan: Scan) -> dict[int, str]:
-    """Each in-range label's most frequent name in the name column."""
+    """Each in-range label's most frequent name in the name column, among the sources that can
+    be a reference (not 1-based ones)."""
+    from labelgate.checks.classes import reference_sources
+
+    sources = reference_sources(scan.pairs, scan.k)
     votes: dict[int, Counter[str]] = defaultdict(Counter)
-    for (_, value, name), (count, _) in scan.pairs.items():
-        if 0 <= value < scan.k:
+    for (source, value, name), (count, _) in scan.pairs.items():
+        if source in sources and 0 <= value < scan.k:
             votes[value][name] += count
     return {value: c.most_common(1)[0][0] for value, c in votes.items()}
 

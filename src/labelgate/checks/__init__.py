@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from labelgate.checks.context import Context
 from labelgate.report import SEVERITY_ORDER, Finding
 
-__all__ = ["REGISTRY", "CheckSpec", "Context", "check", "run_checks"]
+__all__ = ["REGISTRY", "CheckSpec", "Context", "all_checks", "check", "run_checks"]
 
 CheckFn = Callable[[Context], list[Finding]]
 
@@ -52,11 +52,16 @@ def check(code: str, title: str, severity: str) -> Callable[[CheckFn], CheckFn]:
     return register
 
 
-def run_checks(ctx: Context) -> list[Finding]:
-    """Run every registered check; errors first, then warnings, then info, each in code order."""
-    # Importing the modules registers their checks.
+def all_checks() -> dict[str, CheckSpec]:
+    """The registry, every check module imported (importing a module registers its checks)."""
     from labelgate.checks import batches, classes, rows, values  # noqa: F401
 
+    return REGISTRY
+
+
+def run_checks(ctx: Context) -> list[Finding]:
+    """Run every registered check; errors first, then warnings, then info, each in code order."""
+    all_checks()
     overrides = ctx.contract.severity
     findings: list[Finding] = []
     for code in sorted(REGISTRY):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from labelgate.checks import check
 from labelgate.checks.context import Context, join_values
-from labelgate.classmap import normalise_name
+from labelgate.classmap import ClassMap, normalise_name
 from labelgate.report import Example, Finding
 
 
@@ -42,6 +43,13 @@ class Shifts:
     mismatches: list[Mismatch]
 
 
+def reference_sources(pairs: dict[tuple[int, int, str], list[int]], k: int) -> set[int]:
+    """Sources whose (label, name) pairs can serve as the reference for the others: those with
+    no label at K, the signature of a 1-based source (a stray bad label elsewhere does not
+    disqualify a source)."""
+    return {s for (s, _, _) in pairs} - {s for (s, v, _) in pairs if v == k}
+
+
 def analyse_shifts(ctx: Context) -> Shifts | None:
     """Compare each source's (label, name) pairs with the reference map; ``None`` without names."""
     if "analysis" in ctx.shifts:
@@ -62,12 +70,10 @@ def _analyse(ctx: Context) -> Shifts | None:
     if cmap is not None:
         reference = cmap.index_of()
     else:
-        # The reference sources are those with no label at K, the signature of a 1-based
-        # source; a stray out-of-range label elsewhere does not disqualify a source.
-        reference_sources = {s for (s, _, _) in named} - {s for (s, v, _) in named if v == k}
+        sources = reference_sources(named, k)
         votes: defaultdict[str, Counter[int]] = defaultdict(Counter)
         for (s, v, name), (count, _) in named.items():
-            if s in reference_sources and 0 <= v < k:
+            if s in sources and 0 <= v < k:
                 votes[normalise_name(name)][v] += count
         reference = {name: c.most_common(1)[0][0] for name, c in votes.items()}
     offsets: defaultdict[int, Counter[int]] = defaultdict(Counter)
@@ -293,3 +299,39 @@ def class_usage(ctx: Context) -> list[Finding]:
             )
         )
     return found
+
+
+@check("LG018", "class map differs from the pinned fingerprint", "error")
+def pinned_map(ctx: Context) -> list[Finding]:
+    pinned = ctx.contract.class_map_fingerprint
+    if pinned is None:
+        return []
+    cmap = ctx.contract.class_map
+    origin = "the class map"
+    if cmap is None and ctx.names_seen:
+        cmap = ClassMap(tuple(sorted(ctx.names_seen.items())), origin="the (label, name) pairs")
+        origin = "the map the data's (label, name) pairs give"
+    details: dict[str, Any] = {"pinned": pinned}
+    if cmap is None:
+        message = "the contract pins a class map, but there is none to check: no class_names and no name column"
+    else:
+        found = cmap.fingerprint()
+        if found == pinned:
+            return []
+        details["found"] = found
+        message = f"{origin} has fingerprint {found[:19]}..., the contract pins {pinned[:19]}...: the class map changed"
+    return [
+        Finding(
+            code="LG018",
+            severity="error",
+            count=1,
+            unit="maps",
+            message=message,
+            fix=(
+                "A changed class map remaps labels silently. If the change is intended, bump the "
+                "contract's version and run `labelgate pin` again; otherwise restore the map (or "
+                "give the contract's class_names, or a name column, so the pin can be checked)."
+            ),
+            details=details,
+        )
+    ]

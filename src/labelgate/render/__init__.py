@@ -10,18 +10,26 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "render"]
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "junit", "github", "markdown", "html")
 
 
 def render(report: Report, fmt: str, *, color: bool = False, width: int = 100) -> str:
     """Render ``report`` in ``fmt`` (one of :data:`FORMATS`)."""
-    renderer: Callable[..., str]
+    renderer: Callable[[Report], str]
+    if fmt == "text":
+        from labelgate.render.text import render_text
+
+        return render_text(report, color=color, width=width)
     if fmt == "json":
         from labelgate.render.json import render_json as renderer
-    elif fmt == "text":
-        from labelgate.render.text import render_text as renderer
-
-        return renderer(report, color=color, width=width)
+    elif fmt == "junit":
+        from labelgate.render.junit import render_junit as renderer
+    elif fmt == "github":
+        from labelgate.render.github import render_github as renderer
+    elif fmt == "markdown":
+        from labelgate.render.markdown import render_markdown as renderer
+    elif fmt == "html":
+        from labelgate.render.html import render_html as renderer
     else:
         raise ValueError(f"unknown format {fmt!r}")
     return renderer(report)

@@ -1,0 +1,276 @@
+"""labelgate diff: validate the head revision of a dataset and compare it with the base."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+from labelgate.checks.context import Context, join_values
+from labelgate.classmap import normalise_name
+from labelgate.contract import Contract
+from labelgate.report import SEVERITY_ORDER, Finding, Report
+from labelgate.validation import validate_in_context
+
+__all__ = ["DIFF_CODES", "diff"]
+
+DIFF_CODES = {
+    "LG020": "class map changed (renamed, reordered, added, dropped)",
+    "LG021": "label values new in head",
+    "LG022": "classes gone from head",
+    "LG023": "class or source share shifted",
+    "LG024": "rows added or removed (by id)",
+    "LG025": "label changed for the same id",
+}
+
+
+def class_names(ctx: Context) -> dict[int, str]:
+    """Index -> name for a revision: its class map, else its (label, name) pairs."""
+    if ctx.contract.class_map is not None:
+        return ctx.contract.class_map.name_of()
+    return dict(ctx.names_seen)
+
+
+def diff(
+    base: list[str],
+    head: list[str],
+    base_contract: Contract,
+    head_contract: Contract,
+    *,
+    threshold: float = 0.05,
+    max_examples: int = 20,
+    strict: bool = False,
+) -> Report:
+    """Validate ``head`` fully, and compare it with ``base``.
+
+    Returns:
+        The head's report, with the comparison's findings (LG020-LG025) added and a ``diff``
+        section: the class maps, label values, per-class and per-source shares, and row changes
+        by id.
+    """
+    head_report, head_ctx = validate_in_context(
+        head, head_contract, max_examples=max_examples, strict=strict
+    )
+    base_report, base_ctx = validate_in_context(base, base_contract, max_examples=max_examples)
+    found: list[Finding] = []
+    base_map, head_map = class_names(base_ctx), class_names(head_ctx)
+    found += _class_map_changes(
+        base_map, head_map, base_ctx.contract.version, head_ctx.contract.version
+    )
+    base_values, head_values = _values(base_ctx), _values(head_ctx)
+    new_values = sorted(set(head_values) - set(base_values))
+    if new_values:
+        found.append(
+            Finding(
+                code="LG021",
+                severity="error",
+                count=sum(head_values[v] for v in new_values),
+                unit="rows",
+                message=f"label values new in head, unknown to base: {join_values(new_values)}",
+                fix="A new label value needs a class (and a model head that knows it), or it is a mistake.",
+                details={"values": {str(v): head_values[v] for v in new_values[:100]}},
+            )
+        )
+    gone = sorted(v for v in base_values if v not in head_values and 0 <= v < head_ctx.k)
+    if gone:
+        found.append(
+            Finding(
+                code="LG022",
+                severity="warning",
+                count=len(gone),
+                unit="classes",
+                message=f"classes present in base are gone from head: {join_values(gone)}",
+                fix="Check whether rows of these classes were dropped on purpose.",
+                details={"classes": gone[:1000]},
+            )
+        )
+    shares = _shifts(base_ctx, head_ctx, threshold)
+    if shares:
+        found.append(
+            Finding(
+                code="LG023",
+                severity="warning",
+                count=len(shares),
+                unit="shares",
+                message=f"shares moved by more than {threshold:.0%}: "
+                + "; ".join(
+                    f"{s['what']} {s['key']!s} {s['base']:.1%} -> {s['head']:.1%}"
+                    for s in shares[:8]
+                ),
+                fix="A large shift in a class's or a source's share changes what the model learns; confirm it is intended.",
+                details={"shifts": shares},
+            )
+        )
+    rows = _rows_by_id(base_ctx, head_ctx)
+    found += rows.pop("findings")
+    findings = sorted(
+        [*head_report.findings, *found], key=lambda f: (SEVERITY_ORDER[f.severity], f.code)
+    )
+    summary = {
+        "base": {
+            "input": base_report.input,
+            "counts": base_report.counts,
+            "status": base_report.status,
+        },
+        "class_map": {
+            "base": {str(k): v for k, v in sorted(base_map.items())},
+            "head": {str(k): v for k, v in sorted(head_map.items())},
+        },
+        "label_values": {
+            "base": {str(k): v for k, v in sorted(base_values.items())},
+            "head": {str(k): v for k, v in sorted(head_values.items())},
+        },
+        "share_threshold": threshold,
+        "rows": rows,
+    }
+    return replace(head_report, findings=tuple(findings), diff=summary)
+
+
+def _class_map_changes(
+    base: dict[int, str], head: dict[int, str], base_version: str | None, head_version: str | None
+) -> list[Finding]:
+    base_index = {normalise_name(n): i for i, n in base.items()}
+    renamed, reordered, added, dropped = [], [], [], []
+    for i in sorted(set(base) | set(head)):
+        b, h = base.get(i), head.get(i)
+        if b is not None and h is not None and normalise_name(b) != normalise_name(h):
+            moved_from = base_index.get(normalise_name(h))
+            if moved_from is not None:
+                reordered.append(f"{h!r} {moved_from} -> {i}")
+            else:
+                renamed.append(f"{i}: {b!r} -> {h!r}")
+        elif b is None and h is not None:
+            added.append(f"{i}: {h!r}")
+        elif h is None and b is not None:
+            dropped.append(f"{i}: {b!r}")
+    out = []
+    remap = renamed + reordered
+    if remap:
+        bumped = (
+            base_version is not None and head_version is not None and base_version != head_version
+        )
+        parts = ([f"renamed {join_values(renamed, 5)}"] if renamed else []) + (
+            [f"reordered {join_values(reordered, 5)}"] if reordered else []
+        )
+        out.append(
+            Finding(
+                code="LG020",
+                severity="info" if bumped else "error",
+                count=len(remap),
+                unit="classes",
+                message="the class map changed: "
+                + "; ".join(parts)
+                + (f" (contract version {base_version} -> {head_version})" if bumped else ""),
+                fix=(
+                    "A renamed or reordered class silently remaps every label of that index. If it is "
+                    "intended, bump the contract's version (and re-pin); otherwise restore the map."
+                ),
+                details={"renamed": renamed, "reordered": reordered},
+            )
+        )
+    if added or dropped:
+        out.append(
+            Finding(
+                code="LG020",
+                severity="warning",
+                count=len(added) + len(dropped),
+                unit="classes",
+                message="classes "
+                + "; ".join(
+                    ([f"added {join_values(added, 5)}"] if added else [])
+                    + ([f"dropped {join_values(dropped, 5)}"] if dropped else [])
+                ),
+                fix="The model head's size must follow the class count.",
+                details={"added": added, "dropped": dropped},
+            )
+        )
+    return out
+
+
+def _values(ctx: Context) -> Counter[int]:
+    values: Counter[int] = Counter(
+        {i: n for i, n in enumerate(ctx.scan.class_counts.tolist()) if n}
+    )
+    values.update(ctx.scan.other_values)
+    return values
+
+
+def _shifts(base: Context, head: Context, threshold: float) -> list[dict[str, Any]]:
+    """Per-class and per-source shares that moved by more than ``threshold`` (absolute)."""
+    out: list[dict[str, Any]] = []
+    per_class = (_class_rows(base), _class_rows(head))
+    per_source = (_source_rows(base), _source_rows(head))
+    live_sources = {k for table in per_source for k, v in table.items() if v}
+    tables: list[tuple[str, tuple[dict[str, int], dict[str, int]]]] = [("class", per_class)]
+    if len(live_sources) > 1:
+        tables.append(("source", per_source))
+    for what, (b, h) in tables:
+        bt, ht = sum(b.values()) or 1, sum(h.values()) or 1
+        for key in sorted(set(b) | set(h)):
+            bs, hs = b.get(key, 0) / bt, h.get(key, 0) / ht
+            if abs(hs - bs) > threshold:
+                out.append({"what": what, "key": key, "base": round(bs, 6), "head": round(hs, 6)})
+    return out
+
+
+def _class_rows(ctx: Context) -> dict[str, int]:
+    return {str(i): n for i, n in enumerate(ctx.scan.class_counts.tolist())}
+
+
+def _source_rows(ctx: Context) -> dict[str, int]:
+    return {name: int(ctx.scan.source_rows[s]) for s, name in enumerate(ctx.scan.source_names)}
+
+
+def _rows_by_id(base: Context, head: Context) -> dict[str, Any]:
+    """Rows added, removed and relabelled, matched by id (needs an id column in both)."""
+    bid, hid = base.contract.id_column, head.contract.id_column
+    if bid is None or hid is None:
+        return {"findings": [], "compared": False}
+    from labelgate.dataset import open_dataset
+
+    def labels_by_id(ctx: Context, column: str) -> dict[Any, Any]:
+        data = open_dataset([f.path for f in ctx.files], ctx.contract)
+        out: dict[Any, Any] = {}
+        for _, _, batch in data.chunks([column, ctx.contract.label_column or ""]):
+            out.update(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True))
+        return out
+
+    b, h = labels_by_id(base, bid), labels_by_id(head, hid)
+    added = [k for k in h if k not in b]
+    removed = [k for k in b if k not in h]
+    changed = [k for k in h if k in b and b[k] != h[k]]
+    findings = []
+    if changed:
+        findings.append(
+            Finding(
+                code="LG025",
+                severity="warning",
+                count=len(changed),
+                unit="rows",
+                message=f"{len(changed)} rows keep their id but changed label: "
+                + ", ".join(f"{k!r} {b[k]} -> {h[k]}" for k in changed[:5]),
+                fix="Relabelling is a change to review: confirm each is a correction.",
+                details={
+                    "changes": [{"id": k, "base": b[k], "head": h[k]} for k in changed[:1000]]
+                },
+            )
+        )
+    if added or removed:
+        findings.append(
+            Finding(
+                code="LG024",
+                severity="info",
+                count=len(added) + len(removed),
+                unit="rows",
+                message=f"{len(added)} rows added, {len(removed)} removed (by id)",
+                fix="",
+                details={"added": added[:100], "removed": removed[:100]},
+            )
+        )
+    return {
+        "findings": findings,
+        "compared": True,
+        "added": len(added),
+        "removed": len(removed),
+        "changed": len(changed),
+    }

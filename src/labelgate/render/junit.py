@@ -1,0 +1,66 @@
+"""JUnit XML: one test case per check code, failed where the report has a failing finding."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from labelgate.render.common import check_titles
+from labelgate.report import Finding, Report
+
+__all__ = ["render_junit"]
+
+
+def _detail(f: Finding) -> str:
+    lines = [f.message, f"fix: {f.fix}" if f.fix else ""]
+    lines += [
+        f"row {e.row}, id {e.id!r}, batch {e.batch}, source {e.source!r}, value {e.value!r}"
+        for e in f.examples
+    ]
+    return "\n".join(line for line in lines if line)
+
+
+def render_junit(report: Report) -> str:
+    """One ``<testsuite>``; a ``<testcase>`` per check code, named by its code.
+
+    Errors (and warnings under ``strict``) are ``<failure>``; other findings are kept as
+    ``<system-out>`` of a passing case, so readers show them without failing the build.
+    """
+    failing = {"error", "warning"} if report.strict else {"error"}
+    by_code: dict[str, list[Finding]] = {}
+    for f in report.findings:
+        by_code.setdefault(f.code, []).append(f)
+    titles = check_titles(report)
+    name = "labelgate diff" if report.diff is not None else "labelgate validate"
+    files = ", ".join(f["path"] for f in report.input["files"])
+    failures = sum(any(f.severity in failing for f in by_code.get(code, [])) for code in titles)
+    suite = ET.Element(
+        "testsuite",
+        name=name,
+        tests=str(len(titles)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+    )
+    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="input", value=files)
+    for code, title in titles.items():
+        case = ET.SubElement(suite, "testcase", classname=name, name=f"{code} {title}")
+        found = by_code.get(code, [])
+        failed = [f for f in found if f.severity in failing]
+        for f in failed:
+            failure = ET.SubElement(
+                case, "failure", message=f"{f.code} {f.severity}: {f.message}", type=f.severity
+            )
+            failure.text = _detail(f)
+        rest = [f for f in found if f not in failed]
+        if rest:
+            ET.SubElement(case, "system-out").text = "\n\n".join(
+                f"{f.severity}: {_detail(f)}" for f in rest
+            )
+    suites = ET.Element(
+        "testsuites", name="labelgate", tests=suite.get("tests", "0"), failures=str(failures)
+    )
+    suites.append(suite)
+    ET.indent(suites)
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+    )

@@ -1,0 +1,173 @@
+"""Reports for machines and people: JUnit, GitHub annotations, Markdown, and one HTML page."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import junitparser
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from labelgate import Batching, ClassMap, Contract
+from labelgate.render import render
+from labelgate.report import Report
+from labelgate.validation import validate
+from tests.conftest import SAMPLES, run_cli
+
+XSS = "<script>alert(1)</script>"
+
+
+@pytest.fixture
+def hostile(tmp_path: Path) -> Path:
+    """Labels whose class names, ids and sources carry markup, and a failing batch."""
+    path = tmp_path / "hostile.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "id": [XSS, "a|b", "c\nd", "e%f", "g"] * 8,
+                "label": [0, 1, 2, 7, -100] * 8,
+                "source": [XSS, "web"] * 20,
+            }
+        ),
+        path,
+    )
+    return path
+
+
+def hostile_report(path: Path) -> Report:
+    cmap = ClassMap.from_names([XSS, "dog", "bird"])
+    return validate([str(path)], Contract(num_classes=3, class_map=cmap, batching=Batching(size=4)))
+
+
+class TestJunit:
+    def test_one_case_per_code_parsed_by_a_junit_reader(self, tmp_path: Path) -> None:
+        out = tmp_path / "junit.xml"
+        result = run_cli(
+            "validate",
+            "oob_0_2_4.parquet",
+            "-k",
+            "4",
+            "--format",
+            "junit",
+            "-o",
+            str(out),
+            cwd=SAMPLES,
+        )
+        assert result.returncode == 1
+        xml = junitparser.JUnitXml.fromfile(str(out))
+        (suite,) = list(xml)
+        cases = {case.name.split()[0]: case for case in suite}
+        assert set(cases) == {f"LG{n:03d}" for n in (*range(1, 15), 16, 17, 18)}
+        failed = {code for code, case in cases.items() if not case.is_passed}
+        assert failed == {"LG004"}
+        (failure,) = cases["LG004"].result
+        assert "row 2, id 103, batch 0" in failure.text
+        assert suite.tests == len(cases) and suite.failures == 1
+
+    def test_strict_fails_warnings(self) -> None:
+        report = validate(
+            [str(SAMPLES / "oob_0_2_4.parquet")], Contract(num_classes=4), strict=True
+        )
+        xml = junitparser.JUnitXml.fromstring(render(report, "junit"))
+        failed = {case.name.split()[0] for suite in xml for case in suite if not case.is_passed}
+        assert failed == {"LG004", "LG012"}
+
+
+class TestGithub:
+    def test_annotations_and_step_summary(self, tmp_path: Path) -> None:
+        summary = tmp_path / "summary.md"
+        env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary)}
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "labelgate",
+                "validate",
+                "oob_0_2_4.parquet",
+                "-k",
+                "4",
+                "--format",
+                "github",
+            ],
+            cwd=SAMPLES,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert proc.returncode == 1
+        lines = proc.stdout.splitlines()
+        assert lines[0].startswith("::error file=oob_0_2_4.parquet,title=LG004::1 label >= K=4")
+        assert any(
+            line.startswith("::warning file=oob_0_2_4.parquet,title=LG012::") for line in lines
+        )
+        assert lines[-1] == "::notice title=labelgate::FAIL: 1 error(s), 1 warning(s)"
+        assert "## labelgate validate: FAIL" in summary.read_text()
+
+    def test_escapes_workflow_command_characters(self, hostile: Path) -> None:
+        text = render(hostile_report(hostile), "github")
+        lines = text.splitlines()
+        assert all(line.startswith("::") for line in lines)  # no message broke onto a new line
+        assert len(lines) == len(hostile_report(hostile).findings) + 1
+
+
+class TestMarkdown:
+    def test_tables_escape_data(self, hostile: Path) -> None:
+        text = render(hostile_report(hostile), "markdown")
+        assert "<script>" not in text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+        assert "a\\|b" in text
+        assert "| ❌ error | LG004 |" in text
+
+
+class TestHtml:
+    def test_self_contained_and_escaped(self, hostile: Path) -> None:
+        page = render(hostile_report(hostile), "html")
+        assert "<script" not in page.lower()
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+        assert not re.search(r"""(src|href)=["']?https?:""", page)  # nothing from the network
+        for plot in ("plot-classes", "plot-sources", "plot-batches", "plot-share"):
+            assert f'id="{plot}"' in page
+
+    def test_renders_in_headless_chromium(self, hostile: Path, tmp_path: Path) -> None:
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        if chromium is None:
+            if os.environ.get("CI"):
+                pytest.fail("CI installs chromium (.ci/run): the HTML report must be rendered")
+            pytest.skip("chromium is not installed here")
+        page = tmp_path / "report.html"
+        page.write_text(render(hostile_report(hostile), "html"))
+        with tempfile.TemporaryDirectory() as profile:
+            dom = subprocess.run(
+                [
+                    chromium,
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    f"--user-data-dir={profile}",
+                    "--dump-dom",
+                    page.as_uri(),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            ).stdout
+        assert dom.count("<svg") == 4
+        for plot in ("plot-classes", "plot-sources", "plot-batches", "plot-share"):
+            assert f'id="{plot}"' in dom
+        assert dom.count("<rect") > 10  # the bars were drawn
+        assert "<script>alert(1)</script>" not in dom  # shown as text, never parsed as markup
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom
