@@ -141,6 +141,31 @@ class TestPublicLogs:
         assert any("ROCm" in c for c in t.checks)
 
 
+class TestConstructedForms:
+    """Forms no fixture above shows whole; the lines follow what PyTorch and Triton print."""
+
+    def test_torch_compile_triton_index_assert(self) -> None:
+        log = [
+            "step 40 loss 2.31",
+            "/tmp/torchinductor_user/ab/cabcd.py:22: unknown: block: [0,0,0], thread: [0,0,0] "
+            "Assertion `index out of bounds: 0 <= tmp4 < 50257` failed.",
+            "Traceback (most recent call last):",
+            '  File "train.py", line 88, in <module>',
+            "    loss.backward()",
+            "RuntimeError: CUDA error: device-side assert triggered",
+        ]
+        t = triage_lines(log)
+        assert t.family == "index_out_of_range"
+        assert t.first_error == {"line": 2, "text": log[1]}
+        assert t.step["completed"] == "step 40"
+
+    def test_glog_prefixed_lines(self) -> None:
+        log = [
+            "E0305 20:23:38.866000 747 torch/_inductor/compile_fx.py:533] RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+        ]
+        assert triage_lines(log).family == "out_of_memory"
+
+
 class TestHostileInput:
     def test_empty(self) -> None:
         t = triage_stream(io.BytesIO(b""))
