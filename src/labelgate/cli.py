@@ -7,11 +7,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from labelgate import __version__
 from labelgate.atomic import write_text_atomic
 from labelgate.errors import LabelgateError, UsageError
+
+if TYPE_CHECKING:
+    from labelgate.contract import Contract
 
 __all__ = ["main"]
 
@@ -271,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _contract(args: argparse.Namespace) -> object:
+def _contract(args: argparse.Namespace) -> Contract:
     from labelgate.classmap import load_class_map
     from labelgate.contract import Batching, Contract
 
@@ -295,11 +298,9 @@ def _contract(args: argparse.Namespace) -> object:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from labelgate.contract import Contract
     from labelgate.validation import validate
 
     contract = _contract(args)
-    assert isinstance(contract, Contract)
     if args.output:
         _refuse_input_as_output(args.output, args.paths)
     progress = None
@@ -381,14 +382,12 @@ class _ProgressBar:
 
 
 def _smoke(args: argparse.Namespace) -> int:
-    from labelgate.contract import Contract
     from labelgate.dataset import open_dataset
     from labelgate.render.smoke import SmokeVerdict, render_smoke
     from labelgate.smoke import run_smoke
     from labelgate.validation import validate
 
     contract = _contract(args)
-    assert isinstance(contract, Contract)
     options = {"device": args.device, "max_batches": args.max_batches}
     before = None
     predicted: list[int] = []
@@ -418,12 +417,10 @@ def _parse_pairs(items: list[str], flag: str, *, value_ignore: bool) -> dict[str
 
 
 def _fix(args: argparse.Namespace) -> int:
-    from labelgate.contract import Contract
     from labelgate.fix import FixOptions, fix
     from labelgate.render.fixlog import render_fix
 
     contract = _contract(args)
-    assert isinstance(contract, Contract)
     shifts: dict[str, int] = {}
     for source, d in _parse_pairs(args.shift, "--shift", value_ignore=False).items():
         try:
@@ -457,10 +454,8 @@ def _fix(args: argparse.Namespace) -> int:
 
 def _repro(args: argparse.Namespace) -> int:
     from labelgate.bundle import make_bundle
-    from labelgate.contract import Contract
 
     contract = _contract(args)
-    assert isinstance(contract, Contract)
     bundle = make_bundle(args.paths, contract, args.out)
     if bundle is None:
         print("no batch fails: nothing to reproduce, nothing written")
@@ -499,7 +494,6 @@ def _diff(args: argparse.Namespace) -> int:
     from labelgate.diff import diff
 
     head = _contract(args)
-    assert isinstance(head, Contract)
     base = Contract.from_yaml(args.base_schema) if args.base_schema else head
     if args.base_schema:
         base = base.replace(

@@ -138,12 +138,11 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
     """
     _check_paths(paths, options)
     report, ctx = validate_in_context(paths, contract, max_examples=1)
-    del report
     from labelgate.dataset import open_dataset
 
     data = open_dataset(paths, contract)
     contract = data.contract
-    plans = _plan(ctx, options)
+    plans = _plan(ctx, report, options)
     by_name = {p.name: p for p in plans}
     label = data.columns.label
     tokens = data.task == "tokens"
@@ -253,7 +252,7 @@ def _output_schema(data: Any) -> pa.Schema:
     return chunk.schema
 
 
-def _plan(ctx: Any, options: FixOptions) -> list[SourceFix]:
+def _plan(ctx: Any, report: Report, options: FixOptions) -> list[SourceFix]:
     scan = ctx.scan
     shifts = analyse_shifts(ctx)
     live = [(s, name) for s, name in enumerate(scan.source_names) if scan.source_rows[s] > 0]
@@ -269,7 +268,7 @@ def _plan(ctx: Any, options: FixOptions) -> list[SourceFix]:
             f"--shift names unknown source(s) {', '.join(unknown)}; sources: {', '.join(sorted(names))}"
         )
     pattern_sources: set[str] = set()
-    lg011 = next((f for f in _findings(ctx) if f.code == "LG011"), None)
+    lg011 = next((f for f in report.findings if f.code == "LG011"), None)
     if lg011 is not None:
         pattern_sources = {
             n for n, d in lg011.details["sources"].items() if d["proof"] == "pattern"
@@ -301,12 +300,6 @@ def _plan(ctx: Any, options: FixOptions) -> list[SourceFix]:
         else:
             plans.append(SourceFix(name, "unchanged", rows))
     return plans
-
-
-def _findings(ctx: Any) -> list[Any]:
-    from labelgate.checks import run_checks
-
-    return run_checks(ctx)
 
 
 def _codes(table: pa.Table, column: str | None, n: int) -> tuple[I64, list[str | None]]:
