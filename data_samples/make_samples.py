@@ -87,6 +87,15 @@ def main() -> None:
         "label_column: ner_tags\nid_column: id\nbatching:\n  size: 16\n"
     )
 
+    soft = [[0.7, 0.1, 0.1, 0.1], [0.25, 0.25, 0.25, 0.25], [0.0, 0.0, 1.0, 0.0]] * 12
+    soft[5] = [1.2, -0.2, 0.0, 0.0]  # a negative "probability": PyTorch takes it silently
+    soft[17] = [0.5, 0.5, 0.0]  # K-1 values
+    soft[30] = [0.6, 0.6, 0.0, 0.0]  # sums to 1.2
+    write(
+        "soft_labels.parquet",
+        pa.table({"id": list(range(36)), "label": pa.array(soft, pa.list_(pa.float32()))}),
+    )
+
     lines = []
     for i in range(60):
         lines.append(f'"{1 + (i * 5) % 4}","headline {i}","body text {i}"')

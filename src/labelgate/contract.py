@@ -14,7 +14,7 @@ from labelgate.errors import ClassMapError, ContractError
 
 __all__ = ["SEVERITIES", "TASKS", "Batching", "Contract"]
 
-TASKS = ("multiclass", "tokens")
+TASKS = ("multiclass", "tokens", "soft")
 SEVERITIES = ("error", "warning", "info", "off")
 CHECK_CODES = tuple(f"LG{n:03d}" for n in (*range(1, 19), *range(20, 26)))
 DEFAULT_IGNORE_INDEX = -100
@@ -59,6 +59,7 @@ class Contract:
         expected_rows: the row count the dataset must have.
         version: the contract's own version string.
         class_map_fingerprint: the pinned fingerprint of the class map (``labelgate pin``).
+        soft_tolerance: for the soft task, how far from 1 a row's probabilities may sum.
         name: the dataset's name.
         origin: the file the contract was read from.
     """
@@ -79,6 +80,7 @@ class Contract:
     name: str | None = None
     origin: str | None = None
     class_map_fingerprint: str | None = None
+    soft_tolerance: float = 1e-3
 
     def __post_init__(self) -> None:
         if self.num_classes is not None and (
@@ -107,6 +109,10 @@ class Contract:
                     "(PyTorch raises: weight tensor should be defined for all classes)",
                     key="class_weights",
                 )
+        if not 0 <= self.soft_tolerance < 1:
+            raise ContractError(
+                f"must be in [0, 1), got {self.soft_tolerance!r}", key="soft_tolerance"
+            )
         if self.expected_rows is not None and self.expected_rows < 0:
             raise ContractError("must not be negative", key="expected_rows")
 
@@ -140,6 +146,7 @@ class Contract:
             "severity": dict(self.severity),
             "expected_rows": self.expected_rows,
             "class_map_fingerprint": self.class_map_fingerprint,
+            "soft_tolerance": self.soft_tolerance,
         }
 
     @classmethod
@@ -201,6 +208,7 @@ _TOP_KEYS = {
     "severity": dict,
     "expected_rows": int,
     "class_map_fingerprint": str,
+    "soft_tolerance": (int, float),
 }
 _BATCH_KEYS = {"size": int, "drop_last": bool, "shuffle_seed": int}
 _TYPE_NAMES = {
@@ -272,6 +280,7 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         name=data.get("name"),
         origin=origin,
         class_map_fingerprint=data.get("class_map_fingerprint"),
+        soft_tolerance=float(data.get("soft_tolerance", 1e-3)),
     )
 
 

@@ -12,7 +12,7 @@ from labelgate.detect import Columns, detect_columns
 from labelgate.errors import InputError, UsageError
 from labelgate.io import InputFile, read_schema, resolve_inputs, stream_columns
 from labelgate.io.stream import FileSchema
-from labelgate.labels import is_list_type
+from labelgate.labels import is_list_type, is_soft_type
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -114,10 +114,17 @@ def open_dataset(paths: list[str], contract: Contract) -> Dataset:
 
 
 def _task(wanted: str | None, label_type: Any, column: str) -> str:
-    found = "tokens" if is_list_type(label_type) else "multiclass"
+    if is_soft_type(label_type):
+        found = "soft"
+    elif is_list_type(label_type):
+        found = "tokens"
+    else:
+        found = "multiclass"
+    if wanted == "soft" and is_list_type(label_type):
+        return "soft"  # integer lists read as probabilities (one-hot rows)
     if wanted is not None and wanted != found:
         raise UsageError(
-            f"task {wanted!r} needs {'a list' if wanted == 'tokens' else 'a scalar'} label column; "
+            f"task {wanted!r} needs {'a scalar' if wanted == 'multiclass' else 'a list'} label column; "
             f"{column!r} is {label_type}"
         )
     return found

@@ -17,7 +17,7 @@ from labelgate.checks.classes import analyse_shifts
 from labelgate.classmap import normalise_name
 from labelgate.contract import Contract
 from labelgate.errors import UsageError
-from labelgate.labels import Status, classify
+from labelgate.labels import Status, classify, classify_soft
 from labelgate.report import Report
 from labelgate.scan import NO_SOURCE
 from labelgate.validation import validate, validate_in_context
@@ -142,6 +142,8 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
 
     data = open_dataset(paths, contract)
     contract = data.contract
+    if data.task == "soft" and (options.shifts or options.value_maps):
+        raise UsageError("--shift and --map-value rewrite class indices; soft labels have none")
     plans = _plan(ctx, report, options)
     by_name = {p.name: p for p in plans}
     label = data.columns.label
@@ -174,12 +176,13 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
                 rows_in += n
                 kept = table.filter(from_numpy(keep))
                 if kept.num_rows:
-                    column = _label_column(
-                        new, keep, table.column(label), tokens, schema.field(label).type
-                    )
-                    kept = kept.set_column(
-                        kept.schema.get_field_index(label), schema.field(label), column
-                    )
+                    if data.task != "soft":  # soft rows are kept as they are
+                        column = _label_column(
+                            new, keep, table.column(label), tokens, schema.field(label).type
+                        )
+                        kept = kept.set_column(
+                            kept.schema.get_field_index(label), schema.field(label), column
+                        )
                     out_w.write_table(kept)
                     fixed += kept.num_rows
                 if (~keep).any():
@@ -338,6 +341,22 @@ def _fix_labels(
     n = table.num_rows
     k, ignore = data.k, data.contract.ignore_index
     src_codes, src_names = _codes(table, data.columns.source, n)
+    if data.task == "soft":  # nothing in a probability row to remap: keep it, or quarantine it
+        rows, _ = classify_soft(column, num_classes=k, tolerance=data.contract.soft_tolerance)
+        reasons = np.where(
+            rows.row_status == Status.USABLE,
+            "",
+            np.where(rows.row_status == Status.NULL, "LG003", "LG015"),
+        )
+        sources = np.array(
+            [*(NO_SOURCE if v is None else v for v in src_names), NO_SOURCE], dtype=object
+        )
+        return (
+            np.zeros(0, np.int64),
+            np.zeros(n, dtype=bool),
+            reasons.astype(str),
+            sources[src_codes],
+        )
     sources = np.array(
         [*(NO_SOURCE if v is None else v for v in src_names), NO_SOURCE], dtype=object
     )[src_codes]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -13,7 +14,7 @@ from labelgate.arrow import bool_mask, from_numpy, numbers
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Classified", "Status", "classify", "is_list_type"]
+__all__ = ["Classified", "Status", "classify", "classify_soft", "is_list_type", "is_soft_type"]
 
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
@@ -30,12 +31,15 @@ class Status:
     NEGATIVE = 3  # < 0 and not ignore_index: LG005
     NULL = 4  # LG003
     BAD_TYPE = 5  # not an integer: LG002
+    NOT_A_DISTRIBUTION = 6  # a soft-label row that is not K probabilities summing to 1: LG015
+    COUNT = 7
 
     CODES: ClassVar[dict[int, str]] = {
         HIGH: "LG004",
         NEGATIVE: "LG005",
         NULL: "LG003",
         BAD_TYPE: "LG002",
+        NOT_A_DISTRIBUTION: "LG015",
     }
 
 
@@ -72,6 +76,59 @@ def is_list_type(t: pa.DataType) -> bool:
         or pa.types.is_fixed_size_list(t)
         or pa.types.is_list_view(t)
         or pa.types.is_large_list_view(t)
+    )
+
+
+def is_soft_type(t: pa.DataType) -> bool:
+    """Whether an Arrow type is a list of floats (the soft task's shape)."""
+    import pyarrow as pa
+
+    return is_list_type(t) and bool(pa.types.is_floating(t.value_type))
+
+
+def classify_soft(
+    column: pa.Array, *, num_classes: int, tolerance: float
+) -> tuple[Classified, Counter[str]]:
+    """Judge soft (probability) targets: each row K finite, non-negative values summing to 1.
+
+    PyTorch checks none of this (a negative "probability" gives a finite loss); labelgate does.
+
+    Returns:
+        One status per row (USABLE, NULL or NOT_A_DISTRIBUTION), and how many rows broke each
+        rule (``length``, ``not finite``, ``negative``, ``sum``).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    n = len(column)
+    null = bool_mask(column.is_null())
+    if pa.types.is_fixed_size_list(column.type):
+        column = column.cast(pa.list_(column.type.value_type))
+    lengths = numbers(pc.list_value_length(column), 0).astype(np.int64)
+    flat = numbers(pc.cast(pc.list_flatten(column), pa.float64()), np.nan).astype(np.float64)
+    parents = numbers(pc.list_parent_indices(column)).astype(np.int64)
+    reasons: Counter[str] = Counter()
+    bad = ~null & (lengths != num_classes)
+    reasons["length"] = int(bad.sum())
+    finite = np.isfinite(flat)
+    not_finite = np.zeros(n, dtype=bool)
+    not_finite[parents[~finite]] = True
+    negative = np.zeros(n, dtype=bool)
+    negative[parents[finite & (flat < 0)]] = True
+    sums = np.bincount(parents, weights=np.where(finite, flat, 0.0), minlength=n)
+    off = np.abs(sums - 1.0) > tolerance
+    for name, mask in (("not finite", not_finite), ("negative", negative), ("sum", off)):
+        mask &= ~null & ~bad
+        reasons[name] = int(mask.sum())
+        bad |= mask
+    status = np.zeros(n, dtype=np.uint8)
+    status[bad] = Status.NOT_A_DISTRIBUTION
+    status[null] = Status.NULL
+    zeros = np.zeros(n, dtype=np.int64)
+    return Classified(zeros, status, None, status, column), Counter(
+        {k: v for k, v in reasons.items() if v}
     )
 
 

@@ -64,9 +64,14 @@ def environment(torch: Any, device: Any, backend: str) -> dict[str, Any]:
     }
 
 
-def targets(torch: Any, labels: list[Any], ignore_index: int, tokens: bool) -> Any:
-    """The int64 target tensor a collate function would build (token rows padded)."""
-    if tokens:
+def targets(torch: Any, labels: list[Any], ignore_index: int, task: str) -> Any:
+    """The target tensor a collate function would build: int64 class indices (token rows padded
+    with ignore_index), or float32 probability rows for soft targets."""
+    if task == "soft":
+        if any(r is None for r in labels):
+            raise TypeError("a soft-label row is null: no tensor can hold it")
+        return torch.tensor([[float(v) for v in r] for r in labels], dtype=torch.float32)
+    if task == "tokens":
         width = max((len(r) for r in labels if r is not None), default=0)
         rows = []
         for r in labels:
@@ -116,7 +121,7 @@ def main(argv: list[str]) -> int:
         lo, hi = bounds[b]
         emit("begin", batch=b)
         try:
-            t = targets(torch, labels[lo:hi], ignore_index, spec["task"] == "tokens").to(device)
+            t = targets(torch, labels[lo:hi], ignore_index, spec["task"]).to(device)
             x = torch.randn(t.shape[0], 16, device=device)
             logits = model(x)
             loss = loss_fn(logits, t)

@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from labelgate.arrow import bool_mask, from_numpy, numbers
 from labelgate.batches import BatchPlan
-from labelgate.labels import Classified, Status, classify
+from labelgate.labels import Classified, Status, classify, classify_soft
 from labelgate.report import Example
 
 if TYPE_CHECKING:
@@ -71,16 +71,19 @@ class Scan:
         weights: tuple[float, ...] | None = None,
         max_examples: int = 20,
         files: int = 1,
+        soft_tolerance: float | None = None,
     ) -> None:
         self.k = num_classes
+        self.soft_tolerance = soft_tolerance  # None unless the task is soft
+        self.soft_reasons: Counter[str] = Counter()
         self.ignore_index = ignore_index
         self.plan = plan
         self.weights: F64 | None = None if weights is None else np.asarray(weights, np.float64)
         self.max_examples = max_examples
         self.rows = 0
         self.tokens = 0
-        self.row_status = np.zeros(6, np.int64)
-        self.value_status = np.zeros(6, np.int64)
+        self.row_status = np.zeros(Status.COUNT, np.int64)
+        self.value_status = np.zeros(Status.COUNT, np.int64)
         self.class_counts = np.zeros(num_classes, np.int64)
         self.ignore_hits = 0
         self.other_values: Counter[int] = Counter()
@@ -94,7 +97,7 @@ class Scan:
         self.source_names: list[str] = []
         self._source_index: dict[str | None, int] = {}
         self.source_rows = np.zeros(0, np.int64)
-        self.source_status = np.zeros((0, 6), np.int64)
+        self.source_status = np.zeros((0, Status.COUNT), np.int64)
         self.source_hist = np.zeros((0, num_classes + 1), np.int64)
         self.source_firsts: dict[int, list[Example]] = defaultdict(list)
         self.pairs: dict[tuple[int, int, str], list[int]] = {}
@@ -110,18 +113,26 @@ class Scan:
         n = len(chunk.labels)
         if n == 0:
             return
-        c = classify(chunk.labels, num_classes=self.k, ignore_index=self.ignore_index)
+        if self.soft_tolerance is None:
+            c = classify(chunk.labels, num_classes=self.k, ignore_index=self.ignore_index)
+        else:
+            c, reasons = classify_soft(
+                chunk.labels, num_classes=self.k, tolerance=self.soft_tolerance
+            )
+            self.soft_reasons.update(reasons)
         src = self._sources(chunk.sources, n)
         batch = self.plan.batch_of(chunk.first_row, n)
         self.rows += n
         self.file_rows[chunk.file_index] += n
-        self.row_status += np.bincount(c.row_status, minlength=6)[:6]
-        self.value_status += np.bincount(c.status, minlength=6)[:6]
+        self.row_status += np.bincount(c.row_status, minlength=Status.COUNT)[: Status.COUNT]
+        self.value_status += np.bincount(c.status, minlength=Status.COUNT)[: Status.COUNT]
         if c.row_of is not None:
             self.tokens += len(c.values)
 
         usable = c.status == Status.USABLE
-        self.class_counts += np.bincount(c.values[usable], minlength=self.k)[: self.k]
+        soft = self.soft_tolerance is not None
+        if not soft:  # a soft row is a distribution, not one class
+            self.class_counts += np.bincount(c.values[usable], minlength=self.k)[: self.k]
         self.ignore_hits += int(np.count_nonzero(c.status == Status.IGNORED))
         out = (c.status == Status.HIGH) | (c.status == Status.NEGATIVE)
         if out.any():
@@ -133,7 +144,7 @@ class Scan:
             self._tally(code, c.status == status, c, chunk, src, batch)
         if 0 <= self.ignore_index < self.k:
             self._tally("LG006", c.status == Status.IGNORED, c, chunk, src, batch)
-        if chunk.names is not None and c.row_of is None:
+        if chunk.names is not None and c.row_of is None and not soft:
             self._pairs(c, chunk, src)
         if chunk.ids is not None:
             self._ids(chunk.ids)
@@ -162,7 +173,7 @@ class Scan:
             per_row_usable = usable.astype(np.int64)
             per_row_weight = (
                 np.where(usable, self.weights[np.where(usable, c.values, 0)], 0.0)
-                if self.weights is not None
+                if self.weights is not None and self.soft_tolerance is None
                 else None
             )
         else:
@@ -220,7 +231,7 @@ class Scan:
         self._source_index[name] = new
         self.source_names.append(NO_SOURCE if name is None else name)
         self.source_rows = np.append(self.source_rows, 0)
-        self.source_status = np.vstack([self.source_status, np.zeros((1, 6), np.int64)])
+        self.source_status = np.vstack([self.source_status, np.zeros((1, Status.COUNT), np.int64)])
         self.source_hist = np.vstack([self.source_hist, np.zeros((1, self.k + 1), np.int64)])
         return new
 

@@ -20,7 +20,7 @@ from labelgate.arrow import numbers
 from labelgate.batchset import collect_batches
 from labelgate.dataset import Dataset
 from labelgate.errors import UsageError
-from labelgate.labels import Status, classify
+from labelgate.labels import Status, classify, classify_soft
 from labelgate.report import Example
 
 __all__ = ["BatchFailure", "SmokeRun", "nvidia_torch", "run_smoke"]
@@ -301,9 +301,14 @@ def _offending(data: Dataset, table: Any, batch: int, *, nan: bool) -> tuple[Exa
     rows = table.filter(pc.equal(table.column("batch"), pa.scalar(batch, pa.int64())))
     if rows.num_rows == 0:
         return ()
-    judged = classify(
-        rows.column("label"), num_classes=data.k, ignore_index=data.contract.ignore_index
-    )
+    if data.task == "soft":
+        judged, _ = classify_soft(
+            rows.column("label"), num_classes=data.k, tolerance=data.contract.soft_tolerance
+        )
+    else:
+        judged = classify(
+            rows.column("label"), num_classes=data.k, ignore_index=data.contract.ignore_index
+        )
     bad = judged.row_status >= Status.HIGH
     picks = np.flatnonzero(bad)[:20] if not nan else np.arange(min(rows.num_rows, 5))
     return tuple(

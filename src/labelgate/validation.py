@@ -81,6 +81,7 @@ def validate_in_context(
         weights=contract.class_weights,
         max_examples=max_examples,
         files=len(files),
+        soft_tolerance=contract.soft_tolerance if data.task == "soft" else None,
     )
     for index, first_row, batch in data.chunks():
         scan.feed(
@@ -324,6 +325,8 @@ def _source_table(scan: Scan) -> list[dict[str, Any]]:
 
 
 def _class_table(ctx: Context) -> list[dict[str, Any]]:
+    if ctx.task == "soft":
+        return []  # a soft row is a distribution over the classes, not one of them
     counts = ctx.scan.class_counts.tolist()
     total = sum(counts) or 1
     return [

@@ -270,3 +270,38 @@ def sparse_ids(ctx: Context) -> list[Finding]:
             details={"distinct": len(used), "min": lo, "max": hi, "gaps": gaps[:100]},
         )
     ]
+
+
+@check("LG015", "soft-label rows that are not probability vectors", "error")
+def soft_rows(ctx: Context) -> list[Finding]:
+    t = ctx.scan.tallies.get("LG015")
+    if t is None:
+        return []
+    k, tol = ctx.k, ctx.contract.soft_tolerance
+    reasons = ctx.scan.soft_reasons
+    said = {
+        "length": f"length other than K={k}",
+        "not finite": "NaN or infinite values",
+        "negative": "negative values",
+        "sum": f"sums further than {tol:g} from 1",
+    }
+    listed = "; ".join(f"{n} with {said[r]}" for r, n in reasons.most_common())
+    return [
+        Finding(
+            code="LG015",
+            severity="error",
+            count=t.count,
+            unit="rows",
+            message=_with_where(
+                f"{plural(t.count, 'soft-label row')} not a probability vector ({listed})",
+                ctx.where(t),
+            ),
+            fix=(
+                "PyTorch accepts any float targets without a check (a negative 'probability' gives "
+                "a finite loss): renormalise or drop these rows where the soft labels are made."
+            ),
+            examples=tuple(t.examples),
+            batches=_kept(ctx, t.batches),
+            details={"reasons": dict(reasons)},
+        )
+    ]

@@ -105,8 +105,8 @@ def render_smoke(verdict: SmokeVerdict, fmt: str) -> str:
         lines += _run_lines(verdict.after, "after (fixed)")
     else:
         lines += _run_lines(verdict.after, "smoke")
+    on_cpu = verdict.after.env.get("backend") == "cpu"
     lines.append(
-        ("PASS" if verdict.passed else "FAIL")
-        + (f" ({CPU_HINT})" if verdict.after.env.get("backend") == "cpu" else "")
+        f"PASS ({CPU_HINT})" if verdict.passed and on_cpu else "PASS" if verdict.passed else "FAIL"
     )
     return "\n".join(lines) + "\n"
