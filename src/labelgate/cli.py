@@ -126,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="rows shown per finding; 0 = all",
     )
     v.add_argument("--strict", action="store_true", help="warnings fail too")
+    v.add_argument(
+        "--engine",
+        choices=("streaming", "pandera"),
+        default="streaming",
+        help="streaming (default: every check, constant memory) or pandera (the row-level checks, through pandera)",
+    )
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     sm = _command(
         sub,
@@ -239,6 +245,17 @@ def build_parser() -> argparse.ArgumentParser:
     df.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
     df.add_argument("--max-examples", type=_non_negative, default=20, metavar="N")
     df.add_argument("--strict", action="store_true", help="warnings fail too")
+    ex = sub.add_parser(
+        "export",
+        help="the contract as a schema of another library",
+        description=(
+            "Write the contract's row-level rules as a pandera schema (YAML that "
+            "DataFrameSchema.from_yaml reads back once labelgate.pandera is imported)."
+        ),
+    )
+    ex.add_argument("target", choices=("pandera",), help="the library")
+    ex.add_argument("schema", metavar="SCHEMA", help="the contract (YAML)")
+    ex.add_argument("--output", "-o", metavar="FILE", help="write here (default stdout)")
     pn = sub.add_parser(
         "pin",
         help="write the class map's fingerprint into the contract",
@@ -264,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "triage": _triage,
             "diff": _diff,
             "pin": _pin,
+            "export": _export,
         }
         return commands[args.command](args)
     except LabelgateError as exc:
@@ -306,6 +324,15 @@ def _validate(args: argparse.Namespace) -> int:
     progress = None
     if args.format == "text" and not args.no_progress and sys.stderr.isatty():
         progress = _ProgressBar()
+    if args.engine == "pandera":
+        from labelgate.pandera import validate_with_pandera
+
+        report = validate_with_pandera(args.paths, contract, max_examples=args.max_examples)
+        if args.strict:
+            from dataclasses import replace
+
+            report = replace(report, strict=True)
+        return _emit(report, args)
     try:
         report = validate(
             args.paths,
@@ -539,4 +566,19 @@ def _pin(args: argparse.Namespace) -> int:
     write_text_atomic(args.schema, text)
     Contract.from_yaml(args.schema)  # the pinned contract still reads
     print(f"pinned {args.schema}: {fingerprint}")
+    return EXIT_PASS
+
+
+def _export(args: argparse.Namespace) -> int:
+    from labelgate.contract import Contract
+    from labelgate.pandera import schema
+
+    contract = Contract.from_yaml(args.schema)
+    if contract.label_column is None:
+        raise UsageError(f"{args.schema}: name the label_column to export a schema")
+    text = schema(contract).to_yaml() or ""
+    if args.output:
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
     return EXIT_PASS

@@ -1,0 +1,115 @@
+"""The contract as a pandera schema, and pandera as an engine that agrees with the default one."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pandas as pd
+import pandera.errors
+import pandera.pandas as pa_
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from labelgate import ClassMap, Contract
+from labelgate.pandera import UNSUPPORTED, schema, validate_with_pandera
+from labelgate.validation import validate
+from tests.conftest import ROOT, SAMPLES, run_cli
+from tests.test_samples import table
+
+ROW_CODES = ("LG002", "LG003", "LG004", "LG005", "LG014")
+
+
+def rows_by_code(report: object) -> dict[str, list[int]]:
+    return {
+        code: next(([e.row for e in f.examples] for f in report.findings if f.code == code), [])  # type: ignore[attr-defined]
+        for code in ROW_CODES
+    }
+
+
+class TestSchema:
+    def test_yaml_round_trip_and_failure_cases(self) -> None:
+        contract = Contract(
+            num_classes=4,
+            label_column="label",
+            id_column="id",
+            name_column="label_name",
+            class_map=ClassMap.from_names(["cat", "dog", "bird", "fish"]),
+        )
+        built = schema(contract)
+        again = pa_.DataFrameSchema.from_yaml(built.to_yaml())
+        assert again == built
+        df = pd.DataFrame(
+            {"id": [1, 2, 2, 3], "label": [0, 4, -1, 1], "label_name": ["cat", "fish", "x", "cat"]}
+        )
+        with pytest.raises(pandera.errors.SchemaErrors) as err:
+            again.validate(df, lazy=True)
+        cases = err.value.failure_cases
+        assert sorted(set(cases["index"].dropna().astype(int).tolist())) == [1, 2, 3]
+        assert any("labelgate_class_index" in str(c) for c in cases["check"])
+
+    def test_export_command(self, tmp_path: Path) -> None:
+        out = tmp_path / "schema.yaml"
+        result = run_cli(
+            "export", "pandera", str(ROOT / "schemas" / "image_classification.yaml"), "-o", str(out)
+        )
+        assert result.returncode == 0, result.stderr
+        import labelgate.pandera  # noqa: F401  (registers the checks before reading)
+
+        assert pa_.DataFrameSchema.from_yaml(out.read_text()).name == "pets-4"
+
+
+class TestAgreement:
+    @pytest.mark.parametrize(
+        "command",
+        [c for c, *_ in table() if "soft" not in c and "tokens" not in c and ".csv" not in c],
+        ids=lambda c: c[19:70],
+    )
+    def test_samples(self, command: str) -> None:
+        from labelgate.cli import _contract, build_parser
+
+        args = build_parser().parse_args(shlex.split(command)[1:])
+        import os
+
+        cwd = Path.cwd()
+        os.chdir(SAMPLES)
+        try:
+            contract = _contract(args)
+            default = validate(args.paths, contract, max_examples=0)
+            through = validate_with_pandera(args.paths, contract, max_examples=0)
+        finally:
+            os.chdir(cwd)
+        assert rows_by_code(default) == rows_by_code(through)
+        assert {f"engine pandera: not checked here, no pandera form: {c}" for c in UNSUPPORTED} <= {
+            n.split(" (")[0] for n in through.notes
+        }
+
+    @settings(
+        max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    )
+    @given(
+        labels=st.lists(
+            st.one_of(st.none(), st.integers(-3, 6), st.just(-100)), min_size=1, max_size=50
+        ),
+        ids=st.lists(st.integers(0, 20), min_size=50, max_size=50),
+    )
+    def test_random_files(self, labels: list[int | None], ids: list[int], tmp_path: Path) -> None:
+        path = tmp_path / "r.parquet"
+        pq.write_table(
+            pa.table({"id": ids[: len(labels)], "label": pa.array(labels, pa.int64())}), path
+        )
+        contract = Contract(num_classes=4)
+        default = validate([str(path)], contract, max_examples=0)
+        through = validate_with_pandera([str(path)], contract, max_examples=0)
+        assert rows_by_code(default) == rows_by_code(through)
+        assert default.counts == through.counts
+
+
+def test_cli_engine_flag() -> None:
+    result = run_cli("validate", "oob_0_2_4.parquet", "-k", "4", "--engine", "pandera", cwd=SAMPLES)
+    assert (
+        result.returncode == 1 and "engine: pandera" in result.stdout and "LG004" in result.stdout
+    )
