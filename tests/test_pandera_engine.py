@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from labelgate import ClassMap, Contract
 from labelgate.pandera import UNSUPPORTED, schema, validate_with_pandera
+from labelgate.report import Report
 from labelgate.validation import validate
 from tests.conftest import ROOT, SAMPLES, run_cli
 from tests.test_samples import table
@@ -28,6 +31,28 @@ def rows_by_code(report: object) -> dict[str, list[int]]:
         code: next(([e.row for e in f.examples] for f in report.findings if f.code == code), [])  # type: ignore[attr-defined]
         for code in ROW_CODES
     }
+
+
+# The samples whose task the row-level engines check (multiclass, Parquet or JSONL).
+ENGINE_SAMPLES = [
+    c for c, *_ in table() if "soft" not in c and "tokens" not in c and ".csv" not in c
+]
+
+
+def on_sample(command: str, engine: Callable[..., Report]) -> tuple[Report, Report]:
+    """A sample's table command run by the default engine and by ``engine``."""
+    from labelgate.cli import _contract, build_parser
+
+    args = build_parser().parse_args(shlex.split(command)[1:])
+    cwd = Path.cwd()
+    os.chdir(SAMPLES)
+    try:
+        contract = _contract(args)
+        return validate(args.paths, contract, max_examples=0), engine(
+            args.paths, contract, max_examples=0
+        )
+    finally:
+        os.chdir(cwd)
 
 
 class TestSchema:
@@ -63,25 +88,9 @@ class TestSchema:
 
 
 class TestAgreement:
-    @pytest.mark.parametrize(
-        "command",
-        [c for c, *_ in table() if "soft" not in c and "tokens" not in c and ".csv" not in c],
-        ids=lambda c: c[19:70],
-    )
+    @pytest.mark.parametrize("command", ENGINE_SAMPLES, ids=lambda c: c[19:70])
     def test_samples(self, command: str) -> None:
-        from labelgate.cli import _contract, build_parser
-
-        args = build_parser().parse_args(shlex.split(command)[1:])
-        import os
-
-        cwd = Path.cwd()
-        os.chdir(SAMPLES)
-        try:
-            contract = _contract(args)
-            default = validate(args.paths, contract, max_examples=0)
-            through = validate_with_pandera(args.paths, contract, max_examples=0)
-        finally:
-            os.chdir(cwd)
+        default, through = on_sample(command, validate_with_pandera)
         assert rows_by_code(default) == rows_by_code(through)
         assert {f"engine pandera: not checked here, no pandera form: {c}" for c in UNSUPPORTED} <= {
             n.split(" (")[0] for n in through.notes
@@ -113,3 +122,57 @@ def test_cli_engine_flag() -> None:
     assert (
         result.returncode == 1 and "engine: pandera" in result.stdout and "LG004" in result.stdout
     )
+
+
+class TestSection:
+    @pytest.fixture
+    def bad_columns(self, tmp_path: Path) -> Path:
+        rows = pq.read_table(SAMPLES / "clean.parquet").to_pydict()
+        rows["path"][3] = "tmp/x.jpg"
+        rows["source"][7] = "scraped"
+        rows["path"][150] = None
+        path = tmp_path / "bad_columns.parquet"
+        pq.write_table(pa.table(rows), path)
+        return path
+
+    def test_both_engines_report_the_same_rows(self, bad_columns: Path) -> None:
+        contract = Contract.from_yaml(ROOT / "schemas" / "image_classification.yaml")
+        for report in (
+            validate([str(bad_columns)], contract, max_examples=0),
+            validate_with_pandera([str(bad_columns)], contract, max_examples=0),
+        ):
+            (f,) = [f for f in report.findings if f.code == "LG019"]
+            assert [e.row for e in f.examples] == [3, 7, 150] and f.severity == "error"
+
+    def test_sample_passes_its_contract(self) -> None:
+        contract = Contract.from_yaml(ROOT / "schemas" / "image_classification.yaml")
+        assert not validate([str(SAMPLES / "clean.parquet")], contract).failed
+
+    def test_missing_column(self, tmp_path: Path) -> None:
+        schema_file = tmp_path / "c.yaml"
+        schema_file.write_text(
+            "num_classes: 4\npandera:\n  columns:\n    split:\n      checks:\n        isin: [train, val]\n"
+        )
+        report = validate([str(SAMPLES / "clean.parquet")], Contract.from_yaml(schema_file))
+        (f,) = [f for f in report.findings if f.code == "LG019"]
+        assert "missing: split" in f.message
+
+    @pytest.mark.parametrize(
+        ("section", "key"),
+        [
+            ("pandera:\n  colums: {}\n", "pandera.colums"),
+            ("pandera:\n  columns:\n    path: 3\n", "pandera.columns.path"),
+            (
+                "pandera:\n  columns:\n    path:\n      checks:\n        no_such_check: 1\n",
+                "pandera",
+            ),
+        ],
+    )
+    def test_bad_section_names_the_key(self, tmp_path: Path, section: str, key: str) -> None:
+        from labelgate import ContractError
+
+        schema_file = tmp_path / "c.yaml"
+        schema_file.write_text("num_classes: 4\n" + section)
+        with pytest.raises(ContractError) as err:
+            Contract.from_yaml(schema_file)
+        assert key in str(err.value)

@@ -128,10 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--strict", action="store_true", help="warnings fail too")
     v.add_argument(
         "--engine",
-        choices=("streaming", "pandera"),
+        choices=("streaming", "pandera", "gx"),
         default="streaming",
-        help="streaming (default: every check, constant memory) or pandera (the row-level checks, through pandera)",
+        help="streaming (default: every check, constant memory), or pandera or gx (Great "
+        "Expectations): the row-level checks through that library",
     )
+    v.add_argument("--gx-docs", metavar="DIR", help="with --engine gx: build GX's Data Docs in DIR")
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     sm = _command(
         sub,
@@ -250,10 +252,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the contract as a schema of another library",
         description=(
             "Write the contract's row-level rules as a pandera schema (YAML that "
-            "DataFrameSchema.from_yaml reads back once labelgate.pandera is imported)."
+            "DataFrameSchema.from_yaml reads back once labelgate.pandera is imported), or as a "
+            "Great Expectations 1.x ExpectationSuite (JSON)."
         ),
     )
-    ex.add_argument("target", choices=("pandera",), help="the library")
+    ex.add_argument("target", choices=("pandera", "gx"), help="the library")
     ex.add_argument("schema", metavar="SCHEMA", help="the contract (YAML)")
     ex.add_argument("--output", "-o", metavar="FILE", help="write here (default stdout)")
     pn = sub.add_parser(
@@ -324,10 +327,19 @@ def _validate(args: argparse.Namespace) -> int:
     progress = None
     if args.format == "text" and not args.no_progress and sys.stderr.isatty():
         progress = _ProgressBar()
-    if args.engine == "pandera":
-        from labelgate.pandera import validate_with_pandera
+    if args.gx_docs and args.engine != "gx":
+        raise UsageError("--gx-docs needs --engine gx")
+    if args.engine != "streaming":
+        if args.engine == "gx":
+            from labelgate.gx import validate_with_gx
 
-        report = validate_with_pandera(args.paths, contract, max_examples=args.max_examples)
+            report = validate_with_gx(
+                args.paths, contract, max_examples=args.max_examples, docs=args.gx_docs
+            )
+        else:
+            from labelgate.pandera import validate_with_pandera
+
+            report = validate_with_pandera(args.paths, contract, max_examples=args.max_examples)
         if args.strict:
             from dataclasses import replace
 
@@ -570,13 +582,21 @@ def _pin(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    import json
+
     from labelgate.contract import Contract
-    from labelgate.pandera import schema
 
     contract = Contract.from_yaml(args.schema)
     if contract.label_column is None:
         raise UsageError(f"{args.schema}: name the label_column to export a schema")
-    text = schema(contract).to_yaml() or ""
+    if args.target == "gx":
+        from labelgate.gx import suite_json
+
+        text = json.dumps(suite_json(contract), indent=2) + "\n"
+    else:
+        from labelgate.pandera import schema
+
+        text = schema(contract).to_yaml() or ""
     if args.output:
         write_text_atomic(args.output, text)
     else:

@@ -16,7 +16,7 @@ __all__ = ["SEVERITIES", "TASKS", "Batching", "Contract"]
 
 TASKS = ("multiclass", "tokens", "soft")
 SEVERITIES = ("error", "warning", "info", "off")
-CHECK_CODES = tuple(f"LG{n:03d}" for n in (*range(1, 19), *range(20, 26)))
+CHECK_CODES = tuple(f"LG{n:03d}" for n in range(1, 26))
 DEFAULT_IGNORE_INDEX = -100
 
 
@@ -60,6 +60,8 @@ class Contract:
         version: the contract's own version string.
         class_map_fingerprint: the pinned fingerprint of the class map (``labelgate pin``).
         soft_tolerance: for the soft task, how far from 1 a row's probabilities may sum.
+        pandera: pandera column definitions (and frame checks) for the file's other columns,
+            as in pandera's YAML: ``{"columns": {...}, "checks": {...}}`` (LG019).
         name: the dataset's name.
         origin: the file the contract was read from.
     """
@@ -81,6 +83,7 @@ class Contract:
     origin: str | None = None
     class_map_fingerprint: str | None = None
     soft_tolerance: float = 1e-3
+    pandera: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.num_classes is not None and (
@@ -147,6 +150,7 @@ class Contract:
             "expected_rows": self.expected_rows,
             "class_map_fingerprint": self.class_map_fingerprint,
             "soft_tolerance": self.soft_tolerance,
+            "pandera": None if self.pandera is None else dict(self.pandera),
         }
 
     @classmethod
@@ -209,6 +213,7 @@ _TOP_KEYS = {
     "expected_rows": int,
     "class_map_fingerprint": str,
     "soft_tolerance": (int, float),
+    "pandera": dict,
 }
 _BATCH_KEYS = {"size": int, "drop_last": bool, "shuffle_seed": int}
 _TYPE_NAMES = {
@@ -281,7 +286,32 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         origin=origin,
         class_map_fingerprint=data.get("class_map_fingerprint"),
         soft_tolerance=float(data.get("soft_tolerance", 1e-3)),
+        pandera=_pandera_section(data.get("pandera")),
     )
+
+
+def _pandera_section(value: dict[str, Any] | None) -> Mapping[str, Any] | None:
+    """The pandera section, its shape checked here and its content by pandera itself."""
+    if value is None:
+        return None
+    _check_keys(value, {"columns": dict, "checks": dict}, "pandera.")
+    for column, spec in (value.get("columns") or {}).items():
+        if not isinstance(spec, dict):
+            raise ContractError(
+                f"must be a mapping (pandera's column definition), got {spec!r}",
+                key=f"pandera.columns.{column}",
+            )
+    try:
+        from labelgate.pandera import section_schema
+
+        section_schema(value)
+    except ContractError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pandera's own error, reported with the key
+        raise ContractError(
+            f"pandera cannot read it: {' '.join(str(exc).split())[:300]}", key="pandera"
+        ) from None
+    return MappingProxyType(dict(value))
 
 
 def _column(value: str | int | None) -> str | None:

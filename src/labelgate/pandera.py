@@ -11,12 +11,14 @@ imported. Only this module imports pandera and pandas.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from labelgate.classmap import normalise_name
 from labelgate.contract import Contract
+from labelgate.engines import NOT_ROW_LEVEL
 from labelgate.errors import UsageError
 from labelgate.report import Report
 
@@ -29,23 +31,19 @@ try:
 except ImportError:  # pragma: no cover - pandera is a core dependency
     raise ImportError("labelgate.pandera needs pandera: pip install 'pandera[pandas]'") from None
 
-__all__ = ["ENGINE_CODES", "UNSUPPORTED", "check_code", "schema", "validate_with_pandera"]
+__all__ = [
+    "ENGINE_CODES",
+    "UNSUPPORTED",
+    "check_code",
+    "schema",
+    "section_failures",
+    "section_schema",
+    "validate_with_pandera",
+]
 
 # What each pandera check stands for, in labelgate's codes.
 ENGINE_CODES = {"LG002", "LG003", "LG004", "LG005", "LG010", "LG014"}
-UNSUPPORTED = {
-    "LG006": "ignore_index inside [0, K) is a property of the contract, not of rows",
-    "LG007": "batch simulation",
-    "LG008": "no usable target in the whole input",
-    "LG009": "the class map's bijection",
-    "LG011": "the per-source shift proof",
-    "LG012": "class usage",
-    "LG013": "the last batch",
-    "LG015": "soft labels",
-    "LG016": "sparse ids",
-    "LG017": "expected_rows",
-    "LG018": "the pinned class map",
-}
+UNSUPPORTED = NOT_ROW_LEVEL
 
 
 def _register() -> None:
@@ -144,8 +142,36 @@ def schema(contract: Contract) -> pa.DataFrameSchema:
     return pa.DataFrameSchema(columns, checks=checks, name=contract.name, strict=False)
 
 
+def section_schema(section: Mapping[str, Any]) -> pa.DataFrameSchema:
+    """The contract's ``pandera:`` section as a schema (pandera's own YAML reader builds it)."""
+    import yaml
+
+    document = {"schema_type": "dataframe", "columns": dict(section.get("columns") or {})}
+    if section.get("checks"):
+        document["checks"] = dict(section["checks"])
+    built: pa.DataFrameSchema = pa.DataFrameSchema.from_yaml(yaml.safe_dump(document))
+    return built
+
+
+def section_failures(
+    schema: pa.DataFrameSchema, df: pd.DataFrame, first_row: int
+) -> list[tuple[int, str, str, Any]]:
+    """``(row, column, check, value)`` for every failure case of ``df`` (rows offset by
+    ``first_row``); a frame-level failure without a row is given row -1."""
+    try:
+        schema.validate(df, lazy=True)
+    except pandera.errors.SchemaErrors as exc:
+        out = []
+        for case in exc.failure_cases.itertuples(index=False):
+            row = -1 if pd.isna(case.index) else int(case.index) + first_row
+            value = None if pd.isna(case.failure_case) else case.failure_case
+            out.append((row, str(case.column), str(case.check), value))
+        return out
+    return []
+
+
 def check_code(check: str, value: Any, ignore_index: int) -> str:
-    """The labelgate code of a pandera failure case."""
+    """The labelgate code of a pandera failure case on the label, id or name column."""
     if check == "not_nullable":
         return "LG003"
     if check == "field_uniqueness":
@@ -169,128 +195,31 @@ def validate_with_pandera(
     Unlike the default engine this loads the needed columns whole into pandas. Checks pandera
     cannot express are listed in the report's notes, not passed silently.
     """
-    from collections import defaultdict
+    from labelgate.engines import build_report, load_frame
 
-    from labelgate.dataset import open_dataset
-    from labelgate.report import SEVERITY_ORDER, Example, Finding
-    from labelgate.validation import environment
-
-    data = open_dataset(paths, contract)
-    contract = data.contract
-    if data.task != "multiclass":
-        raise UsageError(f"--engine pandera checks the multiclass task; this input is {data.task}")
-    import pyarrow as pyarrow_
-
-    batches = [batch for _, _, batch in data.chunks()]
-    table = pyarrow_.Table.from_batches(batches) if batches else None
-    df = (
-        table.to_pandas()
-        if table is not None
-        else pd.DataFrame({c: [] for c in data.columns.needed()})
-    )
-    failures: dict[str, list[tuple[int, Any]]] = defaultdict(list)
-    try:
-        schema(contract).validate(df, lazy=True)
-    except pandera.errors.SchemaErrors as exc:
-        for case in exc.failure_cases.itertuples(index=False):
-            row = None if pd.isna(case.index) else int(case.index)
-            value = None if pd.isna(case.failure_case) else case.failure_case
-            failures[check_code(str(case.check), value, contract.ignore_index)].append(
-                (row if row is not None else -1, value)
-            )
-    n = len(df)
-    plan = data.plan
-    kept = plan.kept_batches(n)
-    findings = []
-    rejected_rows: set[int] = set()
-    for code, cases in sorted(failures.items()):
-        rows = sorted({r for r, _ in cases if r >= 0})
-        if code in ("LG002", "LG003", "LG004", "LG005"):
-            rejected_rows.update(rows)
-        limit = len(rows) if max_examples == 0 else max_examples
-        examples = []
-        for r in rows[:limit]:
-            b = int(plan.batch_of(r, 1)[0])
-            examples.append(
-                Example(
-                    row=r,
-                    id=_plain(df[contract.id_column].iloc[r]) if contract.id_column else None,
-                    batch=b if b < kept else None,
-                    source=_plain(df[contract.source_column].iloc[r])
-                    if contract.source_column
-                    else None,
-                    value=_plain(df[contract.label_column].iloc[r]),
-                )
-            )
-        severity = "warning" if code == "LG014" else "error"
-        severity = contract.severity.get(code, severity)
-        if severity == "off":
-            continue
-        findings.append(
-            Finding(
-                code=code,
-                severity=severity,
-                count=len(rows),
-                unit="rows",
-                message=f"{len(rows)} rows fail pandera's {code} check (engine: pandera)",
-                examples=tuple(examples),
-            )
+    section = None if contract.pandera is None else section_schema(contract.pandera)
+    other = set() if section is None else set(section.columns)
+    data, df = load_frame(paths, contract, extra=sorted(other))
+    built = schema(data.contract)
+    if section is not None:
+        built = pa.DataFrameSchema(
+            {**built.columns, **section.columns},
+            checks=[*built.checks, *section.checks],
+            name=built.name,
+            strict=False,
         )
-    findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.code))
-    labels = df[contract.label_column] if n else pd.Series([], dtype="float64")
-    ignored = int(
-        ((labels == contract.ignore_index) & ~labels.index.isin(list(rejected_rows))).sum()
+    failures: dict[str, set[int]] = {}
+    for row, column, check, value in section_failures(built, df, 0):
+        if row < 0:
+            continue
+        code = "LG019" if column in other else check_code(check, value, data.contract.ignore_index)
+        failures.setdefault(code, set()).add(row)
+    return build_report(
+        data,
+        df,
+        {code: sorted(rows) for code, rows in failures.items()},
+        engine="pandera",
+        version=pandera.__version__,
+        unsupported=UNSUPPORTED,
+        max_examples=max_examples,
     )
-    counts = {
-        "rows": n,
-        "usable": n - ignored - len(rejected_rows),
-        "ignored": ignored,
-        "rejected": len(rejected_rows),
-    }
-    notes = [
-        f"engine pandera: not checked here, no pandera form: {code} ({why})"
-        for code, why in UNSUPPORTED.items()
-    ]
-    return Report(
-        findings=tuple(findings),
-        counts=counts,
-        input={
-            "rows": n,
-            "label_type": str(data.label_type),
-            "files": [
-                {
-                    "path": f.path,
-                    "format": f.kind,
-                    "size": f.size,
-                    "rows": None,
-                    "row_groups": None,
-                    "hash": f.digest(),
-                }
-                for f in data.files
-            ],
-        },
-        environment=environment() | {"engine": "pandera", "pandera": pandera.__version__},
-        contract=contract.to_dict() | {"columns_found": data.columns.how},
-        batches={
-            "size": plan.size,
-            "drop_last": plan.drop_last,
-            "shuffle_seed": contract.batching.shuffle_seed,
-            "count": kept,
-            "last_size": plan.last_size(n),
-            "dropped_rows": n - min(n, kept * plan.size),
-            "with_rejected": None,
-            "no_usable": None,
-            "failing": [],
-            "usable_per_batch": None,
-        },
-        sources=[],
-        classes=[],
-        notes=tuple(notes),
-    )
-
-
-def _plain(value: Any) -> Any:
-    """A pandas or numpy scalar as plain Python (NaN as None)."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return value.item() if hasattr(value, "item") else value

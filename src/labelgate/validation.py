@@ -101,7 +101,10 @@ def validate_in_context(
     if columns.id is not None and not scan.ids_increasing:
         duplicates = _duplicate_ids(data, columns.id, scan, max_examples)
     label_type, task = str(data.label_type), data.task
-    ctx = Context(scan, contract, files, label_type, task, duplicates, _names_seen(scan))
+    section = _pandera_section(data, max_examples) if contract.pandera is not None else None
+    ctx = Context(
+        scan, contract, files, label_type, task, duplicates, _names_seen(scan), section=section
+    )
     findings = run_checks(ctx)
     report = Report(
         findings=tuple(findings),
@@ -194,6 +197,50 @@ def _ids_at(rows: np.ndarray[Any, Any], data: Dataset, column: str) -> list[Any]
         if len(found) == len(rows):
             break
     return found
+
+
+def _pandera_section(data: Dataset, max_examples: int) -> dict[str, Any]:
+    """Check the contract's pandera section chunk by chunk (a pass over those columns alone).
+
+    Checks that span rows (unique) see one chunk at a time.
+    """
+    from collections import Counter
+
+    from labelgate.pandera import section_failures, section_schema
+
+    assert data.contract.pandera is not None
+    schema = section_schema(data.contract.pandera)
+    columns = list(schema.columns)
+    missing = [c for c in columns if c not in data.schemas[0].schema.names]
+    id_column = data.columns.id
+    read = columns + ([id_column] if id_column and id_column not in columns else [])
+    failing_rows: set[int] = set()
+    by_check: Counter[str] = Counter()
+    examples: list[Example] = []
+    if missing:
+        return {"rows": 0, "by_check": {}, "examples": [], "missing": missing}
+    for _, first, batch in data.chunks(read):
+        frame = batch.to_pandas()
+        for row, column, check, value in section_failures(schema, frame[columns], first):
+            by_check[f"{column}: {check}"] += 1
+            if row < 0 or row in failing_rows:
+                continue
+            failing_rows.add(row)
+            if max_examples == 0 or len(examples) < max_examples:
+                ident = frame[id_column].iloc[row - first] if id_column else None
+                b = int(data.plan.batch_of(row, 1)[0])
+                examples.append(Example(row=row, id=_scalar(ident), batch=b, value=_scalar(value)))
+    examples.sort(key=lambda e: e.row)
+    return {
+        "rows": len(failing_rows),
+        "by_check": dict(by_check),
+        "examples": examples,
+        "missing": [],
+    }
+
+
+def _scalar(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
 
 
 def _names_seen(scan: Scan) -> dict[int, str]:

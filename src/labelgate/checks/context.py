@@ -34,6 +34,7 @@ class Context:
         task: ``"multiclass"`` or ``"tokens"``.
         duplicates: duplicate ids, where an id column exists.
         names_seen: class index -> the name most rows give it, from a name column.
+        section: failures of the contract's pandera section (other columns), if it has one.
         shifts: per-source shift evidence (filled by the class checks' helper).
     """
 
@@ -44,6 +45,7 @@ class Context:
     task: str
     duplicates: DuplicateIds | None = None
     names_seen: dict[int, str] = field(default_factory=dict)
+    section: dict[str, Any] | None = None
     shifts: dict[str, Any] = field(default_factory=dict)
 
     @property

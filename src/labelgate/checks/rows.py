@@ -45,3 +45,36 @@ def expected_rows(ctx: Context) -> list[Finding]:
             fix="Find the missing or extra rows before training; update expected_rows if the dataset changed on purpose.",
         )
     ]
+
+
+@check("LG019", "other columns fail the contract's pandera section", "error")
+def pandera_section(ctx: Context) -> list[Finding]:
+    section = ctx.section
+    if section is None:
+        return []
+    if section["missing"]:
+        return [
+            Finding(
+                code="LG019",
+                severity="error",
+                count=len(section["missing"]),
+                unit="columns",
+                message=f"columns the contract's pandera section defines are missing: {', '.join(section['missing'])}",
+                fix="Add the columns, or take them out of the contract's pandera section.",
+            )
+        ]
+    if not section["rows"] and not section["by_check"]:
+        return []
+    listed = "; ".join(f"{k} x{n}" for k, n in sorted(section["by_check"].items())[:8])
+    return [
+        Finding(
+            code="LG019",
+            severity="error",
+            count=section["rows"],
+            unit="rows",
+            message=f"{section['rows']} rows fail the contract's pandera section: {listed}",
+            fix="These columns are not labels but the contract covers them: fix them where the file is made.",
+            examples=tuple(section["examples"]),
+            details={"failures": section["by_check"]},
+        )
+    ]

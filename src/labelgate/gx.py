@@ -1,0 +1,174 @@
+"""The contract as a Great Expectations 1.x suite, and GX as a validation engine.
+
+Only this module imports great_expectations (the ``gx`` extra); without it, a one-line hint.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from labelgate.contract import Contract
+from labelgate.engines import NOT_ROW_LEVEL
+from labelgate.errors import UsageError
+from labelgate.report import Report
+
+__all__ = ["UNSUPPORTED", "suite", "suite_json", "validate_with_gx"]
+
+UNSUPPORTED = NOT_ROW_LEVEL | {"LG019": "the contract's pandera section (pandera definitions)"}
+
+
+def _gx() -> Any:
+    try:
+        import great_expectations as gx
+    except ImportError:
+        raise UsageError(
+            "the gx engine and export need Great Expectations: pip install 'labelgate[gx]'"
+        ) from None
+    return gx
+
+
+def _q(column: str) -> str:
+    """A column name for a pandas row condition (quoted only where it is not a plain name)."""
+    return column if column.isidentifier() else "`" + column.replace("`", "``") + "`"
+
+
+def suite(contract: Contract) -> Any:
+    """The contract's row-level rules as a GX ``ExpectationSuite``.
+
+    Expectations: label not null (LG003); label in {ignore_index, 0..K-1} (LG002 for fractional
+    values, else LG004/LG005); label between 0 and K-1 where it is not ignore_index (LG004/LG005);
+    ids unique (LG014); with a class map and a name column, (label, name) pairs in the map's set
+    (LG010, for rows whose label is a class).
+
+    Raises:
+        UsageError: no K or no label column, or Great Expectations is not installed.
+    """
+    gx = _gx()
+    if contract.num_classes is None or contract.label_column is None:
+        raise UsageError("a GX suite needs num_classes and label_column")
+    k, ignore, label = contract.num_classes, contract.ignore_index, contract.label_column
+    e = gx.expectations
+    expectations = [
+        e.ExpectColumnValuesToNotBeNull(column=label),
+        e.ExpectColumnValuesToBeInSet(column=label, value_set=[ignore, *range(k)]),
+        e.ExpectColumnValuesToBeBetween(
+            column=label,
+            min_value=0,
+            max_value=k - 1,
+            row_condition=f"{_q(label)} != {ignore}",
+            condition_parser="pandas",
+        ),
+    ]
+    if contract.id_column is not None:
+        expectations.append(e.ExpectColumnValuesToBeUnique(column=contract.id_column))
+    if contract.class_map is not None and contract.name_column is not None:
+        # No row condition here (GX fails to serialise this expectation's result when one
+        # filters rows): out-of-range labels fail it too, and the engine counts them under
+        # LG004/LG005 alone.
+        pairs = [[i, name] for i, name in sorted(contract.class_map.name_of().items())]
+        expectations.append(
+            e.ExpectColumnPairValuesToBeInSet(
+                column_A=label,
+                column_B=contract.name_column,
+                value_pairs_set=pairs,
+                ignore_row_if="either_value_is_missing",
+            )
+        )
+    return gx.ExpectationSuite(name=contract.name or "labelgate", expectations=expectations)
+
+
+def suite_json(contract: Contract) -> dict[str, Any]:
+    """The suite as the JSON document GX stores."""
+    document: dict[str, Any] = suite(contract).to_json_dict()
+    return document
+
+
+def _code(kind: str, value: Any) -> str:
+    if kind == "expect_column_values_to_not_be_null":
+        return "LG003"
+    if kind == "expect_column_values_to_be_unique":
+        return "LG014"
+    if kind == "expect_column_pair_values_to_be_in_set":
+        return "LG010"
+    v = float(value[0] if isinstance(value, (tuple, list)) else value)
+    if not math.isfinite(v) or v != math.floor(v):
+        return "LG002"
+    return "LG005" if v < 0 else "LG004"
+
+
+def validate_with_gx(
+    paths: list[str], contract: Contract, *, max_examples: int = 20, docs: str | None = None
+) -> Report:
+    """Run the contract's row-level rules through GX (an ephemeral context; with ``docs``, a file
+    context there, whose Data Docs are built) and report in labelgate's format."""
+    gx = _gx()
+    from labelgate.engines import build_report, load_frame
+
+    data, df = load_frame(paths, contract)
+    contract = data.contract
+    context = (
+        gx.get_context(mode="ephemeral")
+        if docs is None
+        else gx.get_context(mode="file", project_root_dir=docs)
+    )
+    source = context.data_sources.add_pandas(name="labelgate")
+    batch = source.add_dataframe_asset(name="labels").add_batch_definition_whole_dataframe("all")
+    checks = context.suites.add(suite(contract))
+    definition = context.validation_definitions.add(
+        gx.ValidationDefinition(name="labelgate", data=batch, suite=checks)
+    )
+    if docs is None:
+        result = definition.run(batch_parameters={"dataframe": df}, result_format="COMPLETE")
+        results = result.results
+    else:
+        checkpoint = context.checkpoints.add(
+            gx.Checkpoint(
+                name="labelgate",
+                validation_definitions=[definition],
+                actions=[gx.checkpoint.UpdateDataDocsAction(name="docs")],
+                result_format="COMPLETE",
+            )
+        )
+        run = checkpoint.run(batch_parameters={"dataframe": df})
+        results = next(iter(run.run_results.values())).results
+    failures: dict[str, set[int]] = {}
+    for r in results:
+        if r.success:
+            continue
+        kind = r.expectation_config.type
+        rows = r.result.get("unexpected_index_list") or []
+        values = r.result.get("unexpected_list") or []
+        if kind == "expect_column_values_to_be_unique":
+            rows = _repeats(df[contract.id_column], rows)
+            values = [None] * len(rows)
+        if kind == "expect_column_pair_values_to_be_in_set":
+            labels = df[contract.label_column]
+            k, ignore = data.k, contract.ignore_index
+            rows = [
+                r for r in rows if 0 <= labels.iloc[int(r)] < k and labels.iloc[int(r)] != ignore
+            ]
+            values = [None] * len(rows)
+        for row, value in zip(rows, values, strict=False):
+            failures.setdefault(_code(kind, value), set()).add(int(row))
+    return build_report(
+        data,
+        df,
+        {code: sorted(rows) for code, rows in failures.items()},
+        engine="gx",
+        version=gx.__version__,
+        unsupported=UNSUPPORTED,
+        max_examples=max_examples,
+    )
+
+
+def _repeats(ids: Any, rows: list[Any]) -> list[int]:
+    """Of rows holding a duplicated id, those after the first of each id (as LG014 reports)."""
+    seen: set[Any] = set()
+    out = []
+    for row in sorted(int(r) for r in rows):
+        key = ids.iloc[row]
+        if key in seen:
+            out.append(row)
+        seen.add(key)
+    return out
