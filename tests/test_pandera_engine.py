@@ -33,10 +33,9 @@ def rows_by_code(report: object) -> dict[str, list[int]]:
     }
 
 
-# The samples whose task the row-level engines check (multiclass, Parquet or JSONL).
-ENGINE_SAMPLES = [
-    c for c, *_ in table() if "soft" not in c and "tokens" not in c and ".csv" not in c
-]
+# The samples whose task the row-level engines check (multiclass); tokens and soft labels they
+# refuse with a usage error (tested below), never a silent pass.
+ENGINE_SAMPLES = [c for c, *_ in table() if "soft" not in c and "tokens" not in c]
 
 
 def on_sample(command: str, engine: Callable[..., Report]) -> tuple[Report, Report]:
@@ -115,6 +114,16 @@ class TestAgreement:
         through = validate_with_pandera([str(path)], contract, max_examples=0)
         assert rows_by_code(default) == rows_by_code(through)
         assert default.counts == through.counts
+
+
+@pytest.mark.parametrize("engine", ["pandera", "gx"])
+def test_other_tasks_are_refused_not_passed(engine: str) -> None:
+    result = run_cli("validate", "soft_labels.parquet", "-k", "4", "--engine", engine, cwd=SAMPLES)
+    assert result.returncode == 2
+    assert (
+        "check the multiclass task; this input is soft" in result.stderr
+        or "labelgate[gx]" in result.stderr
+    )
 
 
 def test_cli_engine_flag() -> None:

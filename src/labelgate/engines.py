@@ -52,7 +52,14 @@ def load_frame(
     batches = [batch for _, _, batch in data.chunks(columns)]
     if not batches:
         return data, pd.DataFrame({c: [] for c in columns})
-    return data, pa.Table.from_batches(batches).to_pandas()
+    frame = pa.Table.from_batches(batches).to_pandas()
+    label = data.columns.label
+    if not pd.api.types.is_numeric_dtype(frame[label]):
+        # CSV cells arrive as text: numbers written as text are numbers, as in the default engine.
+        converted = pd.to_numeric(frame[label], errors="coerce")
+        if converted.notna().sum() == frame[label].notna().sum():
+            frame[label] = converted
+    return data, frame
 
 
 def _plain(value: Any) -> Any:
