@@ -14,10 +14,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labelgate import Contract
+from labelgate import ClassMap, Contract
 from labelgate.validation import validate
 from tests.conftest import ROOT, SAMPLES, run_cli
-from tests.test_pandera_engine import ENGINE_SAMPLES, on_sample, rows_by_code
+from tests.test_pandera_engine import (
+    ENGINE_SAMPLES,
+    NAMES,
+    lg010_rows,
+    named_rows,
+    on_sample,
+    rows_by_code,
+)
 
 try:
     import great_expectations as gx
@@ -127,3 +134,18 @@ class TestCommand:
             result.stderr.strip()
             == "labelgate: error: the gx engine and export need Great Expectations: pip install 'labelgate[gx]'"
         )
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=named_rows())
+def test_label_name_agreement(case: tuple[list[int], list[str]], tmp_path: Path) -> None:
+    labels, names = case
+    path = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"label": labels, "label_name": names}), path)
+    contract = Contract(num_classes=4, class_map=ClassMap.from_names(NAMES))
+    expected = [
+        i for i, (v, name) in enumerate(zip(labels, names, strict=True)) if NAMES[v] != name
+    ]
+    assert lg010_rows(validate_with_gx([str(path)], contract, max_examples=0)) == expected

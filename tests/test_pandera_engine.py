@@ -185,3 +185,42 @@ class TestSection:
         with pytest.raises(ContractError) as err:
             Contract.from_yaml(schema_file)
         assert key in str(err.value)
+
+
+NAMES = ["cat", "dog", "bird", "fish"]
+
+
+@st.composite
+def named_rows(draw: st.DrawFn) -> tuple[list[int], list[str]]:
+    """Labels with names, some disagreeing; the first row agrees, so no shift is 'proven'."""
+    n = draw(st.integers(min_value=1, max_value=40))
+    labels = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    names = [NAMES[v] if draw(st.booleans()) else draw(st.sampled_from(NAMES)) for v in labels]
+    names[0] = NAMES[labels[0]]
+    return labels, names
+
+
+def lg010_rows(report: Report) -> list[int]:
+    return next(([e.row for e in f.examples] for f in report.findings if f.code == "LG010"), [])
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=named_rows())
+def test_label_name_agreement(case: tuple[list[int], list[str]], tmp_path: Path) -> None:
+    labels, names = case
+    path = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"label": labels, "label_name": names}), path)
+    contract = Contract(num_classes=4, class_map=ClassMap.from_names(NAMES))
+    default = validate([str(path)], contract, max_examples=0)
+    if any(f.code == "LG011" for f in default.findings):
+        return  # a source whose names prove a shift: its rows are LG011's, not LG010's
+    expected = [
+        i for i, (v, name) in enumerate(zip(labels, names, strict=True)) if NAMES[v] != name
+    ]
+    lg010 = next((f for f in default.findings if f.code == "LG010"), None)
+    # The default engine counts every row and shows the first row of each disagreeing pair.
+    assert (lg010.count if lg010 else 0) == len(expected)
+    assert set(lg010_rows(default)) <= set(expected)
+    assert lg010_rows(validate_with_pandera([str(path)], contract, max_examples=0)) == expected
