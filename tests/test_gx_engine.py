@@ -14,16 +14,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labelgate import ClassMap, Contract
+from labelgate import Contract
 from labelgate.validation import validate
 from tests.conftest import ROOT, SAMPLES, run_cli
 from tests.test_pandera_engine import (
     ENGINE_SAMPLES,
-    NAMES,
     lg010_rows,
     named_rows,
     on_sample,
     rows_by_code,
+    write_named,
 )
 
 try:
@@ -141,11 +141,5 @@ class TestCommand:
 )
 @given(case=named_rows())
 def test_label_name_agreement(case: tuple[list[int], list[str]], tmp_path: Path) -> None:
-    labels, names = case
-    path = tmp_path / "n.parquet"
-    pq.write_table(pa.table({"label": labels, "label_name": names}), path)
-    contract = Contract(num_classes=4, class_map=ClassMap.from_names(NAMES))
-    expected = [
-        i for i, (v, name) in enumerate(zip(labels, names, strict=True)) if NAMES[v] != name
-    ]
-    assert lg010_rows(validate_with_gx([str(path)], contract, max_examples=0)) == expected
+    path, contract, expected = write_named(tmp_path, *case)
+    assert lg010_rows(validate_with_gx([path], contract, max_examples=0)) == expected

@@ -200,6 +200,18 @@ def named_rows(draw: st.DrawFn) -> tuple[list[int], list[str]]:
     return labels, names
 
 
+def write_named(
+    tmp_path: Path, labels: list[int], names: list[str]
+) -> tuple[str, Contract, list[int]]:
+    """The file, its contract, and the rows whose name is not their label's (the rule)."""
+    path = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"label": labels, "label_name": names}), path)
+    expected = [
+        i for i, (v, name) in enumerate(zip(labels, names, strict=True)) if NAMES[v] != name
+    ]
+    return str(path), Contract(num_classes=4, class_map=ClassMap.from_names(NAMES)), expected
+
+
 def lg010_rows(report: Report) -> list[int]:
     return next(([e.row for e in f.examples] for f in report.findings if f.code == "LG010"), [])
 
@@ -209,18 +221,12 @@ def lg010_rows(report: Report) -> list[int]:
 )
 @given(case=named_rows())
 def test_label_name_agreement(case: tuple[list[int], list[str]], tmp_path: Path) -> None:
-    labels, names = case
-    path = tmp_path / "n.parquet"
-    pq.write_table(pa.table({"label": labels, "label_name": names}), path)
-    contract = Contract(num_classes=4, class_map=ClassMap.from_names(NAMES))
+    path, contract, expected = write_named(tmp_path, *case)
     default = validate([str(path)], contract, max_examples=0)
     if any(f.code == "LG011" for f in default.findings):
         return  # a source whose names prove a shift: its rows are LG011's, not LG010's
-    expected = [
-        i for i, (v, name) in enumerate(zip(labels, names, strict=True)) if NAMES[v] != name
-    ]
     lg010 = next((f for f in default.findings if f.code == "LG010"), None)
     # The default engine counts every row and shows the first row of each disagreeing pair.
     assert (lg010.count if lg010 else 0) == len(expected)
     assert set(lg010_rows(default)) <= set(expected)
-    assert lg010_rows(validate_with_pandera([str(path)], contract, max_examples=0)) == expected
+    assert lg010_rows(validate_with_pandera([path], contract, max_examples=0)) == expected
