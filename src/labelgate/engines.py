@@ -11,7 +11,7 @@ from labelgate.dataset import Dataset, open_dataset
 from labelgate.errors import UsageError
 from labelgate.report import SEVERITY_ORDER, Example, Finding, Report
 
-__all__ = ["NOT_ROW_LEVEL", "ROW_CODES", "build_report", "load_frame"]
+__all__ = ["NOT_ROW_LEVEL", "ROW_CODES", "build_report", "load_frame", "plain"]
 
 ROW_CODES = {"LG002", "LG003", "LG004", "LG005"}  # a row failing one of these is rejected
 # Checks no row-level engine (pandera, GX) can express, named in their reports' notes.
@@ -62,7 +62,7 @@ def load_frame(
     return data, frame
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """A pandas or numpy scalar as plain Python (NaN as None)."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
@@ -101,12 +101,12 @@ def build_report(
             examples.append(
                 Example(
                     row=r,
-                    id=_plain(df[contract.id_column].iloc[r]) if contract.id_column else None,
+                    id=plain(df[contract.id_column].iloc[r]) if contract.id_column else None,
                     batch=b if b < kept else None,
-                    source=_plain(df[contract.source_column].iloc[r])
+                    source=plain(df[contract.source_column].iloc[r])
                     if contract.source_column
                     else None,
-                    value=_plain(df[contract.label_column].iloc[r]),
+                    value=plain(df[contract.label_column].iloc[r]),
                 )
             )
         findings.append(

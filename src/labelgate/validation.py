@@ -206,6 +206,7 @@ def _pandera_section(data: Dataset, max_examples: int) -> dict[str, Any]:
     """
     from collections import Counter
 
+    from labelgate.engines import plain
     from labelgate.pandera import section_failures, section_schema
 
     assert data.contract.pandera is not None
@@ -229,7 +230,7 @@ def _pandera_section(data: Dataset, max_examples: int) -> dict[str, Any]:
             if max_examples == 0 or len(examples) < max_examples:
                 ident = frame[id_column].iloc[row - first] if id_column else None
                 b = int(data.plan.batch_of(row, 1)[0])
-                examples.append(Example(row=row, id=_scalar(ident), batch=b, value=_scalar(value)))
+                examples.append(Example(row=row, id=plain(ident), batch=b, value=plain(value)))
     examples.sort(key=lambda e: e.row)
     return {
         "rows": len(failing_rows),
@@ -237,10 +238,6 @@ def _pandera_section(data: Dataset, max_examples: int) -> dict[str, Any]:
         "examples": examples,
         "missing": [],
     }
-
-
-def _scalar(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
 
 
 def _names_seen(scan: Scan) -> dict[int, str]:
