@@ -56,18 +56,20 @@ class Dataset:
         return self.contract.task
 
     def chunks(
-        self, columns: list[str] | None = None, *, every: bool = False
+        self, columns: list[str] | None = None, *, every: bool = False, encoded: bool = False
     ) -> Iterator[tuple[int, int, pa.RecordBatch]]:
         """Yield ``(file index, first row, record batch)`` over every file, in reading order.
 
         Args:
             columns: the columns to read; default the label, id, source and name columns.
             every: read every column instead, with its stored (or inferred) type.
+            encoded: read the source and name columns dictionary-encoded (Parquet).
         """
         wanted = None if every else columns or self.columns.needed()
         offset = 0
         for index, (f, s) in enumerate(zip(self.files, self.schemas, strict=True)):
-            for batch in stream_columns(f, wanted, headerless=s.headerless):
+            text = [c for c in (self.columns.source, self.columns.name) if c] if encoded else None
+            for batch in stream_columns(f, wanted, headerless=s.headerless, dictionary=text):
                 yield index, offset, batch
                 offset += batch.num_rows
 

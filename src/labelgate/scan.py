@@ -291,8 +291,11 @@ class Scan:
         if not valid.any() or self.pairs_overflow:
             return
         idx = np.flatnonzero(valid)
-        encoded = pc.dictionary_encode(names.take(from_numpy(idx)).cast(pa.string()))
-        dictionary = encoded.dictionary.to_pylist()
+        picked = names.take(from_numpy(idx))
+        if not pa.types.is_dictionary(picked.type):
+            picked = pc.dictionary_encode(picked.cast(pa.string()))
+        encoded = picked
+        dictionary = ["" if v is None else str(v) for v in encoded.dictionary.to_pylist()]
         codes = numbers(encoded.indices).astype(np.int64)
         for s, v, n, first_pos, count in _triples(src[idx], c.values[idx], codes, len(dictionary)):
             key = (s, v, dictionary[n])

@@ -83,7 +83,7 @@ def validate_in_context(
         files=len(files),
         soft_tolerance=contract.soft_tolerance if data.task == "soft" else None,
     )
-    for index, first_row, batch in data.chunks():
+    for index, first_row, batch in data.chunks(encoded=True):
         scan.feed(
             Chunk(
                 first_row=first_row,

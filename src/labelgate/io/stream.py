@@ -76,12 +76,14 @@ def stream_columns(
     *,
     headerless: bool = False,
     chunk_rows: int = CHUNK_ROWS,
+    dictionary: list[str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Yield the file's rows as record batches holding ``columns`` only, in file order.
 
     The columns of CSV files are read as strings (the label column is converted by the caller,
     so one bad cell is a finding, not a failed read). ``columns=None`` reads every column, CSV
-    columns with their inferred types (for rewriting a file whole).
+    columns with their inferred types (for rewriting a file whole). Parquet columns named in
+    ``dictionary`` are read dictionary-encoded (text with few distinct values: no per-row strings).
 
     Raises:
         InputError: the file cannot be read to its end.
@@ -92,7 +94,7 @@ def stream_columns(
         if file.kind == "parquet":
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(file.path)
+            pf = pq.ParquetFile(file.path, read_dictionary=dictionary or None)
             yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=True)
             return
         if file.kind == "csv":
