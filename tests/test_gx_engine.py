@@ -8,20 +8,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate import Contract
-from labelgate.validation import validate
 from tests.conftest import ROOT, SAMPLES, run_cli
 from tests.test_pandera_engine import (
     ENGINE_SAMPLES,
+    agree_on_random_file,
     lg010_rows,
     named_rows,
     on_sample,
+    random_labels,
     rows_by_code,
     write_named,
 )
@@ -76,22 +75,9 @@ class TestAgreement:
     @settings(
         max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
     )
-    @given(
-        labels=st.lists(
-            st.one_of(st.none(), st.integers(-3, 6), st.just(-100)), min_size=1, max_size=40
-        ),
-        ids=st.lists(st.integers(0, 15), min_size=40, max_size=40),
-    )
+    @given(labels=random_labels(40), ids=st.lists(st.integers(0, 15), min_size=40, max_size=40))
     def test_random_files(self, labels: list[int | None], ids: list[int], tmp_path: Path) -> None:
-        path = tmp_path / "r.parquet"
-        pq.write_table(
-            pa.table({"id": ids[: len(labels)], "label": pa.array(labels, pa.int64())}), path
-        )
-        contract = Contract(num_classes=4)
-        default = validate([str(path)], contract, max_examples=0)
-        through = validate_with_gx([str(path)], contract, max_examples=0)
-        assert rows_by_code(default) == rows_by_code(through)
-        assert default.counts == through.counts
+        agree_on_random_file(labels, ids, tmp_path, validate_with_gx)
 
 
 class TestCommand:

@@ -54,6 +54,25 @@ def on_sample(command: str, engine: Callable[..., Report]) -> tuple[Report, Repo
         os.chdir(cwd)
 
 
+def random_labels(n: int) -> st.SearchStrategy[list[int | None]]:
+    return st.lists(st.one_of(st.none(), st.integers(-3, 6), st.just(-100)), min_size=1, max_size=n)
+
+
+def agree_on_random_file(
+    labels: list[int | None], ids: list[int], tmp_path: Path, engine: Callable[..., Report]
+) -> None:
+    """The default engine and ``engine`` fail the same rows and account for them the same."""
+    path = tmp_path / "r.parquet"
+    pq.write_table(
+        pa.table({"id": ids[: len(labels)], "label": pa.array(labels, pa.int64())}), path
+    )
+    contract = Contract(num_classes=4)
+    default = validate([str(path)], contract, max_examples=0)
+    through = engine([str(path)], contract, max_examples=0)
+    assert rows_by_code(default) == rows_by_code(through)
+    assert default.counts == through.counts
+
+
 class TestSchema:
     def test_yaml_round_trip_and_failure_cases(self) -> None:
         contract = Contract(
@@ -98,22 +117,9 @@ class TestAgreement:
     @settings(
         max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
     )
-    @given(
-        labels=st.lists(
-            st.one_of(st.none(), st.integers(-3, 6), st.just(-100)), min_size=1, max_size=50
-        ),
-        ids=st.lists(st.integers(0, 20), min_size=50, max_size=50),
-    )
+    @given(labels=random_labels(50), ids=st.lists(st.integers(0, 20), min_size=50, max_size=50))
     def test_random_files(self, labels: list[int | None], ids: list[int], tmp_path: Path) -> None:
-        path = tmp_path / "r.parquet"
-        pq.write_table(
-            pa.table({"id": ids[: len(labels)], "label": pa.array(labels, pa.int64())}), path
-        )
-        contract = Contract(num_classes=4)
-        default = validate([str(path)], contract, max_examples=0)
-        through = validate_with_pandera([str(path)], contract, max_examples=0)
-        assert rows_by_code(default) == rows_by_code(through)
-        assert default.counts == through.counts
+        agree_on_random_file(labels, ids, tmp_path, validate_with_pandera)
 
 
 @pytest.mark.parametrize("engine", ["pandera", "gx"])
