@@ -51,3 +51,27 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         timeout=120,
         check=False,
     )
+
+
+def run_cli_without(
+    modules: tuple[str, ...], *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as if ``modules`` were not installed: a finder answers ModuleNotFoundError."""
+    code = (
+        "import sys\n"
+        "class Missing:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {modules!r}:\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Missing())\n"
+        "from labelgate.cli import main\n"
+        f"raise SystemExit(main({list(args)!r}))"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )

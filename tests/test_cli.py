@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import SAMPLES, run_cli
+from tests.conftest import SAMPLES, run_cli, run_cli_without
 
 
 def assert_usage_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -176,23 +176,13 @@ class TestOutput:
         assert strip(a.stdout) == strip(b.stdout)
 
 
-def main_without_torch(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run the CLI where ``import torch`` fails (a None entry in sys.modules makes it so)."""
-    code = (
-        "import sys; sys.modules['torch'] = None\n"
-        "from labelgate.cli import main\n"
-        f"raise SystemExit(main({list(args)!r}))"
-    )
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-
-
 class TestWithoutTorch:
     def test_shuffle_seed_hints_at_the_extra(self, clean: str) -> None:
-        result = main_without_torch("validate", clean, "-k", "4", "--shuffle-seed", "3")
+        result = run_cli_without(("torch",), "validate", clean, "-k", "4", "--shuffle-seed", "3")
         assert_usage_error(result, "needs torch", "labelgate[torch]")
 
     def test_file_order_needs_no_torch(self, clean: str) -> None:
-        result = main_without_torch("validate", clean, "-k", "4", "--format", "json")
+        result = run_cli_without(("torch",), "validate", clean, "-k", "4", "--format", "json")
         assert result.returncode == 0, result.stderr
 
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate import Contract
-from tests.conftest import ROOT, SAMPLES, run_cli
+from tests.conftest import ROOT, SAMPLES, run_cli, run_cli_without
 from tests.test_pandera_engine import (
     ENGINE_SAMPLES,
     agree_on_random_file,
@@ -102,19 +100,8 @@ class TestCommand:
         assert result.returncode == 2 and "--gx-docs needs --engine gx" in result.stderr
 
     def test_without_gx_a_one_line_hint(self) -> None:
-        code = (
-            "import sys\n"
-            "class Missing:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] == 'great_expectations':\n"
-            "            raise ModuleNotFoundError(name)\n"
-            "sys.meta_path.insert(0, Missing())\n"
-            "from labelgate.cli import main\n"
-            "raise SystemExit(main(['validate', 'oob_0_2_4.parquet', '-k', '4', '--engine', 'gx']))"
-        )
-        result = subprocess.run(
-            [sys.executable, "-c", code], cwd=SAMPLES, capture_output=True, text=True, check=False
-        )
+        args = ("validate", "oob_0_2_4.parquet", "-k", "4", "--engine", "gx")
+        result = run_cli_without(("great_expectations",), *args, cwd=SAMPLES)
         assert result.returncode == 2
         assert (
             result.stderr.strip()

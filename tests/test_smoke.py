@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,7 +12,7 @@ import pytest
 from labelgate import Batching, Contract
 from labelgate.dataset import open_dataset
 from labelgate.smoke import nvidia_torch, run_smoke
-from tests.conftest import SAMPLES, run_cli
+from tests.conftest import SAMPLES, run_cli, run_cli_without
 
 pytest.importorskip("torch")
 
@@ -158,32 +156,15 @@ class TestCommand:
         )
 
     def test_needs_only_torch_pyarrow_and_labelgate(self) -> None:
-        # As if not installed: the finder answers ModuleNotFoundError for these names.
-        code = (
-            "import sys\n"
-            "class Missing:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name.split('.')[0] in ('pandas', 'pandera', 'great_expectations', 'rich', 'yaml'):\n"
-            "            raise ModuleNotFoundError(name)\n"
-            "sys.meta_path.insert(0, Missing())\n"
-            "from labelgate.cli import main\n"
-            "raise SystemExit(main(['smoke', 'oob_0_2_4.parquet', '-k', '4', '--device', 'cpu']))"
-        )
-        result = subprocess.run(
-            [sys.executable, "-c", code], cwd=SAMPLES, capture_output=True, text=True, check=False
+        hidden = ("pandas", "pandera", "great_expectations", "rich", "yaml")
+        result = run_cli_without(
+            hidden, "smoke", "oob_0_2_4.parquet", "-k", "4", "--device", "cpu", cwd=SAMPLES
         )
         assert result.returncode == 1, result.stderr
         assert "IndexError: Target 4 is out of bounds." in result.stdout
 
     def test_without_torch_exit_2(self) -> None:
-        code = (
-            "import sys; sys.modules['torch'] = None\n"
-            "from labelgate.cli import main\n"
-            "raise SystemExit(main(['smoke', 'clean.parquet', '-k', '4']))"
-        )
-        result = subprocess.run(
-            [sys.executable, "-c", code], cwd=SAMPLES, capture_output=True, text=True, check=False
-        )
+        result = run_cli_without(("torch",), "smoke", "clean.parquet", "-k", "4", cwd=SAMPLES)
         assert result.returncode == 2 and "labelgate[torch]" in result.stderr
 
 
