@@ -341,6 +341,9 @@ def _fix_labels(
     n = table.num_rows
     k, ignore = data.k, data.contract.ignore_index
     src_codes, src_names = _codes(table, data.columns.source, n)
+    sources = np.array(
+        [*(NO_SOURCE if v is None else v for v in src_names), NO_SOURCE], dtype=object
+    )[src_codes]  # code -1 (null) picks the trailing NO_SOURCE
     if data.task == "soft":  # nothing in a probability row to remap: keep it, or quarantine it
         rows, _ = classify_soft(column, num_classes=k, tolerance=data.contract.soft_tolerance)
         reasons = np.where(
@@ -348,18 +351,7 @@ def _fix_labels(
             "",
             np.where(rows.row_status == Status.NULL, "LG003", "LG015"),
         )
-        sources = np.array(
-            [*(NO_SOURCE if v is None else v for v in src_names), NO_SOURCE], dtype=object
-        )
-        return (
-            np.zeros(0, np.int64),
-            np.zeros(n, dtype=bool),
-            reasons.astype(str),
-            sources[src_codes],
-        )
-    sources = np.array(
-        [*(NO_SOURCE if v is None else v for v in src_names), NO_SOURCE], dtype=object
-    )[src_codes]
+        return np.zeros(0, np.int64), np.zeros(n, dtype=bool), reasons.astype(str), sources
     c = classify(column, num_classes=k, ignore_index=ignore)
     values = c.values.copy()
     integer = c.status <= Status.NEGATIVE
