@@ -57,7 +57,16 @@ class InputError(LabelgateError, OSError):
 
     def __init__(self, message: str, *, path: str) -> None:
         self.path = path
+        self.reason = message
         super().__init__(f"{path}: {message}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # Survives pickling (worker processes): OSError's default would call __init__ wrongly.
+        return (_rebuild, (type(self), self.reason, self.path))
+
+
+def _rebuild(cls: type[InputError], message: str, path: str) -> InputError:
+    return cls(message, path=path)
 
 
 class ClassMapError(InputError):

@@ -17,7 +17,7 @@ from labelgate.report import Example
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Chunk", "Scan"]
+__all__ = ["Chunk", "Scan", "SparseBatches"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -42,6 +42,23 @@ class Chunk:
     ids: pa.Array | None = None
     sources: pa.Array | None = None
     names: pa.Array | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SparseBatches:
+    """Per-batch counts kept only for batches holding a row that is not usable (file order).
+
+    A batch absent from the table is full of usable rows.
+
+    Attributes:
+        index: batch indices, increasing.
+        bad: rows in that batch that are not usable.
+        rejected: rows in that batch whose target makes the loss raise.
+    """
+
+    index: I64
+    bad: I64
+    rejected: I64
 
 
 @dataclass(slots=True)
@@ -72,6 +89,7 @@ class Scan:
         max_examples: int = 20,
         files: int = 1,
         soft_tolerance: float | None = None,
+        dense: bool = True,
     ) -> None:
         self.k = num_classes
         self.soft_tolerance = soft_tolerance  # None unless the task is soft
@@ -91,6 +109,8 @@ class Scan:
         self.tallies: dict[str, CodeTally] = defaultdict(CodeTally)
         self.file_rows = [0] * files
         cap = 1024 if plan.rows is None else plan.kept_batches(plan.rows) + 1
+        cap = cap if dense else 0
+        self.sparse: SparseBatches | None = None  # set instead of the dense arrays (pieces)
         self.batch_usable = np.zeros(cap, np.int64)
         self.batch_rejected = np.zeros(cap, np.int64)
         self.batch_weight = np.zeros(cap, np.float64)
@@ -99,6 +119,7 @@ class Scan:
         self.source_rows = np.zeros(0, np.int64)
         self.source_status = np.zeros((0, Status.COUNT), np.int64)
         self.source_hist = np.zeros((0, num_classes + 1), np.int64)
+        self.source_first: list[int] = []  # first row of each source, for a stable order
         self.source_firsts: dict[int, list[Example]] = defaultdict(list)
         self.pairs: dict[tuple[int, int, str], list[int]] = {}
         self.pairs_overflow = False
@@ -136,10 +157,12 @@ class Scan:
         self.ignore_hits += int(np.count_nonzero(c.status == Status.IGNORED))
         out = (c.status == Status.HIGH) | (c.status == Status.NEGATIVE)
         if out.any():
-            self._count_other(c.values[out])
+            uniq, counts = np.unique(c.values[out], return_counts=True)
+            for v, cnt in zip(uniq.tolist(), counts.tolist(), strict=True):
+                self.add_other(v, cnt)
 
         self._batches(c, batch, usable)
-        self._per_source(c, src, usable)
+        self._per_source(c, src, usable, chunk.first_row)
         for status, code in Status.CODES.items():
             self._tally(code, c.status == status, c, chunk, src, batch)
         if 0 <= self.ignore_index < self.k:
@@ -149,13 +172,12 @@ class Scan:
         if chunk.ids is not None:
             self._ids(chunk.ids)
 
-    def _count_other(self, values: I64) -> None:
-        uniq, counts = np.unique(values, return_counts=True)
-        for v, cnt in zip(uniq.tolist(), counts.tolist(), strict=True):
-            if v in self.other_values or len(self.other_values) < MAX_OTHER_VALUES:
-                self.other_values[v] += cnt
-            else:
-                self.other_values_overflow += cnt
+    def add_other(self, value: int, count: int) -> None:
+        """Count an out-of-range value (at most MAX_OTHER_VALUES distinct ones are named)."""
+        if value in self.other_values or len(self.other_values) < MAX_OTHER_VALUES:
+            self.other_values[value] += count
+        else:
+            self.other_values_overflow += count
 
     def _grow(self, top: int) -> None:
         if top < len(self.batch_usable):
@@ -208,7 +230,7 @@ class Scan:
         import pyarrow.compute as pc
 
         if column is None:
-            return np.full(n, self._source_id(None), np.int64)
+            return np.full(n, self.source_id(None), np.int64)
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
         if not pa.types.is_dictionary(column.type):
@@ -217,27 +239,34 @@ class Scan:
             )
         local = numbers(column.indices, -1).astype(np.int64)
         mapping = np.array(
-            [self._source_id(None if v is None else str(v)) for v in column.dictionary.to_pylist()]
-            + [self._source_id(None)],
+            [self.source_id(None if v is None else str(v)) for v in column.dictionary.to_pylist()]
+            + [self.source_id(None)],
             dtype=np.int64,
         )
         return mapping[local]  # -1 (null) picks the last entry: "(none)"
 
-    def _source_id(self, name: str | None) -> int:
+    def source_id(self, name: str | None) -> int:
+        """The index of a source (``None``: rows with no source), registering it when new."""
         found = self._source_index.get(name)
         if found is not None:
             return found
         new = len(self.source_names)
         self._source_index[name] = new
         self.source_names.append(NO_SOURCE if name is None else name)
+        self.source_first.append(-1)
         self.source_rows = np.append(self.source_rows, 0)
         self.source_status = np.vstack([self.source_status, np.zeros((1, Status.COUNT), np.int64)])
         self.source_hist = np.vstack([self.source_hist, np.zeros((1, self.k + 1), np.int64)])
         return new
 
-    def _per_source(self, c: Classified, src: I64, usable: npt.NDArray[np.bool_]) -> None:
+    def _per_source(
+        self, c: Classified, src: I64, usable: npt.NDArray[np.bool_], first: int
+    ) -> None:
         s = len(self.source_names)
-        self.source_rows += np.bincount(src, minlength=s)
+        here = np.bincount(src, minlength=s)
+        for new in np.flatnonzero((here > 0) & (self.source_rows == 0)).tolist():
+            self.source_first[new] = first + int(np.argmax(src == new))
+        self.source_rows += here
         np.add.at(self.source_status, (src, c.row_status.astype(np.int64)), 1)
         in_hist = usable | ((c.status == Status.HIGH) & (c.values == self.k))
         elem_src = src if c.row_of is None else src[c.row_of]
@@ -339,6 +368,69 @@ class Scan:
             self.ids_increasing = False
             return
         self._last_id = int(a[-1])
+
+    # -- reading the batches ------------------------------------------------------------------
+
+    def kept(self) -> int:
+        """Batches a DataLoader yields."""
+        return self.plan.kept_batches(self.rows)
+
+    def nan_batches(self, *, weighted: bool) -> list[int]:
+        """Kept batches with no usable target (or, ``weighted``, usable targets of weight 0) and
+        no target that makes the loss raise."""
+        kept = self.kept()
+        if self.sparse is not None:
+            sp = self.sparse
+            idx = sp.index[sp.index < kept]
+            at = np.arange(len(idx))
+            full = np.minimum(self.plan.size, self.rows - idx * self.plan.size)
+            empty = (sp.bad[at] == full) & (sp.rejected[at] == 0)
+            return [int(b) for b in idx[empty]]
+        empty = self.batch_usable[:kept] == 0
+        if weighted:
+            empty |= self.batch_weight[:kept] == 0.0
+        empty &= self.batch_rejected[:kept] == 0
+        return [int(b) for b in np.flatnonzero(empty)]
+
+    def rejected_batches(self) -> list[int]:
+        """Kept batches holding a target that makes the loss raise."""
+        kept = self.kept()
+        if self.sparse is not None:
+            sp = self.sparse
+            return [int(b) for b in sp.index[(sp.index < kept) & (sp.rejected > 0)]]
+        return [int(b) for b in np.flatnonzero(self.batch_rejected[:kept] > 0)]
+
+    def usable_per_batch(self) -> I64:
+        """Usable targets in each kept batch (one entry per batch: use for small datasets)."""
+        kept = self.kept()
+        if self.sparse is None:
+            return self.batch_usable[:kept]
+        size = self.plan.size
+        out = np.minimum(size, self.rows - np.arange(kept, dtype=np.int64) * size)
+        sel = self.sparse.index < kept
+        out[self.sparse.index[sel]] -= self.sparse.bad[sel]
+        return out
+
+    def finish(self) -> None:
+        """Number the sources in the order their first row appears (then those with no rows),
+        so that the order does not depend on how the rows were split."""
+        n = len(self.source_names)
+        live = [i for i in range(n) if self.source_rows[i] > 0]
+        order = sorted(live, key=lambda i: self.source_first[i])
+        order += [i for i in range(n) if self.source_rows[i] == 0]
+        if order == list(range(n)):
+            return
+        new = {old: i for i, old in enumerate(order)}
+        self.source_names = [self.source_names[i] for i in order]
+        self.source_first = [self.source_first[i] for i in order]
+        self._source_index = {k: new[v] for k, v in self._source_index.items()}
+        self.source_rows = self.source_rows[order]
+        self.source_status = self.source_status[order]
+        self.source_hist = self.source_hist[order]
+        self.source_firsts = defaultdict(list, {new[s]: ex for s, ex in self.source_firsts.items()})
+        self.pairs = {(new[s], v, m): e for (s, v, m), e in self.pairs.items()}
+        for t in self.tallies.values():
+            t.by_source = Counter({new[s]: c for s, c in t.by_source.items()})
 
 
 def _triples(

@@ -22,6 +22,7 @@ from labelgate.errors import UsageError
 from labelgate.io import InputFile
 from labelgate.io.stream import FileSchema
 from labelgate.labels import Status
+from labelgate.pieces import supported
 from labelgate.report import Example, Report
 from labelgate.scan import Chunk, Scan
 
@@ -37,10 +38,16 @@ def validate(
     max_examples: int = 20,
     strict: bool = False,
     progress: Progress | None = None,
+    threads: int | None = None,
 ) -> Report:
     """Validate label files against a contract; see :func:`validate_in_context`."""
     report, _ = validate_in_context(
-        paths, contract, max_examples=max_examples, strict=strict, progress=progress
+        paths,
+        contract,
+        max_examples=max_examples,
+        strict=strict,
+        progress=progress,
+        threads=threads,
     )
     return report
 
@@ -52,6 +59,8 @@ def validate_in_context(
     max_examples: int = 20,
     strict: bool = False,
     progress: Progress | None = None,
+    threads: int | None = None,
+    in_pieces: bool = True,
 ) -> tuple[Report, Context]:
     """Validate label files against a contract.
 
@@ -61,6 +70,9 @@ def validate_in_context(
         max_examples: offending rows kept per finding (0 keeps all).
         strict: whether warnings fail the run.
         progress: called with (rows read, rows expected or ``None``) after each chunk.
+        threads: threads scanning row groups in parallel (default: the cores available).
+        in_pieces: scan Parquet row groups as independent pieces where the input allows it
+            (``False`` forces the sequential scan; both give the same report).
 
     Returns:
         The report (failed checks are findings in it, not exceptions), and the context the checks
@@ -72,8 +84,12 @@ def validate_in_context(
     """
     if max_examples < 0:
         raise UsageError(f"--max-examples must be 0 or more, got {max_examples!r}")
+    if threads is not None and threads < 1:
+        raise UsageError(f"--threads must be 1 or more, got {threads!r}")
     data = open_dataset(paths, contract)
     contract, columns, files, schemas = data.contract, data.columns, data.files, data.schemas
+    id_check = columns.id is not None and contract.severity.get("LG014") != "off"
+    why_not = supported(data) if in_pieces else "sequential scan requested"
     scan = Scan(
         num_classes=data.k,
         ignore_index=contract.ignore_index,
@@ -82,23 +98,16 @@ def validate_in_context(
         max_examples=max_examples,
         files=len(files),
         soft_tolerance=contract.soft_tolerance if data.task == "soft" else None,
+        dense=why_not is not None,
     )
-    for index, first_row, batch in data.chunks(encoded=True):
-        scan.feed(
-            Chunk(
-                first_row=first_row,
-                file_index=index,
-                labels=batch.column(columns.label),
-                ids=batch.column(columns.id) if columns.id else None,
-                sources=batch.column(columns.source) if columns.source else None,
-                names=batch.column(columns.name) if columns.name else None,
-            )
-        )
-        if progress is not None:
-            progress(first_row + batch.num_rows, data.known_rows)
+    if why_not is None:
+        _scan_in_pieces(data, scan, max_examples, id_check, threads, progress)
+    else:
+        _scan_sequentially(data, scan, progress)
+    scan.finish()
     _drop_dropped_batches(scan)
     duplicates = None
-    if columns.id is not None and not scan.ids_increasing:
+    if id_check and columns.id is not None and not scan.ids_increasing:
         duplicates = _duplicate_ids(data, columns.id, scan, max_examples)
     label_type, task = str(data.label_type), data.task
     section = _pandera_section(data, max_examples) if contract.pandera is not None else None
@@ -119,6 +128,68 @@ def validate_in_context(
         strict=strict,
     )
     return report, ctx
+
+
+def _scan_sequentially(data: Dataset, scan: Scan, progress: Progress | None) -> None:
+    columns = data.columns
+    for index, first_row, batch in data.chunks(encoded=True):
+        scan.feed(
+            Chunk(
+                first_row=first_row,
+                file_index=index,
+                labels=batch.column(columns.label),
+                ids=batch.column(columns.id) if columns.id else None,
+                sources=batch.column(columns.source) if columns.source else None,
+                names=batch.column(columns.name) if columns.name else None,
+            )
+        )
+        if progress is not None:
+            progress(first_row + batch.num_rows, data.known_rows)
+
+
+def _scan_in_pieces(
+    data: Dataset,
+    scan: Scan,
+    max_examples: int,
+    id_check: bool,
+    threads: int | None,
+    progress: Progress | None,
+) -> None:
+    """Row groups in parallel, partial results merged in order (see :mod:`labelgate.pieces`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from labelgate.errors import InputError
+    from labelgate.pieces import Spec, fill_ids, fill_scan, plan_pieces, run_pieces, threads_default
+
+    columns = data.columns
+    metadata = []
+    for f in data.files:
+        try:
+            metadata.append(pq.read_metadata(f.path))
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(
+                f"cannot read parquet ({' '.join(str(exc).split())})", path=f.path
+            ) from None
+    pieces = plan_pieces(data, metadata)
+    spec = Spec(
+        num_classes=data.k,
+        ignore_index=data.contract.ignore_index,
+        batch_size=data.plan.size,
+        label=columns.label,
+        id=columns.id,
+        source=columns.source,
+        name=columns.name,
+        max_examples=max_examples,
+        read_ids=id_check,
+    )
+    total = data.known_rows
+    report = None if progress is None else (lambda rows: progress(rows, total))
+    merged = run_pieces(
+        pieces, spec, metadata, threads=threads or threads_default(), progress=report
+    )
+    fill_scan(scan, merged, spec)
+    fill_ids(scan, pieces, spec, metadata)
 
 
 def _drop_dropped_batches(scan: Scan) -> None:
@@ -247,7 +318,7 @@ def _names_seen(scan: Scan) -> dict[int, str]:
 
     sources = reference_sources(scan.pairs, scan.k)
     votes: dict[int, Counter[str]] = defaultdict(Counter)
-    for (source, value, name), (count, _) in scan.pairs.items():
+    for (source, value, name), (count, _) in sorted(scan.pairs.items(), key=lambda kv: kv[1][1]):
         if source in sources and 0 <= value < scan.k:
             votes[value][name] += count
     return {value: c.most_common(1)[0][0] for value, c in votes.items()}
@@ -333,7 +404,7 @@ def _batch_summary(ctx: Context) -> dict[str, Any]:
     scan = ctx.scan
     plan = scan.plan
     kept = plan.kept_batches(scan.rows)
-    crash = np.flatnonzero(scan.batch_rejected[:kept] > 0).tolist()
+    crash = scan.rejected_batches()
     nan = failing_nan_batches(ctx) if scan.rows else []
     return {
         "size": plan.size,
@@ -345,7 +416,7 @@ def _batch_summary(ctx: Context) -> dict[str, Any]:
         "with_rejected": len(crash),
         "no_usable": len(nan),
         "failing": sorted(set(crash) | set(nan))[:1000],
-        "usable_per_batch": scan.batch_usable[:kept].tolist() if kept <= 10_000 else None,
+        "usable_per_batch": scan.usable_per_batch().tolist() if kept <= 10_000 else None,
     }
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from labelgate.checks import check
 from labelgate.checks.context import Context, join_values, plural
 from labelgate.report import Example, Finding
@@ -16,14 +14,7 @@ def failing_nan_batches(ctx: Context) -> list[int]:
     targets weigh 0 in total. A batch that also holds an out-of-range target raises instead
     (LG004/LG005), so it is not counted here.
     """
-    scan = ctx.scan
-    kept = scan.plan.kept_batches(scan.rows)
-    usable = scan.batch_usable[:kept]
-    empty = usable == 0
-    if ctx.contract.class_weights is not None:
-        empty |= scan.batch_weight[:kept] == 0.0
-    empty &= scan.batch_rejected[:kept] == 0
-    return np.flatnonzero(empty).tolist()
+    return ctx.scan.nan_batches(weighted=ctx.contract.class_weights is not None)
 
 
 @check("LG007", "batch with no usable target (NaN loss)", "error")

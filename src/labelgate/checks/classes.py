@@ -65,7 +65,12 @@ def _analyse(ctx: Context) -> Shifts | None:
     if not pairs:
         return None
     k, ignore = ctx.k, ctx.contract.ignore_index
-    named = {key: entry for key, entry in pairs.items() if key[1] != ignore}
+    # In order of each pair's first row, so examples and ties do not depend on how rows were split.
+    named = {
+        key: entry
+        for key, entry in sorted(pairs.items(), key=lambda kv: kv[1][1])
+        if key[1] != ignore
+    }
     cmap = ctx.contract.class_map
     if cmap is not None:
         reference = cmap.index_of()
@@ -150,7 +155,7 @@ def label_name_disagree(ctx: Context) -> list[Finding]:
         Example(
             row=m.first_row,
             batch=int(scan.plan.batch_of(m.first_row, 1)[0]),
-            source=scan.source_names[m.source] if len(scan.source_names) > 1 else None,
+            source=scan.source_names[m.source] if ctx.contract.source_column else None,
             value=m.label,
         )
         for m in shifts.mismatches[:limit]
