@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import labelgate.pieces as pieces
 from labelgate import Batching, Contract
 from labelgate.dataset import open_dataset
 from labelgate.pieces import Partial, Spec, merge, plan_pieces, scan_piece, supported
@@ -59,6 +60,7 @@ def datasets(draw: st.DrawFn) -> dict[str, Any]:
         "columns": draw(st.sampled_from(["all", "no source", "no name", "label only"])),
         "examples": draw(st.sampled_from([0, 1, 3, 20])),
         "seed": draw(st.integers(0, 2**16)),
+        "slice": draw(st.integers(min_value=1, max_value=16)),
     }
 
 
@@ -119,7 +121,12 @@ def test_pieces_give_the_sequential_report(case: dict[str, Any], tmp_path_factor
     m = case["examples"]
     sequential = report_dict(folder, contract, max_examples=m, in_pieces=False)
     one = report_dict(folder, contract, max_examples=m, threads=1)
-    two = report_dict(folder, contract, max_examples=m, threads=3)
+    saved = pieces.SLICE_ROWS
+    pieces.SLICE_ROWS = case["slice"]  # row groups decoded in several slices
+    try:
+        two = report_dict(folder, contract, max_examples=m, threads=3)
+    finally:
+        pieces.SLICE_ROWS = saved
     assert one == sequential
     assert two == sequential
 
@@ -199,8 +206,6 @@ def test_duplicate_id_check_off_reads_ids_only_for_examples(
         pa.table({"id": [5, 5, 7, 8, 9, 9], "label": [0, 1, 4, 1, 0, 2]}), path, row_group_size=2
     )
     seen: list[bool] = []
-    import labelgate.pieces as pieces
-
     real = pieces.scan_piece
 
     def spy(piece: Any, spec: Spec, meta: Any = None) -> Partial:

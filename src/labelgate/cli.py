@@ -135,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--gx-docs", metavar="DIR", help="with --engine gx: build GX's Data Docs in DIR")
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    v.add_argument(
+        "--threads",
+        type=_positive,
+        metavar="N",
+        help="threads scanning Parquet row groups in parallel (default: the cores available)",
+    )
     sm = _command(
         sub,
         "smoke",
@@ -352,6 +358,7 @@ def _validate(args: argparse.Namespace) -> int:
             max_examples=args.max_examples,
             strict=args.strict,
             progress=progress,
+            threads=args.threads,
         )
     finally:
         if progress is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["Partial", "Piece", "Spec", "merge", "plan_pieces", "scan_piece", "supported"]
 
 I64 = npt.NDArray[np.int64]
-SLICE_ROWS = 1 << 20  # rows decoded at once per worker: bounds memory whatever the row group size
+SLICE_ROWS = 1 << 18  # rows decoded at once per worker: bounds memory whatever the row group size
 _INTEGER = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
 Key = tuple[str | None, str | None, int | None]  # (source, name, label value); None: null
 
@@ -239,13 +240,36 @@ def _scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None) -> P
     return out
 
 
-def _codes(column: pa.Array | None, n: int) -> tuple[npt.NDArray[Any], list[str | None]]:
-    """Dictionary codes of a text column (nulls get the code after the last value)."""
+@dataclass(slots=True)
+class _Buffers:
+    key: I64
+    base: npt.NDArray[np.int32]
+    tmp: npt.NDArray[np.int32]
+    flag: npt.NDArray[np.bool_]
+
+
+_local = threading.local()
+
+
+def _scratch(n: int) -> _Buffers:
+    """This thread's work arrays, at least ``n`` long."""
+    found: _Buffers | None = getattr(_local, "buffers", None)
+    if found is None or len(found.key) < n:
+        found = _Buffers(
+            np.empty(n, np.int64), np.empty(n, np.int32), np.empty(n, np.int32), np.empty(n, bool)
+        )
+        _local.buffers = found
+    return found
+
+
+def _codes(column: pa.Array | None) -> tuple[npt.NDArray[Any] | None, list[str | None]]:
+    """Dictionary codes of a text column (nulls get the code after the last value); ``None``
+    codes where there is no column (every row in one group)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if column is None:
-        return np.zeros(n, np.int32), [None]
+        return None, [None]
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     if not pa.types.is_dictionary(column.type):
@@ -254,7 +278,7 @@ def _codes(column: pa.Array | None, n: int) -> tuple[npt.NDArray[Any], list[str 
     values: list[str | None] = [
         None if v is None else str(v) for v in column.dictionary.to_pylist()
     ]
-    codes = numbers(column.indices).astype(np.int64, copy=False)
+    codes = numbers(column.indices)
     if column.null_count:
         codes = np.where(bool_mask(column.is_valid()), codes, len(values))
     values.append(None)
@@ -262,6 +286,8 @@ def _codes(column: pa.Array | None, n: int) -> tuple[npt.NDArray[Any], list[str 
 
 
 def _scan_slice(batch: pa.RecordBatch, first_row: int, file_index: int, spec: Spec) -> Partial:
+    """Scan decoded rows. The labels' bounds are computed, not taken from footer statistics:
+    a key built on a wrong bound would count a row under another (source, name, value)."""
     n = batch.num_rows
     out = Partial(first_row, rows=n, limit=spec.limit)
     out.file_rows[file_index] = n
@@ -271,60 +297,86 @@ def _scan_slice(batch: pa.RecordBatch, first_row: int, file_index: int, spec: Sp
     labels = batch.column(names.index(spec.label))
     null = bool_mask(labels.is_null()) if labels.null_count else None
     values = numbers(labels).astype(np.int64, copy=False)
-    src, src_names = _codes(batch.column(names.index(spec.source)) if spec.source else None, n)
-    nam, nam_names = _codes(batch.column(names.index(spec.name)) if spec.name else None, n)
+    src, src_names = _codes(batch.column(names.index(spec.source)) if spec.source else None)
+    nam, nam_names = _codes(batch.column(names.index(spec.name)) if spec.name else None)
 
-    # One key per row: (source, name, value); null labels take the value one past the top.
+    # One integer key per row for (source, name, value), counted with one bincount; a null
+    # label takes the value one past the top. Work arrays are reused: fresh ones would cost a
+    # page fault per 4 KB on every slice.
+    buf = _scratch(n)
     lo, hi = int(values.min()), int(values.max())
     span = hi - lo + 2
     decode: I64 | None = None
     if span > 4 * n + 1024:  # scattered values: factorise first
         decode, v = np.unique(values, return_inverse=True)
-        span = len(decode) + 1
-        v = v.astype(np.int64, copy=False)
+        span, lo, values_in_key = len(decode) + 1, 0, v.astype(np.int64, copy=False)
     else:
-        v = values - lo
-    if null is not None:
-        v = np.where(null, span - 1, v)
+        values_in_key = values
     width = len(nam_names) * span
-    key = v + (src * width + nam * span)
     space = len(src_names) * width
+    key = buf.key[:n]
+    if space < 2**31 and (src is not None or nam is not None):
+        base = buf.base[:n]
+        if src is not None:
+            np.multiply(src, width, out=base, casting="unsafe")
+        else:
+            base.fill(0)
+        if nam is not None:
+            tmp = buf.tmp[:n]
+            np.multiply(nam, span, out=tmp, casting="unsafe")
+            base += tmp
+        base -= lo
+        np.add(values_in_key, base, out=key)
+    else:
+        np.subtract(values_in_key, lo, out=key)
+        if src is not None:
+            key += src.astype(np.int64) * width
+        if nam is not None:
+            key += nam.astype(np.int64) * span
+    if null is not None:
+        key[null] += span - 1 - values_in_key[null] + lo
     if space <= 4 * n + (1 << 16):
         counts = np.bincount(key, minlength=space)
         present = np.flatnonzero(counts)
         present_counts = counts[present]
     else:
         present, present_counts = np.unique(key, return_counts=True)
-    firsts = _first_positions(key, present)
-    for k, c, pos in zip(present.tolist(), present_counts.tolist(), firsts.tolist(), strict=True):
+
+    bad = _not_usable(values, null, spec, buf.flag[:n])
+    pos = np.flatnonzero(bad) if bad is not None else None
+    firsts = _first_positions(key, present, pos)
+    for k, c, at in zip(present.tolist(), present_counts.tolist(), firsts.tolist(), strict=True):
         s, rest = divmod(k, width)
         m, x = divmod(rest, span)
         if x == span - 1:
             value: int | None = None
         else:
             value = int(decode[x]) if decode is not None else x + lo
-        out.joint[(src_names[s], nam_names[m], value)] = [c, first_row + pos]
+        out.joint[(src_names[s], nam_names[m], value)] = [c, first_row + at]
 
-    bad = _not_usable(values, null, spec)
-    if bad is not None:
-        _rows_not_usable(out, bad, values, null, src, src_names, first_row, file_index, spec)
+    if pos is not None:
+        _rows_not_usable(out, pos, values, null, src, src_names, first_row, file_index, spec)
     if spec.name:
         _source_firsts(out, values, null, src, src_names, nam, len(nam_names) - 1, spec)
     if spec.id and spec.read_ids:
-        out.ids = _id_order(batch.column(names.index(spec.id)))
+        out.ids = _id_order(batch.column(names.index(spec.id)), buf.flag)
     return out
 
 
-def _first_positions(key: I64, present: I64) -> I64:
-    """The first position of each present key, looking at a short prefix first."""
-    first = np.full(len(present), -1, np.int64)
+def _first_positions(key: I64, present: I64, bad: I64 | None) -> I64:
+    """The first position of each present key.
+
+    A key holds its label value, so keys of values that are not usable occur only at the ``bad``
+    positions (usually few); the others are nearly always met in a short prefix.
+    """
     where = {k: i for i, k in enumerate(present.tolist())}
+    first = np.full(len(present), -1, np.int64)
+    if bad is not None and len(bad):
+        uniq, idx = np.unique(key[bad], return_index=True)
+        first[[where[k] for k in uniq.tolist()]] = bad[idx]
     start, width = 0, 4096
-    while start < len(key) and (first < 0).any():
-        if (first < 0).sum() <= 4 or start >= 65_536:
-            break
-        seg = key[start : start + width]
-        uniq, idx = np.unique(seg, return_index=True)
+    while start < len(key) and start < 65_536 and (first < 0).sum() > 4:
+        uniq, idx = np.unique(key[start : start + width], return_index=True)
         for k, i in zip(uniq.tolist(), idx.tolist(), strict=True):
             j = where[k]
             if first[j] < 0:
@@ -332,29 +384,22 @@ def _first_positions(key: I64, present: I64) -> I64:
         start += width
         width *= 4
     missing = np.flatnonzero(first < 0)
-    if len(missing) > 16:  # many rare keys: one scatter settles them all
-        table = {int(present[j]): j for j in missing.tolist()}
-        lookup = np.full(int(present.max()) + 1, -1, np.int64)
-        lookup[list(table)] = list(table.values())
-        hit = lookup[key] if len(lookup) < (1 << 24) else None
-        if hit is not None:
-            rows = np.flatnonzero(hit >= 0)
-            slot = hit[rows]
-            best = np.full(len(present), np.iinfo(np.int64).max, np.int64)
-            np.minimum.at(best, slot, rows)
-            first[missing] = best[missing]
-            return first
+    if len(missing) > 16:  # many rare keys: one pass settles them all
+        rows = np.flatnonzero(np.isin(key, present[missing]))
+        uniq, idx = np.unique(key[rows], return_index=True)
+        first[[where[k] for k in uniq.tolist()]] = rows[idx]
+        return first
     for j in missing.tolist():
         first[j] = int(np.argmax(key == present[j]))
     return first
 
 
 def _not_usable(
-    values: I64, null: npt.NDArray[np.bool_] | None, spec: Spec
+    values: I64, null: npt.NDArray[np.bool_] | None, spec: Spec, out: npt.NDArray[np.bool_]
 ) -> npt.NDArray[np.bool_] | None:
     """Rows whose target is not usable, or ``None`` when every row is usable."""
     k, ignore = spec.num_classes, spec.ignore_index
-    bad = values.view(np.uint64) >= np.uint64(k)  # negatives wrap to huge values
+    bad = np.greater_equal(values.view(np.uint64), np.uint64(k), out=out)  # negatives wrap
     if 0 <= ignore < k:
         bad |= values == ignore
     if null is not None:
@@ -374,17 +419,17 @@ def _status(values: I64, null: npt.NDArray[np.bool_] | None, spec: Spec) -> npt.
 
 def _rows_not_usable(
     out: Partial,
-    bad: npt.NDArray[np.bool_],
+    pos: I64,
     values: I64,
     null: npt.NDArray[np.bool_] | None,
-    src: npt.NDArray[Any],
+    src: npt.NDArray[Any] | None,
     src_names: list[str | None],
     first_row: int,
     file_index: int,
     spec: Spec,
 ) -> None:
     """Per-batch counts and per-check hits, from the rows that are not usable (usually few)."""
-    pos = np.flatnonzero(bad)
+    src_at = np.zeros(len(pos), np.int64) if src is None else src[pos]
     st = _status(values[pos], None if null is None else null[pos], spec)
     rows = first_row + pos
     batch = rows // spec.batch_size
@@ -403,7 +448,7 @@ def _rows_not_usable(
         h = out.hits.setdefault(code, Hits())
         h.count = len(sel)
         h.by_source = Counter(
-            {src_names[s]: c for s, c in enumerate(np.bincount(src[pos[sel]]).tolist()) if c}
+            {src_names[s]: c for s, c in enumerate(np.bincount(src_at[sel]).tolist()) if c}
         )
         h.by_file[file_index] = len(sel)
         h.batches = np.unique(batch[sel])
@@ -412,7 +457,7 @@ def _rows_not_usable(
             Example(
                 row=int(rows[i]),
                 batch=int(batch[i]),
-                source=_shown(src_names[int(src[pos[i]])], spec),
+                source=_shown(src_names[int(src_at[i])], spec),
                 value=None if status == Status.NULL else int(values[pos[i]]),
             )
             for i in take.tolist()
@@ -431,9 +476,9 @@ def _source_firsts(
     out: Partial,
     values: I64,
     null: npt.NDArray[np.bool_] | None,
-    src: npt.NDArray[Any],
+    src: npt.NDArray[Any] | None,
     src_names: list[str | None],
-    nam: npt.NDArray[Any],
+    nam: npt.NDArray[Any] | None,
     null_name: int,
     spec: Spec,
 ) -> None:
@@ -444,10 +489,11 @@ def _source_firsts(
     n = len(values)
     while todo and start < n:
         end = min(n, start + width)
+        assert nam is not None
         ok = nam[start:end] != null_name
         if null is not None:
             ok &= ~null[start:end]
-        seg = src[start:end]
+        seg = np.zeros(end - start, np.int64) if src is None else src[start:end]
         for s in list(todo):
             code = src_names.index(s)
             got = out.firsts.setdefault(s, [])
@@ -467,7 +513,7 @@ def _source_firsts(
         width *= 4
 
 
-def _id_order(column: pa.Array) -> Ids:
+def _id_order(column: pa.Array, flag: npt.NDArray[np.bool_]) -> Ids:
     import pyarrow as pa
 
     if not pa.types.is_integer(column.type) or column.null_count:
@@ -475,7 +521,8 @@ def _id_order(column: pa.Array) -> Ids:
     a = numbers(column).astype(np.int64, copy=False)
     if len(a) == 0:
         return Ids()
-    return Ids(int(a[0]), int(a[-1]), bool((a[1:] > a[:-1]).all()))
+    step = np.greater(a[1:], a[:-1], out=flag[: len(a) - 1])
+    return Ids(int(a[0]), int(a[-1]), bool(step.all()))
 
 
 # -- merging -----------------------------------------------------------------------------------
