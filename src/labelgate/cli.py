@@ -141,6 +141,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="threads scanning Parquet row groups in parallel (default: the cores available)",
     )
+    v.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the row groups on a Dask cluster: local[N] starts N local worker processes; "
+        "tcp://host:8786 joins a running scheduler (needs labelgate[dask])",
+    )
     sm = _command(
         sub,
         "smoke",
@@ -359,6 +365,7 @@ def _validate(args: argparse.Namespace) -> int:
             strict=args.strict,
             progress=progress,
             threads=args.threads,
+            dask=args.dask,
         )
     finally:
         if progress is not None:

@@ -27,6 +27,7 @@ import numpy.typing as npt
 
 from labelgate.arrow import bool_mask, numbers
 from labelgate.errors import InputError
+from labelgate.io.sources import filesystem, is_uri, shown
 from labelgate.labels import Status
 from labelgate.report import Example
 
@@ -51,7 +52,7 @@ class Piece:
 
     Attributes:
         file_index: the file's position in reading order.
-        path: the file (a local path or a URI).
+        path: the file (a local path, or a URI with its query string: see ``shown``).
         row_group: the row group within the file.
         first_row: global position of its first row.
         rows: its row count (from the footer).
@@ -181,7 +182,7 @@ def plan_pieces(data: Dataset, metadata: list[pq.FileMetaData]) -> list[Piece]:
         in_file = 0
         for g in range(meta.num_row_groups):
             n = meta.row_group(g).num_rows
-            pieces.append(Piece(index, f.path, g, row, n, in_file))
+            pieces.append(Piece(index, f.location or f.path, g, row, n, in_file))
             row += n
             in_file += n
     return pieces
@@ -195,6 +196,11 @@ def _open(path: str, spec: Spec, metadata: pq.FileMetaData | None) -> pq.Parquet
     import pyarrow.parquet as pq
 
     text = [c for c in (spec.source, spec.name) if c]
+    if is_uri(path):
+        fs, inner = filesystem(path)
+        return pq.ParquetFile(
+            fs.open_input_file(inner), read_dictionary=text or None, metadata=metadata
+        )
     return pq.ParquetFile(path, read_dictionary=text or None, metadata=metadata)
 
 
@@ -213,7 +219,7 @@ def scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None = None
     except (pa.ArrowException, OSError) as exc:
         text = " ".join(str(exc).split()) or type(exc).__name__
         raise InputError(
-            f"cannot read parquet row group {piece.row_group} ({text})", path=piece.path
+            f"cannot read parquet row group {piece.row_group} ({text})", path=shown(piece.path)
         ) from None
 
 
@@ -235,7 +241,7 @@ def _scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None) -> P
     if out.rows != piece.rows:
         raise InputError(
             f"row group {piece.row_group} held {out.rows} rows, its footer says {piece.rows}",
-            path=piece.path,
+            path=shown(piece.path),
         )
     return out
 
@@ -607,24 +613,27 @@ def _fold(acc: Partial, p: Partial) -> None:
 
 
 def _add_sparse(a: tuple[I64, I64, I64], b: tuple[I64, I64, I64]) -> tuple[I64, I64, I64]:
-    """Sum two sorted sparse batch tables; only the batch on the shared edge can be in both."""
-    if not len(b[0]):
-        return a
-    if not len(a[0]):
-        return b
-    if a[0][-1] == b[0][0]:
-        head = (a[0], a[1].copy(), a[2].copy())
-        head[1][-1] += b[1][0]
-        head[2][-1] += b[2][0]
-        b = (b[0][1:], b[1][1:], b[2][1:])
-        a = head
-    if len(b[0]) and a[0][-1] >= b[0][0]:
+    """Sum two sparse batch tables of consecutive rows."""
+    return _join_sparse([a, b])
+
+
+def _join_sparse(tables: list[tuple[I64, I64, I64]]) -> tuple[I64, I64, I64]:
+    """Sum sparse batch tables of consecutive rows, in one pass: each is sorted and only the
+    batch on a shared edge can be in two of them.
+
+    Raises:
+        ValueError: the tables overlap beyond an edge batch (partials out of order).
+    """
+    tables = [t for t in tables if len(t[0])]
+    if len(tables) <= 1:
+        return tables[0] if tables else (np.zeros(0, np.int64),) * 3
+    index = np.concatenate([t[0] for t in tables])
+    if (np.diff(index) < 0).any():
         raise ValueError("sparse batch tables overlap: partials out of order")
-    return (
-        np.concatenate([a[0], b[0]]),
-        np.concatenate([a[1], b[1]]),
-        np.concatenate([a[2], b[2]]),
-    )
+    uniq, start = np.unique(index, return_index=True)
+    bad = np.add.reduceat(np.concatenate([t[1] for t in tables]), start)
+    rejected = np.add.reduceat(np.concatenate([t[2] for t in tables]), start)
+    return uniq, bad, rejected
 
 
 # -- running all pieces ------------------------------------------------------------------------
@@ -654,10 +663,13 @@ def run_pieces(
     if not pieces:
         return empty
     acc = empty
+    tables = []  # joined once at the end: joining at every fold would copy them again and again
     for part in _ordered(pieces, spec, metadata, threads):
-        _fold(acc, part)
+        tables.append(part.batch)
+        _fold(acc, replace(part, batch=empty.batch))
         if progress is not None:
             progress(acc.rows)
+    acc.batch = _join_sparse(tables)
     return acc
 
 
@@ -782,7 +794,7 @@ def fill_ids(scan: Scan, pieces: list[Piece], spec: Spec, metadata: list[Any]) -
         except (pa.ArrowException, OSError) as exc:
             text = " ".join(str(exc).split()) or type(exc).__name__
             raise InputError(
-                f"cannot read parquet row group {p.row_group} ({text})", path=p.path
+                f"cannot read parquet row group {p.row_group} ({text})", path=shown(p.path)
             ) from None
         for row in rows:
             found[row] = col[row - p.first_row].as_py()

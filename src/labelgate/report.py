@@ -22,6 +22,8 @@ class Example:
         source: the row's source, where a source column exists.
         value: the offending label value as written.
         position: for token targets, the token's index within the row.
+        file, file_row: for inputs of several files, the file holding the row and the row's
+            position within it.
     """
 
     row: int
@@ -30,6 +32,8 @@ class Example:
     source: str | None = None
     value: Any = None
     position: int | None = None
+    file: str | None = None
+    file_row: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON; ``position`` only for token targets."""
@@ -42,6 +46,9 @@ class Example:
         }
         if self.position is not None:
             out["position"] = self.position
+        if self.file is not None:
+            out["file"] = self.file
+            out["file_row"] = self.file_row
         return out
 
 

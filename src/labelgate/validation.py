@@ -23,7 +23,7 @@ from labelgate.io import InputFile
 from labelgate.io.stream import FileSchema
 from labelgate.labels import Status
 from labelgate.pieces import supported
-from labelgate.report import Example, Report
+from labelgate.report import Example, Finding, Report
 from labelgate.scan import Chunk, Scan
 
 __all__ = ["validate", "validate_in_context"]
@@ -39,6 +39,7 @@ def validate(
     strict: bool = False,
     progress: Progress | None = None,
     threads: int | None = None,
+    dask: str | None = None,
 ) -> Report:
     """Validate label files against a contract; see :func:`validate_in_context`."""
     report, _ = validate_in_context(
@@ -48,6 +49,7 @@ def validate(
         strict=strict,
         progress=progress,
         threads=threads,
+        dask=dask,
     )
     return report
 
@@ -61,6 +63,7 @@ def validate_in_context(
     progress: Progress | None = None,
     threads: int | None = None,
     in_pieces: bool = True,
+    dask: str | None = None,
 ) -> tuple[Report, Context]:
     """Validate label files against a contract.
 
@@ -73,6 +76,7 @@ def validate_in_context(
         threads: threads scanning row groups in parallel (default: the cores available).
         in_pieces: scan Parquet row groups as independent pieces where the input allows it
             (``False`` forces the sequential scan; both give the same report).
+        dask: run the pieces on a Dask cluster: ``local[N]`` or a scheduler address.
 
     Returns:
         The report (failed checks are findings in it, not exceptions), and the context the checks
@@ -90,6 +94,8 @@ def validate_in_context(
     contract, columns, files, schemas = data.contract, data.columns, data.files, data.schemas
     id_check = columns.id is not None and contract.severity.get("LG014") != "off"
     why_not = supported(data) if in_pieces else "sequential scan requested"
+    if dask is not None and why_not is not None:
+        raise UsageError(f"--dask runs Parquet row groups as pieces, and here {why_not}")
     scan = Scan(
         num_classes=data.k,
         ignore_index=contract.ignore_index,
@@ -101,7 +107,7 @@ def validate_in_context(
         dense=why_not is not None,
     )
     if why_not is None:
-        _scan_in_pieces(data, scan, max_examples, id_check, threads, progress)
+        _scan_in_pieces(data, scan, max_examples, id_check, threads, progress, dask)
     else:
         _scan_sequentially(data, scan, progress)
     scan.finish()
@@ -114,7 +120,7 @@ def validate_in_context(
     ctx = Context(
         scan, contract, files, label_type, task, duplicates, _names_seen(scan), section=section
     )
-    findings = run_checks(ctx)
+    findings = _name_files(run_checks(ctx), files, scan.file_rows)
     report = Report(
         findings=tuple(findings),
         counts=_counts(scan),
@@ -154,8 +160,10 @@ def _scan_in_pieces(
     id_check: bool,
     threads: int | None,
     progress: Progress | None,
+    dask: str | None = None,
 ) -> None:
-    """Row groups in parallel, partial results merged in order (see :mod:`labelgate.pieces`)."""
+    """Row groups in parallel, partial results merged in order (see :mod:`labelgate.pieces`);
+    on a Dask cluster with ``dask`` (see :mod:`labelgate.distributed`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -166,7 +174,7 @@ def _scan_in_pieces(
     metadata = []
     for f in data.files:
         try:
-            metadata.append(pq.read_metadata(f.path))
+            metadata.append(pq.read_metadata(f.open()))
         except (pa.ArrowException, OSError) as exc:
             raise InputError(
                 f"cannot read parquet ({' '.join(str(exc).split())})", path=f.path
@@ -185,11 +193,29 @@ def _scan_in_pieces(
     )
     total = data.known_rows
     report = None if progress is None else (lambda rows: progress(rows, total))
-    merged = run_pieces(
-        pieces, spec, metadata, threads=threads or threads_default(), progress=report
-    )
+    if dask is not None:
+        from labelgate.distributed import run_on_dask
+
+        merged = run_on_dask(dask, pieces, spec, progress=report)
+    else:
+        merged = run_pieces(
+            pieces, spec, metadata, threads=threads or threads_default(), progress=report
+        )
     fill_scan(scan, merged, spec)
     fill_ids(scan, pieces, spec, metadata)
+
+
+def _name_files(findings: list[Finding], files: list[InputFile], rows: list[int]) -> list[Finding]:
+    """Name each example's file and row within it, where the input has several files."""
+    if len(files) < 2:
+        return findings
+    starts = np.cumsum([0, *rows])
+
+    def named(e: Example) -> Example:
+        i = int(np.searchsorted(starts, e.row, side="right")) - 1
+        return replace(e, file=files[i].path, file_row=e.row - int(starts[i]))
+
+    return [replace(f, examples=tuple(named(e) for e in f.examples)) for f in findings]
 
 
 def _drop_dropped_batches(scan: Scan) -> None:

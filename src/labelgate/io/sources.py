@@ -6,6 +6,7 @@ import glob
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from labelgate.errors import InputError
 
@@ -34,12 +35,26 @@ class InputFile:
     path: str
     kind: str
     size: int
+    location: str | None = None
+
+    @property
+    def uri(self) -> bool:
+        """Whether the file lives on a filesystem named by a URI (``s3://``, ``gs://``...)."""
+        return self.location is not None
+
+    def open(self) -> Any:
+        """What pyarrow's readers take: the local path, or a random-access file opened through
+        pyarrow's filesystem for the URI (credentials from the usual environment)."""
+        if self.location is None:
+            return self.path
+        fs, inner = filesystem(self.location)
+        return fs.open_input_file(inner)
 
     def digest(self) -> str:
         """A content hash: SHA-256 of the Parquet footer and size (which pin every page's
         location and statistics), or of the whole file for text formats."""
         h = hashlib.sha256()
-        with Path(self.path).open("rb") as f:
+        with Path(self.path).open("rb") if self.location is None else self.open() as f:
             if self.kind == "parquet" and self.size >= 8:
                 f.seek(-8, 2)
                 tail = f.read(8)
@@ -76,6 +91,9 @@ def resolve_inputs(paths: list[str]) -> list[InputFile]:
     """
     files: list[InputFile] = []
     for raw in paths:
+        if is_uri(raw):
+            files.extend(_remote(raw))
+            continue
         p = Path(raw)
         if p.is_dir():
             found = sorted(
@@ -100,3 +118,76 @@ def resolve_inputs(paths: list[str]) -> list[InputFile]:
                 raise InputError("unknown format: use a .parquet, .csv or .jsonl file", path=f)
             files.append(InputFile(path=f, kind=kind, size=Path(f).stat().st_size))
     return files
+
+
+def is_uri(path: str) -> bool:
+    """``s3://bucket/key`` and the like (``file://`` included); not a Windows drive letter."""
+    scheme, sep, _ = path.partition("://")
+    return bool(sep) and len(scheme) > 1
+
+
+def shown(uri: str) -> str:
+    """A URI as reports and messages show it: without its query string, which may hold an
+    endpoint or even keys (``?access_key=...``)."""
+    return uri.split("?", 1)[0]
+
+
+def filesystem(uri: str) -> tuple[Any, str]:
+    """pyarrow's filesystem for a URI and the path inside it.
+
+    Raises:
+        InputError: the URI's filesystem is unknown or cannot be reached.
+    """
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    try:
+        fs, inner = pafs.FileSystem.from_uri(uri)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        text = " ".join(str(exc).split())
+        raise InputError(f"cannot open this location ({text})", path=shown(uri)) from None
+    return fs, str(inner)
+
+
+def _remote(uri: str) -> list[InputFile]:
+    """The files at a URI: one file, or every supported file below a prefix, in sorted order."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    fs, inner = filesystem(uri)
+    scheme = uri.partition("://")[0]
+    query = uri.partition("?")[2]
+    suffix = f"?{query}" if query else ""
+    try:
+        info = fs.get_file_info(inner)
+        if info.type == pafs.FileType.Directory:
+            listed = fs.get_file_info(pafs.FileSelector(inner, recursive=True))
+            found = sorted(
+                (
+                    i
+                    for i in listed
+                    if i.type == pafs.FileType.File and not i.base_name.startswith(".")
+                ),
+                key=lambda i: i.path,
+            )
+            found = [i for i in found if _kind(Path(i.base_name))]
+            if not found:
+                raise InputError("holds no .parquet, .csv or .jsonl file", path=shown(uri))
+        elif info.type == pafs.FileType.File:
+            found = [info]
+        else:
+            raise InputError("no such file or prefix", path=shown(uri))
+    except (pa.ArrowException, OSError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"cannot list ({' '.join(str(exc).split())})", path=shown(uri)) from None
+    out = []
+    for i in found:
+        kind = _kind(Path(i.base_name))
+        if kind is None:
+            raise InputError("unknown format: use a .parquet, .csv or .jsonl file", path=shown(uri))
+        full = f"{scheme}://{i.path}"
+        if kind != "parquet":
+            raise InputError("only Parquet is read through a URI", path=full)
+        out.append(InputFile(path=shown(full), kind=kind, size=int(i.size), location=full + suffix))
+    return out

@@ -56,7 +56,7 @@ def read_schema(file: InputFile) -> FileSchema:
         if file.kind == "parquet":
             import pyarrow.parquet as pq
 
-            meta = pq.read_metadata(file.path)
+            meta = pq.read_metadata(file.open())
             return FileSchema(meta.schema.to_arrow_schema(), meta.num_rows, meta.num_row_groups)
         if file.kind == "csv":
             names = _csv_header(file)
@@ -94,7 +94,7 @@ def stream_columns(
         if file.kind == "parquet":
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(file.path, read_dictionary=dictionary or None)
+            pf = pq.ParquetFile(file.open(), read_dictionary=dictionary or None)
             yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=True)
             return
         if file.kind == "csv":

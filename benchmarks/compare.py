@@ -1,0 +1,291 @@
+"""labelgate against its peers on the same Parquet file and the same checks: wall time, peak memory.
+
+    python benchmarks/compare.py [--rows 1000000 10000000 100000000] [--dir /tmp/labelgate-bench]
+                                 [--tools bare labelgate ...] [--repeat 3]
+
+For each size it writes (once) a Parquet file: id int64, label int64 with 0.1% ignore_index (-100),
+two out-of-range values and one all-ignored 32-row batch, a 3-value source string column and a
+label_name string column; zstd; 1M-row groups. Then it runs each tool in a fresh process:
+
+- bare:      a pyarrow streaming scan of the label column (iter_batches + compute.min_max), the
+             floor any tool that reads the labels pays;
+- labelgate: the full `labelgate validate FILE --classes 4` (every check that applies: ranges,
+             ignore_index, the (label, name) pairs per source, duplicate ids, the batch simulation);
+- labelgate (LG014 off): the same without the duplicate-id check, which reads every id;
+- duckdb, polars, pandera, gx: three of the checks only: value counts, the ids of the first 20
+             out-of-range rows, the count of all-ignored 32-row batches.
+
+Every tool but the bare scan reports those three results and the run stops if any disagrees with
+labelgate's. It prints wall time, peak RSS, and both as ratios to the bare scan in the same run.
+Figures are comparable only within one run, on one machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+K, IGNORE, BATCH = 4, -100, 32
+
+BARE = """
+import sys, json, pyarrow.parquet as pq, pyarrow.compute as pc
+lo = hi = None
+for b in pq.ParquetFile(sys.argv[1]).iter_batches(columns=["label"], batch_size=65536):
+    mm = pc.min_max(b.column(0)).as_py()
+    lo = mm["min"] if lo is None else min(lo, mm["min"])
+    hi = mm["max"] if hi is None else max(hi, mm["max"])
+print(json.dumps({"min": lo, "max": hi}))
+"""
+
+DUCKDB = """
+import sys, json, duckdb
+f = sys.argv[1].replace("'", "''")
+con = duckdb.connect()
+rows = f"read_parquet('{f}', file_row_number=true)"
+values = con.sql(f"SELECT label, count(*) FROM read_parquet('{f}') GROUP BY label").fetchall()
+ids = con.sql(
+    f"SELECT id FROM {rows} WHERE label <> -100 AND (label < 0 OR label >= 4) "
+    "ORDER BY file_row_number LIMIT 20"
+).fetchall()
+nan = con.sql(
+    f"SELECT count(*) FROM (SELECT file_row_number // 32 AS b FROM {rows} "
+    "GROUP BY b HAVING bool_and(label = -100))"
+).fetchall()[0][0]
+print(json.dumps({"values": {str(v): n for v, n in values}, "first_ids": [r[0] for r in ids],
+                  "nan_batches": nan}))
+"""
+
+POLARS = """
+import sys, json, polars as pl
+lf = pl.scan_parquet(sys.argv[1]).with_row_index("row")
+label = pl.col("label")
+values, first, nan = pl.collect_all([
+    lf.group_by("label").len(),
+    lf.filter((label != -100) & ((label < 0) | (label >= 4))).sort("row").head(20).select("id"),
+    lf.group_by(pl.col("row") // 32).agg((label == -100).all().alias("all"))
+      .filter(pl.col("all")).select(pl.len()),
+], engine="streaming")
+print(json.dumps({"values": {str(v): n for v, n in zip(values["label"], values["len"])},
+                  "first_ids": first["id"].to_list(), "nan_batches": nan.item()}))
+"""
+
+PANDERA = """
+import sys, json, warnings
+import pandas as pd, pandera.pandas as pa
+df = pd.read_parquet(sys.argv[1], columns=["id", "label"])
+schema = pa.DataFrameSchema(
+    {"label": pa.Column("int64", pa.Check(lambda s: (s == -100) | s.between(0, 3)))}
+)
+try:
+    schema.validate(df, lazy=True)
+    bad = []
+except pa.errors.SchemaErrors as e:
+    bad = sorted(int(i) for i in e.failure_cases["index"].dropna())
+values = df["label"].value_counts()
+nan = int(df["label"].eq(-100).groupby(df.index // 32).all().sum())
+print(json.dumps({"values": {str(v): int(n) for v, n in values.items()},
+                  "first_ids": [int(i) for i in df["id"].to_numpy()[bad[:20]]],
+                  "nan_batches": nan}))
+"""
+
+GX = """
+import sys, json, logging
+import pandas as pd, great_expectations as gx
+logging.disable(logging.WARNING)
+df = pd.read_parquet(sys.argv[1], columns=["id", "label"])
+# GX has no notion of a training batch: the batch column is prepared in pandas.
+df["batch_all_ignored"] = df["label"].eq(-100).groupby(df.index // 32).transform("all")
+ctx = gx.get_context(mode="ephemeral")
+batch = (ctx.data_sources.add_pandas("p").add_dataframe_asset("a")
+         .add_batch_definition_whole_dataframe("b").get_batch(batch_parameters={"dataframe": df}))
+complete = {"result_format": "COMPLETE"}
+in_range = batch.validate(gx.expectations.ExpectColumnValuesToBeInSet(
+    column="label", value_set=[-100, 0, 1, 2, 3]), result_format=complete)
+nan = batch.validate(gx.expectations.ExpectColumnValuesToBeInSet(
+    column="batch_all_ignored", value_set=[False]), result_format=complete)
+# GX 1.x returns no value counts: one expectation per value, count = rows - unexpected.
+values = {}
+for v in [-100, 0, 1, 2, 3] + [d["value"] for d in in_range.result["partial_unexpected_counts"]]:
+    one = batch.validate(gx.expectations.ExpectColumnValuesToBeInSet(column="label", value_set=[v]),
+                         result_format={"result_format": "SUMMARY"})
+    values[str(int(v))] = int(one.result["element_count"] - one.result["unexpected_count"])
+bad = sorted(in_range.result["unexpected_index_list"])[:20]
+nan_rows = nan.result["unexpected_index_list"]
+print(json.dumps({"values": values, "first_ids": [int(i) for i in df["id"].to_numpy()[bad]],
+                  "nan_batches": len({int(i) // 32 for i in nan_rows})}))
+"""
+
+
+def make(path: Path, rows: int) -> None:
+    """The benchmark file (see the module docstring)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    names = np.array(["cat", "dog", "bird", "fish"])
+    sources = np.array(["web", "vendor", "archive"])
+    schema = pa.schema(
+        [
+            ("id", pa.int64()),
+            ("label", pa.int64()),
+            ("source", pa.string()),
+            ("label_name", pa.string()),
+        ]
+    )
+    tmp = path.with_suffix(".tmp")
+    with pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+        for start in range(0, rows, 1_000_000):
+            n = min(1_000_000, rows - start)
+            label = rng.integers(0, K, n)
+            named = names[label]
+            label[rng.random(n) < 0.001] = IGNORE
+            if start == 0:
+                label[[17, 123_456 % n]] = K  # two out-of-range values
+                label[64_000 % n : 64_000 % n + BATCH] = IGNORE  # one all-ignored batch
+            w.write_table(
+                pa.table(
+                    {
+                        "id": np.arange(start, start + n, dtype=np.int64),
+                        "label": label,
+                        "source": sources[rng.integers(0, 3, n)],
+                        "label_name": named,
+                    },
+                    schema=schema,
+                ),
+                row_group_size=1_000_000,
+            )
+    tmp.rename(path)
+
+
+def run(argv: list[str]) -> tuple[float, float, str]:
+    """Run a command in a fresh process: (wall seconds, peak RSS in MB of that process, stdout)."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 1):
+            raise SystemExit(f"{argv[:4]} failed ({code}): {err.read().decode()[-2000:]}")
+        return wall, usage.ru_maxrss / 1024, out.read().decode()
+
+
+def from_labelgate(text: str) -> dict[str, Any]:
+    """The three shared results, read from labelgate's JSON report."""
+    doc = json.loads(text)
+    out_of_range = sorted(
+        (e["row"], e["id"])
+        for f in doc["findings"]
+        if f["code"] in ("LG004", "LG005")
+        for e in f["examples"]
+    )
+    values = {str(c["index"]): c["count"] for c in doc["classes"]}
+    values[str(IGNORE)] = doc["counts"]["ignored"]
+    for f in doc["findings"]:
+        if f["code"] in ("LG004", "LG005"):
+            values.update({v: n for v, n in f["details"]["values"].items()})
+    return {
+        "values": values,
+        "first_ids": [i for _, i in out_of_range[:20]],
+        "nan_batches": doc["batches"]["no_usable"],
+    }
+
+
+def normal(result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "values": {v: n for v, n in sorted(result["values"].items()) if n},
+        "first_ids": list(result["first_ids"]),
+        "nan_batches": int(result["nan_batches"]),
+    }
+
+
+def tools(path: Path, folder: Path) -> dict[str, list[str]]:
+    py = sys.executable
+    validate = [py, "-m", "labelgate", "validate", str(path), "--classes", str(K)]
+    validate += ["--format", "json", "--no-progress"]
+    no_ids = folder / "no_duplicate_id_check.yaml"
+    no_ids.write_text(f'num_classes: {K}\nseverity:\n  LG014: "off"\n')
+    return {
+        "bare": [py, "-c", BARE, str(path)],
+        "labelgate": validate,
+        "labelgate-no-LG014": [*validate, "--schema", str(no_ids)],
+        "duckdb": [py, "-c", DUCKDB, str(path)],
+        "polars": [py, "-c", POLARS, str(path)],
+        "pandera": [py, "-c", PANDERA, str(path)],
+        "gx": [py, "-c", GX, str(path)],
+    }
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--make"]:
+        make(Path(sys.argv[2]), int(sys.argv[3]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--dir", default="/tmp/labelgate-bench")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per tool; the best is shown")
+    parser.add_argument("--tools", nargs="+", help="a subset (bare is always run)")
+    parser.add_argument(
+        "--gx-max-rows",
+        type=int,
+        default=10_000_000,
+        help="skip Great Expectations above this size (it holds about 2 GB per 10M rows here)",
+    )
+    args = parser.parse_args()
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    print(
+        f"python {platform.python_version()}, {platform.machine()}, "
+        f"{len(os.sched_getaffinity(0))} cores available"
+    )
+    print(
+        f"{'rows':>12} {'tool':<20} {'wall s':>8} {'peak MB':>8} {'x bare time':>11} {'x bare mem':>10}"
+    )
+    for rows in args.rows:
+        path = folder / f"labels_{rows}.parquet"
+        if not path.exists():
+            # In a child process: a child forked from a parent holding the data would inherit
+            # its resident memory in its peak RSS.
+            subprocess.run([sys.executable, __file__, "--make", str(path), str(rows)], check=True)
+        chosen = tools(path, folder)
+        if args.tools:
+            chosen = {n: c for n, c in chosen.items() if n == "bare" or n in args.tools}
+        if rows > args.gx_max_rows and chosen.pop("gx", None):
+            print(f"{rows:>12,} gx skipped: over --gx-max-rows {args.gx_max_rows:,}")
+        results: dict[str, tuple[float, float]] = {}
+        reference: dict[str, Any] | None = None
+        for name, cmd in chosen.items():
+            runs = [run(cmd) for _ in range(args.repeat)]
+            wall, mem = min(r[0] for r in runs), min(r[1] for r in runs)
+            results[name] = (wall, mem)
+            if name == "bare":
+                continue
+            text = runs[0][2]
+            got = normal(from_labelgate(text) if name.startswith("labelgate") else json.loads(text))
+            if reference is None:
+                reference = got
+            elif got != reference:
+                raise SystemExit(f"{name} disagrees with labelgate:\n{got}\n{reference}")
+        base_wall, base_mem = results["bare"]
+        for name, (wall, mem) in results.items():
+            print(
+                f"{rows:>12,} {name:<20} {wall:>8.2f} {mem:>8.0f} "
+                f"{wall / base_wall:>11.2f} {mem / base_mem:>10.2f}"
+            )
+        if reference is not None:
+            print(f"{'':>12} all tools agree: {json.dumps(reference)}")
+
+
+if __name__ == "__main__":
+    main()

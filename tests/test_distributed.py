@@ -1,0 +1,255 @@
+"""Sharded datasets on a Dask cluster (real scheduler, two worker processes on 127.0.0.1) and on
+an S3-compatible server on loopback: the same report as the local engine, row for row."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from labelgate import Contract
+from labelgate.errors import InputError
+from labelgate.validation import validate
+
+from .conftest import run_cli, run_cli_without
+
+distributed = pytest.importorskip("dask.distributed")
+
+NAMES = np.array(["cat", "dog", "bird", "fish"])
+SHARDS = 24
+EDGE_SHARD = 3  # the all-ignored batch straddles the edge between shards 2 and 3
+LAST_ROW_SHARD = 7  # a bad label in this shard's last row
+ONE_BASED = range(5, 10)  # shards whose "vendor" rows are stored 1-based
+
+
+def _sizes() -> list[int]:
+    rng = np.random.default_rng(7)
+    return [int(n) for n in rng.integers(8_000, 15_000, SHARDS)]
+
+
+def write_shards(folder: Path) -> dict[str, Any]:
+    """About 270K rows in 24 shards of uneven row groups, with three planted faults."""
+    rng = np.random.default_rng(11)
+    sizes = _sizes()
+    starts = np.cumsum([0, *sizes])
+    edge = int(starts[EDGE_SHARD])
+    assert edge % 32 != 0
+    nan_batch = edge // 32
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, n in enumerate(sizes):
+        cls = rng.integers(0, 4, n)
+        label = cls.copy()
+        source = np.array(["web", "archive"])[rng.integers(0, 2, n)]
+        if i in ONE_BASED:
+            vendor = rng.random(n) < 0.5
+            source[vendor] = "vendor"
+            label[vendor] += 1  # 1-based: class 3 is stored as 4
+        label[rng.random(n) < 0.001] = -100
+        rows = np.arange(starts[i], starts[i] + n)
+        label[(rows // 32) == nan_batch] = -100
+        if i == LAST_ROW_SHARD:
+            source[-1], label[-1] = "web", 9  # not a vendor row: the faults stay apart
+        pq.write_table(
+            pa.table(
+                {
+                    "id": pa.array(rows + 1_000_000, pa.int64()),
+                    "label": pa.array(label, pa.int64()),
+                    "source": pa.array(source),
+                    "label_name": pa.array(NAMES[cls]),
+                }
+            ),
+            folder / f"part-{i:03d}.parquet",
+            row_group_size=int(rng.integers(1_500, 4_000)),
+        )
+    return {
+        "rows": int(starts[-1]),
+        "nan_batch": nan_batch,
+        "last_row": int(starts[LAST_ROW_SHARD + 1]) - 1,
+        "last_row_in_shard": sizes[LAST_ROW_SHARD] - 1,
+    }
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    folder = tmp_path_factory.mktemp("sharded") / "shards"
+    return folder, write_shards(folder)
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    """A real scheduler and two worker processes on loopback, as `dask scheduler` and two
+    `dask worker` commands would give."""
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=":0",  # a free port: None still takes 8787
+        silence_logs=logging.ERROR,
+    )
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+def plain(report: Any, *roots: str) -> dict[str, Any]:
+    doc = report.to_dict()
+    doc.pop("environment")
+    text = json.dumps(doc, sort_keys=True)
+    for root in roots:
+        text = text.replace(root, "<root>")
+    out: dict[str, Any] = json.loads(text)
+    return out
+
+
+def test_cluster_report_equals_the_local_report(
+    shards: tuple[Path, dict[str, Any]], scheduler: str
+) -> None:
+    folder, facts = shards
+    contract = Contract(num_classes=4)
+    local = validate([str(folder)], contract)
+    remote = validate([str(folder)], contract, dask=scheduler)
+    assert plain(remote) == plain(local)
+    assert local.counts["rows"] == facts["rows"] > 250_000
+    codes = {f.code: f for f in local.findings}
+    assert facts["nan_batch"] in codes["LG007"].batches
+    assert codes["LG004"].details["values"]["9"] == 1
+    every = validate([str(folder)], contract, max_examples=0, dask=scheduler)
+    (lg004,) = [f for f in every.findings if f.code == "LG004"]
+    last = [e for e in lg004.examples if e.value == 9]
+    assert [(e.row, e.file, e.file_row) for e in last] == [
+        (
+            facts["last_row"],
+            str(folder / f"part-{LAST_ROW_SHARD:03d}.parquet"),
+            facts["last_row_in_shard"],
+        )
+    ]
+    assert "'vendor'" in codes["LG011"].message
+    assert codes["LG011"].severity == "error"  # proven by the name column
+
+
+def test_local_cluster_from_the_command_line(shards: tuple[Path, dict[str, Any]]) -> None:
+    folder, _ = shards
+    args = ("validate", str(folder), "--classes", "4", "--format", "json")
+    local = run_cli(*args)
+    remote = run_cli(*args, "--dask", "local[2]")
+    assert remote.returncode == local.returncode == 1, remote.stderr
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    a.pop("environment")
+    b.pop("environment")
+    assert a == b
+
+
+def test_an_unreadable_shard_is_named(tmp_path: Path, scheduler: str) -> None:
+    for i in range(3):
+        pq.write_table(pa.table({"label": np.zeros(5_000, np.int64)}), tmp_path / f"p{i}.parquet")
+    bad = tmp_path / "p1.parquet"
+    data = bytearray(bad.read_bytes())
+    for i in range(8, len(data) // 2):
+        data[i] = 0xFF
+    bad.write_bytes(bytes(data))
+    with pytest.raises(InputError) as info:
+        validate([str(tmp_path)], Contract(num_classes=4), dask=scheduler)
+    assert info.value.path == str(bad)
+
+
+def test_without_dask_a_one_line_hint(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"label": [0, 1]}), tmp_path / "a.parquet")
+    result = run_cli_without(
+        ("dask", "distributed"),
+        "validate",
+        str(tmp_path / "a.parquet"),
+        "-k",
+        "2",
+        "--dask",
+        "local[1]",
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0
+    assert "pip install 'labelgate[dask]'" in result.stderr
+
+
+def test_text_inputs_are_refused_on_a_cluster(tmp_path: Path) -> None:
+    (tmp_path / "l.csv").write_text("label\n0\n")
+    result = run_cli("validate", str(tmp_path / "l.csv"), "-k", "2", "--dask", "local[1]")
+    assert result.returncode == 2 and "--dask" in result.stderr
+
+
+# -- object storage --------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def s3(shards: tuple[Path, dict[str, Any]]) -> Iterator[str]:
+    """The shards uploaded to a moto S3 server on loopback; yields their URI."""
+    server_mod = pytest.importorskip("moto.server")
+    from pyarrow import fs
+
+    port = _free_port()
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    saved = {
+        k: os.environ.get(k)
+        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
+    }
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="labelgate-test-key",
+        AWS_SECRET_ACCESS_KEY="labelgate-test-secret",
+        AWS_DEFAULT_REGION="us-east-1",
+    )
+    try:
+        s3fs = fs.S3FileSystem(
+            endpoint_override=f"127.0.0.1:{port}",
+            scheme="http",
+            region="us-east-1",
+            allow_bucket_creation=True,
+        )
+        s3fs.create_dir("labels")
+        folder, _ = shards
+        for f in sorted(folder.iterdir()):
+            with s3fs.open_output_stream(f"labels/shards/{f.name}") as out:
+                out.write(f.read_bytes())
+        yield f"s3://labels/shards?endpoint_override=127.0.0.1:{port}&scheme=http"
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stop()
+
+
+def test_s3_report_equals_the_local_report(shards: tuple[Path, dict[str, Any]], s3: str) -> None:
+    folder, _ = shards
+    contract = Contract(num_classes=4)
+    local = plain(validate([str(folder)], contract), str(folder))
+    remote_report = validate([s3], contract)
+    remote = plain(remote_report, "s3://labels/shards")
+    assert remote == local
+    text = json.dumps(remote_report.to_dict())
+    assert "labelgate-test-secret" not in text and "labelgate-test-key" not in text
+    assert "endpoint_override" not in text  # the query string never reaches a report
+
+
+def test_s3_on_the_cluster(shards: tuple[Path, dict[str, Any]], s3: str) -> None:
+    folder, _ = shards
+    contract = Contract(num_classes=4)
+    local = plain(validate([str(folder)], contract), str(folder))
+    # A new local cluster: its workers take the credentials from this environment.
+    remote = plain(validate([s3], contract, dask="local[2]"), "s3://labels/shards")
+    assert remote == local
