@@ -253,3 +253,25 @@ def test_s3_on_the_cluster(shards: tuple[Path, dict[str, Any]], s3: str) -> None
     # A new local cluster: its workers take the credentials from this environment.
     remote = plain(validate([s3], contract, dask="local[2]"), "s3://labels/shards")
     assert remote == local
+
+
+def test_footers_of_many_shards_are_read_by_the_cluster(
+    shards: tuple[Path, dict[str, Any]], scheduler: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import labelgate.distributed
+    import labelgate.validation
+
+    folder, _ = shards
+    calls: list[int] = []
+    real = labelgate.distributed.cluster_map
+
+    def counting(client: Any, fn: Any, items: list[Any]) -> list[Any]:
+        calls.append(len(items))
+        return real(client, fn, items)
+
+    monkeypatch.setattr(labelgate.distributed, "cluster_map", counting)
+    monkeypatch.setattr(labelgate.validation, "FOOTERS_ON_CLUSTER", 10)
+    contract = Contract(num_classes=4)
+    remote = validate([str(folder)], contract, dask=scheduler)
+    assert calls == [SHARDS]
+    assert plain(remote) == plain(validate([str(folder)], contract))

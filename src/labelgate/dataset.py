@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +74,23 @@ class Dataset:
                 offset += batch.num_rows
 
 
-def open_dataset(paths: list[str], contract: Contract) -> Dataset:
+Mapper = Callable[[Callable[[InputFile], FileSchema], list[InputFile]], list[FileSchema]]
+
+
+def read_schemas(files: list[InputFile], mapper: Mapper | None = None) -> list[FileSchema]:
+    """Every file's schema and footer, in order: on threads (footers of object storage are
+    network round trips), or through ``mapper`` (a cluster map for many shards)."""
+    if mapper is not None:
+        return mapper(read_schema, files)
+    if len(files) == 1:
+        return [read_schema(files[0])]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(16, len(files))) as pool:
+        return list(pool.map(read_schema, files))
+
+
+def open_dataset(paths: list[str], contract: Contract, mapper: Mapper | None = None) -> Dataset:
     """Resolve inputs, columns, task and batch plan; read no rows (but for a shuffled text input,
     whose rows must be counted first).
 
@@ -85,7 +101,7 @@ def open_dataset(paths: list[str], contract: Contract) -> Dataset:
     if contract.num_classes is None:
         raise UsageError("--classes K is required (or num_classes in the contract)")
     files = resolve_inputs(paths)
-    schemas = [read_schema(f) for f in files]
+    schemas = read_schemas(files, mapper)
     first = schemas[0]
     columns = detect_columns(
         first.schema,

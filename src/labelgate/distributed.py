@@ -14,13 +14,17 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 from labelgate.errors import UsageError
 from labelgate.pieces import Partial, Piece, Spec, merge, scan_piece
 
-__all__ = ["parse_address", "run_on_dask", "scan_group"]
+__all__ = ["cluster_map", "connect", "parse_address", "run_on_dask", "scan_group"]
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _LOCAL = re.compile(r"local\[(\d+)\]")
 TASKS_PER_WORKER = 4
@@ -63,32 +67,18 @@ def _groups(pieces: list[Piece], tasks: int) -> list[list[Piece]]:
     return groups
 
 
-def run_on_dask(
-    address: str,
-    pieces: list[Piece],
-    spec: Spec,
-    *,
-    progress: Callable[[int], None] | None = None,
-) -> Partial:
-    """Scan every piece on a Dask cluster and merge the partials in row order.
-
-    Args:
-        address: ``local[N]`` (a local cluster of N worker processes, closed afterwards) or a
-            scheduler address (``tcp://10.0.0.5:8786``).
-        pieces: every piece, in row order.
-        spec: what each task needs.
-        progress: called with the rows of the tasks finished so far.
+@contextmanager
+def connect(address: str) -> Iterator[Any]:
+    """A Dask client: on a local cluster of N worker processes (``local[N]``, closed afterwards)
+    or on a running scheduler (``tcp://10.0.0.5:8786``).
 
     Raises:
         UsageError: dask.distributed is not installed, or the scheduler cannot be reached.
-        InputError: a shard cannot be read (raised by its task after Dask's retries).
     """
     try:
-        from dask.distributed import Client, LocalCluster, as_completed
+        from dask.distributed import Client, LocalCluster
     except ImportError:
         raise UsageError("--dask needs dask.distributed: pip install 'labelgate[dask]'") from None
-    if not pieces:
-        return Partial(0, limit=spec.limit)
     kind, value = parse_address(address)
     cluster: Any = None
     try:
@@ -109,30 +99,65 @@ def run_on_dask(
             cluster.close()
         raise UsageError(f"cannot reach the Dask scheduler {address!r} ({exc})") from None
     try:
-        workers = max(1, len(client.scheduler_info().get("workers", {})))
-        groups = _groups(pieces, TASKS_PER_WORKER * workers)
-        run = uuid.uuid4().hex[:12]
-        keys = [f"labelgate-{run}-{i}" for i in range(len(groups))]
-        futures = [
-            client.submit(scan_group, g, spec, key=k, retries=2, pure=False)
-            for g, k in zip(groups, keys, strict=True)
-        ]
-        where = {k: i for i, k in enumerate(keys)}
-        parts: list[Partial | None] = [None] * len(groups)
-        done_rows = 0
-        try:
-            for future in as_completed(futures):
-                i = where[future.key]
-                parts[i] = future.result()
-                done_rows += sum(p.rows for p in groups[i])
-                if progress is not None:
-                    progress(done_rows)
-        finally:
-            for f in futures:
-                f.release()
-        assert all(p is not None for p in parts)
-        return merge(p for p in parts if p is not None)
+        yield client
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def cluster_map(client: Any, fn: Callable[[T], R], items: list[T]) -> list[R]:
+    """``[fn(x) for x in items]`` on the cluster, in order (footers of many shards)."""
+    futures = client.map(fn, items, pure=False, retries=2)
+    try:
+        out: list[R] = client.gather(futures)
+    finally:
+        for f in futures:
+            f.release()
+    return out
+
+
+def run_on_dask(
+    client: Any,
+    pieces: list[Piece],
+    spec: Spec,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> Partial:
+    """Scan every piece on the cluster and merge the partials in row order.
+
+    Args:
+        client: from :func:`connect`.
+        pieces: every piece, in row order.
+        spec: what each task needs.
+        progress: called with the rows of the tasks finished so far.
+
+    Raises:
+        InputError: a shard cannot be read (raised by its task after Dask's retries).
+    """
+    from dask.distributed import as_completed
+
+    if not pieces:
+        return Partial(0, limit=spec.limit)
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    groups = _groups(pieces, TASKS_PER_WORKER * workers)
+    run = uuid.uuid4().hex[:12]
+    keys = [f"labelgate-{run}-{i}" for i in range(len(groups))]
+    futures = [
+        client.submit(scan_group, g, spec, key=k, retries=2, pure=False)
+        for g, k in zip(groups, keys, strict=True)
+    ]
+    where = {k: i for i, k in enumerate(keys)}
+    parts: list[Partial | None] = [None] * len(groups)
+    done_rows = 0
+    try:
+        for future in as_completed(futures):
+            i = where[future.key]
+            parts[i] = future.result()
+            done_rows += sum(p.rows for p in groups[i])
+            if progress is not None:
+                progress(done_rows)
+    finally:
+        for f in futures:
+            f.release()
+    return merge(p for p in parts if p is not None)

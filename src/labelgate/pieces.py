@@ -310,7 +310,7 @@ def _scan_slice(batch: pa.RecordBatch, first_row: int, file_index: int, spec: Sp
     # label takes the value one past the top. Work arrays are reused: fresh ones would cost a
     # page fault per 4 KB on every slice.
     buf = _scratch(n)
-    lo, hi = int(values.min()), int(values.max())
+    lo, hi = _bounds(labels, null is not None)
     span = hi - lo + 2
     decode: I64 | None = None
     if span > 4 * n + 1024:  # scattered values: factorise first
@@ -367,6 +367,17 @@ def _scan_slice(batch: pa.RecordBatch, first_row: int, file_index: int, spec: Sp
     if spec.id and spec.read_ids:
         out.ids = _id_order(batch.column(names.index(spec.id)), buf.flag)
     return out
+
+
+def _bounds(labels: pa.Array, has_null: bool) -> tuple[int, int]:
+    """The labels' min and max in one pass (nulls are read as 0 in the key)."""
+    import pyarrow.compute as pc
+
+    mm = pc.min_max(labels)
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    if lo is None or hi is None:  # every label null
+        return 0, 0
+    return (min(lo, 0), max(hi, 0)) if has_null else (int(lo), int(hi))
 
 
 def _first_positions(key: I64, present: I64, bad: I64 | None) -> I64:

@@ -6,6 +6,7 @@ import platform
 import subprocess
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import replace
 from importlib import metadata
 from typing import Any
@@ -90,11 +91,37 @@ def validate_in_context(
         raise UsageError(f"--max-examples must be 0 or more, got {max_examples!r}")
     if threads is not None and threads < 1:
         raise UsageError(f"--threads must be 1 or more, got {threads!r}")
-    data = open_dataset(paths, contract)
+    with ExitStack() as stack:
+        client = None
+        if dask is not None:
+            from labelgate.distributed import connect
+
+            client = stack.enter_context(connect(dask))
+        return _validate(
+            paths, contract, max_examples, strict, progress, threads, in_pieces, client
+        )
+
+
+def _validate(
+    paths: list[str],
+    contract: Contract,
+    max_examples: int,
+    strict: bool,
+    progress: Progress | None,
+    threads: int | None,
+    in_pieces: bool,
+    client: Any,
+) -> tuple[Report, Context]:
+    mapper = None
+    if client is not None:
+        from labelgate.distributed import cluster_map
+
+        mapper = _footers_on(client, cluster_map)
+    data = open_dataset(paths, contract, mapper)
     contract, columns, files, schemas = data.contract, data.columns, data.files, data.schemas
     id_check = columns.id is not None and contract.severity.get("LG014") != "off"
     why_not = supported(data) if in_pieces else "sequential scan requested"
-    if dask is not None and why_not is not None:
+    if client is not None and why_not is not None:
         raise UsageError(f"--dask runs Parquet row groups as pieces, and here {why_not}")
     scan = Scan(
         num_classes=data.k,
@@ -107,7 +134,7 @@ def validate_in_context(
         dense=why_not is not None,
     )
     if why_not is None:
-        _scan_in_pieces(data, scan, max_examples, id_check, threads, progress, dask)
+        _scan_in_pieces(data, scan, max_examples, id_check, threads, progress, client)
     else:
         _scan_sequentially(data, scan, progress)
     scan.finish()
@@ -160,25 +187,15 @@ def _scan_in_pieces(
     id_check: bool,
     threads: int | None,
     progress: Progress | None,
-    dask: str | None = None,
+    client: Any = None,
 ) -> None:
     """Row groups in parallel, partial results merged in order (see :mod:`labelgate.pieces`);
-    on a Dask cluster with ``dask`` (see :mod:`labelgate.distributed`)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    on a Dask cluster through ``client`` (see :mod:`labelgate.distributed`)."""
 
-    from labelgate.errors import InputError
     from labelgate.pieces import Spec, fill_ids, fill_scan, plan_pieces, run_pieces, threads_default
 
     columns = data.columns
-    metadata = []
-    for f in data.files:
-        try:
-            metadata.append(pq.read_metadata(f.open()))
-        except (pa.ArrowException, OSError) as exc:
-            raise InputError(
-                f"cannot read parquet ({' '.join(str(exc).split())})", path=f.path
-            ) from None
+    metadata = [sch.metadata for sch in data.schemas]
     pieces = plan_pieces(data, metadata)
     spec = Spec(
         num_classes=data.k,
@@ -193,10 +210,10 @@ def _scan_in_pieces(
     )
     total = data.known_rows
     report = None if progress is None else (lambda rows: progress(rows, total))
-    if dask is not None:
+    if client is not None:
         from labelgate.distributed import run_on_dask
 
-        merged = run_on_dask(dask, pieces, spec, progress=report)
+        merged = run_on_dask(client, pieces, spec, progress=report)
     else:
         merged = run_pieces(
             pieces, spec, metadata, threads=threads or threads_default(), progress=report
@@ -216,6 +233,21 @@ def _name_files(findings: list[Finding], files: list[InputFile], rows: list[int]
         return replace(e, file=files[i].path, file_row=e.row - int(starts[i]))
 
     return [replace(f, examples=tuple(named(e) for e in f.examples)) for f in findings]
+
+
+FOOTERS_ON_CLUSTER = 64  # shards from which the cluster, not the driver, reads the footers
+
+
+def _footers_on(client: Any, cluster_map: Any) -> Any:
+    def mapper(fn: Any, files: list[InputFile]) -> list[FileSchema]:
+        if len(files) < FOOTERS_ON_CLUSTER:
+            from labelgate.dataset import read_schemas
+
+            return read_schemas(files)
+        out: list[FileSchema] = cluster_map(client, fn, files)
+        return out
+
+    return mapper
 
 
 def _drop_dropped_batches(scan: Scan) -> None:

@@ -7,7 +7,7 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from labelgate.errors import InputError
 from labelgate.io.sources import InputFile
@@ -29,12 +29,14 @@ class FileSchema:
         rows: the row count, where the file states it (Parquet footers), else ``None``.
         row_groups: Parquet row groups, else ``None``.
         headerless: a CSV file whose first line is data; its columns are named ``"0"``, ``"1"``...
+        metadata: the Parquet footer (``pyarrow.parquet.FileMetaData``), read once and reused.
     """
 
     schema: pa.Schema
     rows: int | None
     row_groups: int | None
     headerless: bool = False
+    metadata: Any = None
 
 
 def _fail(file: InputFile, exc: BaseException) -> InputError:
@@ -57,7 +59,9 @@ def read_schema(file: InputFile) -> FileSchema:
             import pyarrow.parquet as pq
 
             meta = pq.read_metadata(file.open())
-            return FileSchema(meta.schema.to_arrow_schema(), meta.num_rows, meta.num_row_groups)
+            return FileSchema(
+                meta.schema.to_arrow_schema(), meta.num_rows, meta.num_row_groups, metadata=meta
+            )
         if file.kind == "csv":
             names = _csv_header(file)
             reader = _open_csv(file, names, None)
