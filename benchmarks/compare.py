@@ -124,13 +124,13 @@ print(json.dumps({"values": values, "first_ids": [int(i) for i in df["id"].to_nu
 """
 
 
-def make(path: Path, rows: int) -> None:
-    """The benchmark file (see the module docstring)."""
+def make(path: Path, rows: int, *, first_id: int = 0, seed: int = 0) -> None:
+    """The benchmark file (see the module docstring); ``first_id`` and ``seed`` make shards."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     names = np.array(["cat", "dog", "bird", "fish"])
     sources = np.array(["web", "vendor", "archive"])
     schema = pa.schema(
@@ -148,13 +148,13 @@ def make(path: Path, rows: int) -> None:
             label = rng.integers(0, K, n)
             named = names[label]
             label[rng.random(n) < 0.001] = IGNORE
-            if start == 0:
+            if start == 0 and first_id == 0:
                 label[[17, 123_456 % n]] = K  # two out-of-range values
                 label[64_000 % n : 64_000 % n + BATCH] = IGNORE  # one all-ignored batch
             w.write_table(
                 pa.table(
                     {
-                        "id": np.arange(start, start + n, dtype=np.int64),
+                        "id": np.arange(first_id + start, first_id + start + n, dtype=np.int64),
                         "label": label,
                         "source": sources[rng.integers(0, 3, n)],
                         "label_name": named,

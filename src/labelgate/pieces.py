@@ -233,7 +233,7 @@ def _scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None) -> P
     for batch in pf.iter_batches(
         batch_size=SLICE_ROWS, row_groups=[piece.row_group], columns=columns, use_threads=False
     ):
-        part = _scan_slice(batch, row, piece.file_index, spec)
+        part = _scan_slice(batch, row, piece.file_index, spec, out)
         out = part if out is None else merge([out, part])
         row += batch.num_rows
     if out is None:
@@ -291,9 +291,18 @@ def _codes(column: pa.Array | None) -> tuple[npt.NDArray[Any] | None, list[str |
     return codes, values
 
 
-def _scan_slice(batch: pa.RecordBatch, first_row: int, file_index: int, spec: Spec) -> Partial:
-    """Scan decoded rows. The labels' bounds are computed, not taken from footer statistics:
-    a key built on a wrong bound would count a row under another (source, name, value)."""
+def _scan_slice(
+    batch: pa.RecordBatch,
+    first_row: int,
+    file_index: int,
+    spec: Spec,
+    before: Partial | None = None,
+) -> Partial:
+    """Scan decoded rows; ``before`` is what the earlier slices of the same piece found (first
+    rows already known there are not searched for again).
+
+    The labels' bounds are computed, not taken from footer statistics: a key built on a wrong
+    bound would count a row under another (source, name, value)."""
     n = batch.num_rows
     out = Partial(first_row, rows=n, limit=spec.limit)
     out.file_rows[file_index] = n
@@ -350,20 +359,27 @@ def _scan_slice(batch: pa.RecordBatch, first_row: int, file_index: int, spec: Sp
 
     bad = _not_usable(values, null, spec, buf.flag[:n])
     pos = np.flatnonzero(bad) if bad is not None else None
-    firsts = _first_positions(key, present, pos)
-    for k, c, at in zip(present.tolist(), present_counts.tolist(), firsts.tolist(), strict=True):
+    keys: list[Key] = []
+    for k in present.tolist():
         s, rest = divmod(k, width)
         m, x = divmod(rest, span)
         if x == span - 1:
             value: int | None = None
         else:
             value = int(decode[x]) if decode is not None else x + lo
-        out.joint[(src_names[s], nam_names[m], value)] = [c, first_row + at]
+        keys.append((src_names[s], nam_names[m], value))
+    known = before.joint if before is not None else {}
+    new = np.array([t not in known for t in keys], dtype=bool)
+    firsts = np.full(len(keys), -1, np.int64)  # -1: the first row is in ``before``
+    if new.any():
+        firsts[new] = _first_positions(key, present[new], pos)
+    for t, c, at in zip(keys, present_counts.tolist(), firsts.tolist(), strict=True):
+        out.joint[t] = [c, first_row + at if at >= 0 else -1]
 
     if pos is not None:
         _rows_not_usable(out, pos, values, null, src, src_names, first_row, file_index, spec)
     if spec.name:
-        _source_firsts(out, values, null, src, src_names, nam, len(nam_names) - 1, spec)
+        _source_firsts(out, values, null, src, src_names, nam, len(nam_names) - 1, spec, before)
     if spec.id and spec.read_ids:
         out.ids = _id_order(batch.column(names.index(spec.id)), buf.flag)
     return out
@@ -390,13 +406,16 @@ def _first_positions(key: I64, present: I64, bad: I64 | None) -> I64:
     first = np.full(len(present), -1, np.int64)
     if bad is not None and len(bad):
         uniq, idx = np.unique(key[bad], return_index=True)
-        first[[where[k] for k in uniq.tolist()]] = bad[idx]
+        for k, i in zip(uniq.tolist(), idx.tolist(), strict=True):
+            j = where.get(k)  # keys outside ``present`` are not asked for
+            if j is not None:
+                first[j] = bad[i]
     start, width = 0, 4096
     while start < len(key) and start < 65_536 and (first < 0).sum() > 4:
         uniq, idx = np.unique(key[start : start + width], return_index=True)
         for k, i in zip(uniq.tolist(), idx.tolist(), strict=True):
-            j = where[k]
-            if first[j] < 0:
+            j = where.get(k)
+            if j is not None and first[j] < 0:
                 first[j] = start + i
         start += width
         width *= 4
@@ -498,10 +517,14 @@ def _source_firsts(
     nam: npt.NDArray[Any] | None,
     null_name: int,
     spec: Spec,
+    before: Partial | None = None,
 ) -> None:
-    """Each source's first rows with a name and a label, looking at a growing prefix."""
+    """Each source's first rows with a name and a label, looking at a growing prefix (sources
+    that earlier slices of the piece gave enough rows are skipped)."""
     want = max(spec.max_examples, 1)
     todo = {s for (s, name, value) in out.joint if name is not None and value is not None}
+    if before is not None:
+        todo = {s for s in todo if len(before.firsts.get(s, ())) < want}
     start, width = 0, 4096
     n = len(values)
     while todo and start < n:

@@ -14,6 +14,7 @@ def _detail(f: Finding) -> str:
     lines = [f.message, f"fix: {f.fix}" if f.fix else ""]
     lines += [
         f"row {e.row}, id {e.id!r}, batch {e.batch}, source {e.source!r}, value {e.value!r}"
+        + ("" if e.file is None else f", {e.file} row {e.file_row}")
         for e in f.examples
     ]
     return "\n".join(line for line in lines if line)

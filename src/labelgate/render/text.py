@@ -12,7 +12,7 @@ STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def _examples(f: Finding) -> list[str]:
     lines = []
     for e in f.examples[:10]:
-        parts = [f"row {e.row}"]
+        parts = [f"row {e.row}" + ("" if e.file is None else f" ({e.file} row {e.file_row})")]
         if e.position is not None:
             parts.append(f"token {e.position}")
         if e.id is not None:
