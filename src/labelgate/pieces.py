@@ -234,7 +234,10 @@ def _scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None) -> P
         batch_size=SLICE_ROWS, row_groups=[piece.row_group], columns=columns, use_threads=False
     ):
         part = _scan_slice(batch, row, piece.file_index, spec, out)
-        out = part if out is None else merge([out, part])
+        if out is None:
+            out = part
+        else:
+            _fold(out, part)  # ``out`` is this function's own: no copy needed
         row += batch.num_rows
     if out is None:
         out = Partial(piece.first_row, limit=spec.limit)
