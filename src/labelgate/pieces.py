@@ -217,10 +217,14 @@ def scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None = None
     except InputError:
         raise
     except (pa.ArrowException, OSError) as exc:
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        raise InputError(
-            f"cannot read parquet row group {piece.row_group} ({text})", path=shown(piece.path)
-        ) from None
+        raise _unreadable(piece, exc) from None
+
+
+def _unreadable(piece: Piece, exc: BaseException) -> InputError:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return InputError(
+        f"cannot read parquet row group {piece.row_group} ({text})", path=shown(piece.path)
+    )
 
 
 def _scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None) -> Partial:
@@ -631,7 +635,7 @@ def _fold(acc: Partial, p: Partial) -> None:
         mine.by_file.update(h.by_file)
         mine.batches = np.union1d(mine.batches, h.batches)
         mine.examples = _cap(mine.examples + h.examples, acc.limit)
-    acc.batch = _add_sparse(acc.batch, p.batch)
+    acc.batch = _join_sparse([acc.batch, p.batch])
     want = max(acc.limit or 0, 1)
     for s, ex in p.firsts.items():
         got = acc.firsts.setdefault(s, [])
@@ -647,11 +651,6 @@ def _fold(acc: Partial, p: Partial) -> None:
             a.last = p.ids.last
         else:
             acc.ids.increasing = acc.ids.increasing and p.ids.increasing
-
-
-def _add_sparse(a: tuple[I64, I64, I64], b: tuple[I64, I64, I64]) -> tuple[I64, I64, I64]:
-    """Sum two sparse batch tables of consecutive rows."""
-    return _join_sparse([a, b])
 
 
 def _join_sparse(tables: list[tuple[I64, I64, I64]]) -> tuple[I64, I64, I64]:
@@ -829,10 +828,7 @@ def fill_ids(scan: Scan, pieces: list[Piece], spec: Spec, metadata: list[Any]) -
         try:
             col = pf.read_row_group(p.row_group, columns=[spec.id], use_threads=False).column(0)
         except (pa.ArrowException, OSError) as exc:
-            text = " ".join(str(exc).split()) or type(exc).__name__
-            raise InputError(
-                f"cannot read parquet row group {p.row_group} ({text})", path=shown(p.path)
-            ) from None
+            raise _unreadable(p, exc) from None
         for row in rows:
             found[row] = col[row - p.first_row].as_py()
     for ex in lists:

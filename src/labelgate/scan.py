@@ -381,10 +381,10 @@ class Scan:
         kept = self.kept()
         if self.sparse is not None:
             sp = self.sparse
-            idx = sp.index[sp.index < kept]
-            at = np.arange(len(idx))
+            sel = sp.index < kept
+            idx = sp.index[sel]
             full = np.minimum(self.plan.size, self.rows - idx * self.plan.size)
-            empty = (sp.bad[at] == full) & (sp.rejected[at] == 0)
+            empty = (sp.bad[sel] == full) & (sp.rejected[sel] == 0)
             return [int(b) for b in idx[empty]]
         empty = self.batch_usable[:kept] == 0
         if weighted:
