@@ -17,7 +17,7 @@ from labelgate.arrow import bool_mask, numbers
 from labelgate.checks import Context, run_checks
 from labelgate.checks.context import DuplicateIds
 from labelgate.contract import Contract
-from labelgate.dataset import Dataset, open_dataset
+from labelgate.dataset import Dataset, Mapper, open_dataset
 from labelgate.detect import Columns
 from labelgate.errors import UsageError
 from labelgate.io import InputFile
@@ -112,12 +112,7 @@ def _validate(
     in_pieces: bool,
     client: Any,
 ) -> tuple[Report, Context]:
-    mapper = None
-    if client is not None:
-        from labelgate.distributed import cluster_map
-
-        mapper = _footers_on(client, cluster_map)
-    data = open_dataset(paths, contract, mapper)
+    data = open_dataset(paths, contract, None if client is None else _footers_on(client))
     contract, columns, files, schemas = data.contract, data.columns, data.files, data.schemas
     id_check = columns.id is not None and contract.severity.get("LG014") != "off"
     why_not = supported(data) if in_pieces else "sequential scan requested"
@@ -238,14 +233,15 @@ def _name_files(findings: list[Finding], files: list[InputFile], rows: list[int]
 FOOTERS_ON_CLUSTER = 64  # shards from which the cluster, not the driver, reads the footers
 
 
-def _footers_on(client: Any, cluster_map: Any) -> Any:
-    def mapper(fn: Any, files: list[InputFile]) -> list[FileSchema]:
-        if len(files) < FOOTERS_ON_CLUSTER:
-            from labelgate.dataset import read_schemas
+def _footers_on(client: Any) -> Mapper:
+    """Read footers on the cluster when there are many shards, else on the driver's threads."""
+    from labelgate.dataset import read_schemas
+    from labelgate.distributed import cluster_map
 
+    def mapper(fn: Callable[[InputFile], FileSchema], files: list[InputFile]) -> list[FileSchema]:
+        if len(files) < FOOTERS_ON_CLUSTER:
             return read_schemas(files)
-        out: list[FileSchema] = cluster_map(client, fn, files)
-        return out
+        return cluster_map(client, fn, files)
 
     return mapper
 
