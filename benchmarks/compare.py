@@ -2,10 +2,12 @@
 
     python benchmarks/compare.py [--rows 1000000 10000000 100000000] [--dir /tmp/labelgate-bench]
                                  [--tools bare labelgate ...] [--repeat 3]
+                                 [--id-encoding default|delta] [--gx-max-rows 10000000]
 
 For each size it writes (once) a Parquet file: id int64, label int64 with 0.1% ignore_index (-100),
 two out-of-range values and one all-ignored 32-row batch, a 3-value source string column and a
-label_name string column; zstd; 1M-row groups. Then it runs each tool in a fresh process:
+label_name string column; zstd; 1M-row groups (`--id-encoding delta` writes the id column
+DELTA_BINARY_PACKED instead of pyarrow's default). Then it runs each tool in a fresh process:
 
 - bare:      a pyarrow streaming scan of the label column (iter_batches + compute.min_max), the
              floor any tool that reads the labels pays;
@@ -124,8 +126,12 @@ print(json.dumps({"values": values, "first_ids": [int(i) for i in df["id"].to_nu
 """
 
 
-def make(path: Path, rows: int, *, first_id: int = 0, seed: int = 0) -> None:
-    """The benchmark file (see the module docstring); ``first_id`` and ``seed`` make shards."""
+def make(
+    path: Path, rows: int, *, first_id: int = 0, seed: int = 0, id_encoding: str = "default"
+) -> None:
+    """The benchmark file (see the module docstring); ``first_id`` and ``seed`` make shards;
+    ``id_encoding="delta"`` writes the id column DELTA_BINARY_PACKED (pyarrow's default is a
+    dictionary that falls back to PLAIN)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -142,7 +148,13 @@ def make(path: Path, rows: int, *, first_id: int = 0, seed: int = 0) -> None:
         ]
     )
     tmp = path.with_suffix(".tmp")
-    with pq.ParquetWriter(tmp, schema, compression="zstd") as w:
+    options: dict[str, Any] = {}
+    if id_encoding == "delta":
+        options = {
+            "use_dictionary": ["source", "label_name", "label"],
+            "column_encoding": {"id": "DELTA_BINARY_PACKED"},
+        }
+    with pq.ParquetWriter(tmp, schema, compression="zstd", **options) as w:
         for start in range(0, rows, 1_000_000):
             n = min(1_000_000, rows - start)
             label = rng.integers(0, K, n)
@@ -229,13 +241,19 @@ def tools(path: Path, folder: Path) -> dict[str, list[str]]:
 
 def main() -> None:
     if sys.argv[1:2] == ["--make"]:
-        make(Path(sys.argv[2]), int(sys.argv[3]))
+        make(Path(sys.argv[2]), int(sys.argv[3]), id_encoding=sys.argv[4])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--dir", default="/tmp/labelgate-bench")
     parser.add_argument("--repeat", type=int, default=3, help="runs per tool; the best is shown")
     parser.add_argument("--tools", nargs="+", help="a subset (bare is always run)")
+    parser.add_argument(
+        "--id-encoding",
+        choices=("default", "delta"),
+        default="default",
+        help="how the id column is written: pyarrow's default, or DELTA_BINARY_PACKED",
+    )
     parser.add_argument(
         "--gx-max-rows",
         type=int,
@@ -253,11 +271,13 @@ def main() -> None:
         f"{'rows':>12} {'tool':<20} {'wall s':>8} {'peak MB':>8} {'x bare time':>11} {'x bare mem':>10}"
     )
     for rows in args.rows:
-        path = folder / f"labels_{rows}.parquet"
+        suffix = "" if args.id_encoding == "default" else f"_id_{args.id_encoding}"
+        path = folder / f"labels_{rows}{suffix}.parquet"
         if not path.exists():
             # In a child process: a child forked from a parent holding the data would inherit
             # its resident memory in its peak RSS.
-            subprocess.run([sys.executable, __file__, "--make", str(path), str(rows)], check=True)
+            make_cmd = [sys.executable, __file__, "--make", str(path), str(rows), args.id_encoding]
+            subprocess.run(make_cmd, check=True)
         chosen = tools(path, folder)
         if args.tools:
             chosen = {n: c for n, c in chosen.items() if n == "bare" or n in args.tools}
