@@ -22,6 +22,7 @@ __all__ = [
     "LabelError",
     "LabelgateError",
     "UsageError",
+    "one_line",
 ]
 
 
@@ -75,3 +76,8 @@ class ClassMapError(InputError):
 
 class LabelError(LabelgateError, ValueError):
     """Targets that PyTorch would reject or that would poison training, found in training code."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message on one line (pyarrow's span several), or its type's name."""
+    return " ".join(str(exc).split()) or type(exc).__name__

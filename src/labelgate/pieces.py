@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from labelgate.arrow import bool_mask, numbers
-from labelgate.errors import InputError
+from labelgate.errors import InputError, one_line
 from labelgate.io.sources import filesystem, is_uri, shown
 from labelgate.labels import Status
 from labelgate.report import Example
@@ -221,9 +221,9 @@ def scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None = None
 
 
 def _unreadable(piece: Piece, exc: BaseException) -> InputError:
-    text = " ".join(str(exc).split()) or type(exc).__name__
     return InputError(
-        f"cannot read parquet row group {piece.row_group} ({text})", path=shown(piece.path)
+        f"cannot read parquet row group {piece.row_group} ({one_line(exc)})",
+        path=shown(piece.path),
     )
 
 

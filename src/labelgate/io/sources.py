@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labelgate.errors import InputError
+from labelgate.errors import InputError, one_line
 
 __all__ = ["KINDS", "InputFile", "resolve_inputs"]
 
@@ -144,8 +144,7 @@ def filesystem(uri: str) -> tuple[Any, str]:
     try:
         fs, inner = pafs.FileSystem.from_uri(uri)
     except (pa.ArrowException, OSError, ValueError) as exc:
-        text = " ".join(str(exc).split())
-        raise InputError(f"cannot open this location ({text})", path=shown(uri)) from None
+        raise InputError(f"cannot open this location ({one_line(exc)})", path=shown(uri)) from None
     return fs, str(inner)
 
 
@@ -180,7 +179,7 @@ def _remote(uri: str) -> list[InputFile]:
     except (pa.ArrowException, OSError) as exc:
         if isinstance(exc, InputError):
             raise
-        raise InputError(f"cannot list ({' '.join(str(exc).split())})", path=shown(uri)) from None
+        raise InputError(f"cannot list ({one_line(exc)})", path=shown(uri)) from None
     out = []
     for i in found:
         kind = _kind(Path(i.base_name))

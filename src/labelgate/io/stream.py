@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labelgate.errors import InputError
+from labelgate.errors import InputError, one_line
 from labelgate.io.sources import InputFile
 
 if TYPE_CHECKING:
@@ -40,8 +40,7 @@ class FileSchema:
 
 
 def _fail(file: InputFile, exc: BaseException) -> InputError:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return InputError(f"cannot read {file.kind} ({text})", path=file.path)
+    return InputError(f"cannot read {file.kind} ({one_line(exc)})", path=file.path)
 
 
 def read_schema(file: InputFile) -> FileSchema:
