@@ -583,11 +583,15 @@ def merge(parts: Iterable[Partial]) -> Partial:
     """
     it = iter(parts)
     try:
-        acc = _copy(next(it))
+        first = next(it)
     except StopIteration:
         raise ValueError("nothing to merge") from None
+    acc = _copy(first)
+    tables = [first.batch]  # joined once at the end: joining at every fold copies them again
     for p in it:
-        _fold(acc, p)
+        _fold(acc, p, join_batches=False)
+        tables.append(p.batch)
+    acc.batch = _join_sparse(tables)
     return acc
 
 
@@ -609,7 +613,7 @@ def _cap(examples: list[Example], limit: int | None) -> list[Example]:
     return examples if limit is None else examples[:limit]
 
 
-def _fold(acc: Partial, p: Partial) -> None:
+def _fold(acc: Partial, p: Partial, *, join_batches: bool = True) -> None:
     if p.first_row != acc.first_row + acc.rows:
         raise ValueError(
             f"partials are not contiguous: rows {acc.first_row}..{acc.first_row + acc.rows} "
@@ -635,7 +639,8 @@ def _fold(acc: Partial, p: Partial) -> None:
         mine.by_file.update(h.by_file)
         mine.batches = np.union1d(mine.batches, h.batches)
         mine.examples = _cap(mine.examples + h.examples, acc.limit)
-    acc.batch = _join_sparse([acc.batch, p.batch])
+    if join_batches:
+        acc.batch = _join_sparse([acc.batch, p.batch])
     want = max(acc.limit or 0, 1)
     for s, ex in p.firsts.items():
         got = acc.firsts.setdefault(s, [])
@@ -695,18 +700,18 @@ def run_pieces(
 
     At most two pieces per thread are in flight, so memory stays flat whatever the row count.
     """
-    empty = Partial(0, limit=spec.limit)
     if not pieces:
-        return empty
-    acc = empty
-    tables = []  # joined once at the end: joining at every fold would copy them again and again
-    for part in _ordered(pieces, spec, metadata, threads):
-        tables.append(part.batch)
-        _fold(acc, replace(part, batch=empty.batch))
-        if progress is not None:
-            progress(acc.rows)
-    acc.batch = _join_sparse(tables)
-    return acc
+        return Partial(0, limit=spec.limit)
+
+    def reported() -> Iterator[Partial]:
+        rows = 0
+        for part in _ordered(pieces, spec, metadata, threads):
+            yield part
+            rows += part.rows
+            if progress is not None:
+                progress(rows)
+
+    return merge(reported())
 
 
 def _ordered(
