@@ -18,10 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import labelgate.pieces as pieces
+import labelgate.scan.kernel as pieces
+import labelgate.scan.runner as runner
 from labelgate import Batching, Contract
 from labelgate.dataset import open_dataset
-from labelgate.pieces import Partial, Spec, merge, plan_pieces, scan_piece, supported
+from labelgate.scan.kernel import scan_piece
+from labelgate.scan.partial import Partial, merge
+from labelgate.scan.plan import Spec, plan_pieces, supported
 from labelgate.validation import validate_in_context
 
 NAMES = ["cat", "dog", "bird", "fish", "frog"]
@@ -212,7 +215,7 @@ def test_duplicate_id_check_off_reads_ids_only_for_examples(
         seen.append(spec.read_ids)
         return real(piece, spec, meta)
 
-    monkeypatch.setattr(pieces, "scan_piece", spy)
+    monkeypatch.setattr(runner, "scan_piece", spy)
     on, _ = validate_in_context([str(path)], Contract(num_classes=4), threads=1)
     assert "LG014" in {f.code for f in on.findings} and all(seen)
     seen.clear()

@@ -9,14 +9,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from labelgate.catalog import CODES, SEVERITIES
 from labelgate.classmap import ClassMap, load_class_map
 from labelgate.errors import ClassMapError, ContractError
 
 __all__ = ["SEVERITIES", "TASKS", "Batching", "Contract"]
 
 TASKS = ("multiclass", "tokens", "soft")
-SEVERITIES = ("error", "warning", "info", "off")
-CHECK_CODES = tuple(f"LG{n:03d}" for n in range(1, 26))
+CHECK_CODES = CODES
 DEFAULT_IGNORE_INDEX = -100
 
 

@@ -6,22 +6,16 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from labelgate.catalog import apply_severity, codes_in, entry
 from labelgate.checks.context import Context, join_values
 from labelgate.classmap import normalise_name
 from labelgate.contract import Contract
-from labelgate.report import SEVERITY_ORDER, Finding, Report
+from labelgate.report import Finding, Report
 from labelgate.validation import validate_in_context
 
 __all__ = ["DIFF_CODES", "diff"]
 
-DIFF_CODES = {
-    "LG020": "class map changed (renamed, reordered, added, dropped)",
-    "LG021": "label values new in head",
-    "LG022": "classes gone from head",
-    "LG023": "class or source share shifted",
-    "LG024": "rows added or removed (by id)",
-    "LG025": "label changed for the same id",
-}
+DIFF_CODES = {code: entry(code).title for code in codes_in("diff")}
 
 
 def class_names(ctx: Context) -> dict[int, str]:
@@ -103,9 +97,8 @@ def diff(
         )
     rows = _rows_by_id(base_ctx, head_ctx)
     found += rows.pop("findings")
-    findings = sorted(
-        [*head_report.findings, *found], key=lambda f: (SEVERITY_ORDER[f.severity], f.code)
-    )
+    # The head's findings had the overrides applied already; the comparison's get them here.
+    findings = apply_severity([*head_report.findings, *found], head_ctx.contract.severity)
     summary = {
         "base": {
             "input": base_report.input,

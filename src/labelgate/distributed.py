@@ -2,7 +2,7 @@
 
 The driver plans every piece (file, row group, global first row) from the footers before any task
 runs, so every batch boundary is known up front. Consecutive pieces are grouped into tasks; a task
-reads only the columns its pieces need and returns one :class:`~labelgate.pieces.Partial` (a few
+reads only the columns its pieces need and returns one :class:`~labelgate.scan.partial.Partial` (a few
 KB: counts, sparse per-batch counts, first examples; never rows). A batch that straddles two tasks
 is the shared edge entry of their sparse batch tables. The driver folds the partials in row order
 with the same merge as on one machine, which checks that each starts where the previous one ended:
@@ -19,7 +19,9 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from labelgate.errors import UsageError
-from labelgate.pieces import Partial, Piece, Spec, merge, scan_piece
+from labelgate.scan.kernel import scan_piece
+from labelgate.scan.partial import Partial, merge
+from labelgate.scan.plan import Piece, Spec
 
 __all__ = ["cluster_map", "connect", "parse_address", "run_on_dask", "scan_group"]
 

@@ -5,13 +5,13 @@ Only this module imports great_expectations (the ``gx`` extra); without it, a on
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from labelgate.contract import Contract
 from labelgate.engines import NOT_ROW_LEVEL
 from labelgate.errors import UsageError
 from labelgate.report import Report
+from labelgate.rules import code_of, masks
 
 __all__ = ["UNSUPPORTED", "suite", "suite_json", "validate_with_gx"]
 
@@ -84,17 +84,15 @@ def suite_json(contract: Contract) -> dict[str, Any]:
     return document
 
 
-def _code(kind: str, value: Any) -> str:
+def _code(kind: str, value: Any, k: int, ignore: int) -> str:
     if kind == "expect_column_values_to_not_be_null":
         return "LG003"
     if kind == "expect_column_values_to_be_unique":
         return "LG014"
     if kind == "expect_column_pair_values_to_be_in_set":
         return "LG010"
-    v = float(value[0] if isinstance(value, (tuple, list)) else value)
-    if not math.isfinite(v) or v != math.floor(v):
-        return "LG002"
-    return "LG005" if v < 0 else "LG004"
+    # A value outside {ignore_index, 0..K-1}: the judge names its code.
+    return code_of(value[0] if isinstance(value, (tuple, list)) else value, k, ignore) or "LG004"
 
 
 def validate_with_gx(
@@ -143,14 +141,12 @@ def validate_with_gx(
             rows = _repeats(df[contract.id_column], rows)
             values = [None] * len(rows)
         if kind == "expect_column_pair_values_to_be_in_set":
-            labels = df[contract.label_column]
-            k, ignore = data.k, contract.ignore_index
-            rows = [
-                r for r in rows if 0 <= labels.iloc[int(r)] < k and labels.iloc[int(r)] != ignore
-            ]
+            usable = masks(df[contract.label_column], data.k, contract.ignore_index).usable
+            rows = [r for r in rows if bool(usable.iloc[int(r)])]
             values = [None] * len(rows)
         for row, value in zip(rows, values, strict=False):
-            failures.setdefault(_code(kind, value), set()).add(int(row))
+            code = _code(kind, value, data.k, contract.ignore_index)
+            failures.setdefault(code, set()).add(int(row))
     return build_report(
         data,
         df,

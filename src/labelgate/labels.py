@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from labelgate.arrow import bool_mask, from_numpy, numbers
+from labelgate.rules import Status, masks
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -20,27 +21,6 @@ I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
 
 _INT64_MAX = np.iinfo(np.int64).max
-
-
-class Status:
-    """Status of one target value; higher values win when a token row is summarised."""
-
-    USABLE = 0
-    IGNORED = 1
-    HIGH = 2  # >= K: LG004
-    NEGATIVE = 3  # < 0 and not ignore_index: LG005
-    NULL = 4  # LG003
-    BAD_TYPE = 5  # not an integer: LG002
-    NOT_A_DISTRIBUTION = 6  # a soft-label row that is not K probabilities summing to 1: LG015
-    COUNT = 7
-
-    CODES: ClassVar[dict[int, str]] = {
-        HIGH: "LG004",
-        NEGATIVE: "LG005",
-        NULL: "LG003",
-        BAD_TYPE: "LG002",
-        NOT_A_DISTRIBUTION: "LG015",
-    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,11 +192,10 @@ def _scalars(arr: pa.Array, k: int, ignore_index: int) -> tuple[I64, U8]:
         status[:] = Status.BAD_TYPE
     status[null] = Status.NULL
     judged = status == 0
-    ignored = judged & (values == ignore_index)
-    status[ignored] = Status.IGNORED
-    judged &= ~ignored
-    status[judged & (values < 0)] = Status.NEGATIVE
-    status[judged & (values >= k)] = Status.HIGH
+    m = masks(values, k, ignore_index)
+    status[judged & m.ignored] = Status.IGNORED
+    status[judged & m.negative] = Status.NEGATIVE
+    status[judged & m.high] = Status.HIGH
     return values, status
 
 

@@ -21,6 +21,7 @@ from labelgate.contract import Contract
 from labelgate.engines import NOT_ROW_LEVEL
 from labelgate.errors import UsageError
 from labelgate.report import Report
+from labelgate.rules import code_of, masks
 
 try:
     import pandas as pd
@@ -59,7 +60,8 @@ def _register() -> None:
         series: pd.Series, *, num_classes: int, ignore_index: int
     ) -> pd.Series:
         """A class index in [0, K), or the ignore_index (skipped before the range check)."""
-        return (series == ignore_index) | ((series >= 0) & (series < num_classes))
+        passes: pd.Series = ~masks(series, num_classes, ignore_index).rejected
+        return passes
 
     @extensions.register_check_method(
         statistics=[], supported_types=pd.Series, check_type="vectorized"
@@ -89,8 +91,9 @@ def _register() -> None:
             lambda n: index.get(normalise_name(n), -1) if isinstance(n, str) else None
         )
         labels = df[label_column]
-        in_range = (labels >= 0) & (labels < len(names)) & (labels != ignore_index)
-        return ~(in_range & expected.notna()) | (expected == labels)
+        in_range = masks(labels, len(names), ignore_index).usable & labels.notna()
+        agree: pd.Series = ~(in_range & expected.notna()) | (expected == labels)
+        return agree
 
 
 _register()
@@ -170,7 +173,7 @@ def section_failures(
     return []
 
 
-def check_code(check: str, value: Any, ignore_index: int) -> str:
+def check_code(check: str, value: Any, num_classes: int, ignore_index: int) -> str:
     """The labelgate code of a pandera failure case on the label, id or name column."""
     if check == "not_nullable":
         return "LG003"
@@ -181,9 +184,7 @@ def check_code(check: str, value: Any, ignore_index: int) -> str:
     if check.startswith("labelgate_label_names"):
         return "LG010"
     if check.startswith("labelgate_class_index"):
-        return (
-            "LG005" if value is not None and float(value) < 0 and value != ignore_index else "LG004"
-        )
+        return code_of(value, num_classes, ignore_index) or "LG004"
     return "LG019"
 
 
@@ -212,7 +213,11 @@ def validate_with_pandera(
     for row, column, check, value in section_failures(built, df, 0):
         if row < 0:
             continue
-        code = "LG019" if column in other else check_code(check, value, data.contract.ignore_index)
+        code = (
+            "LG019"
+            if column in other
+            else check_code(check, value, data.k, data.contract.ignore_index)
+        )
         failures.setdefault(code, set()).add(row)
     return build_report(
         data,

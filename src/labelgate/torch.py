@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from labelgate.errors import LabelError
+from labelgate.rules import ignore_inside, masks
 
 try:
     import torch
@@ -66,13 +67,13 @@ def check_targets(
             f"target dtype {target.dtype}: CrossEntropyLoss takes int64 (or uint8) class indices "
             "and raises NotImplementedError for others; cast with .long()"
         )
-    if 0 <= ignore_index < num_classes:
+    if ignore_inside(num_classes, ignore_index):
         raise LabelError(
             f"ignore_index={ignore_index} lies inside [0, {num_classes}): class {ignore_index} "
             "would silently never be learned"
         )
-    ignored = target == ignore_index
-    bad = ~ignored & ((target < 0) | (target >= num_classes))
+    judged = masks(target, num_classes, ignore_index)
+    bad = judged.rejected
     if bool(bad.any()):
         positions = bad.nonzero()
         count = positions.shape[0]
@@ -85,7 +86,7 @@ def check_targets(
             f"{count} target(s) outside [0, {num_classes}) and not ignore_index={ignore_index} "
             f"(position: value) {', '.join(shown)}{more}"
         )
-    usable = ~ignored
+    usable = judged.usable
     if not bool(usable.any()):
         raise LabelError(
             f"no usable target: all {target.numel()} are ignore_index={ignore_index}; "

@@ -23,9 +23,10 @@ from labelgate.errors import UsageError
 from labelgate.io import InputFile
 from labelgate.io.stream import FileSchema
 from labelgate.labels import Status
-from labelgate.pieces import supported
 from labelgate.report import Example, Finding, Report
-from labelgate.scan import Chunk, Scan
+from labelgate.scan import ScanResult
+from labelgate.scan.plan import supported
+from labelgate.scan.sequential import Chunk, Scan
 
 __all__ = ["validate", "validate_in_context"]
 
@@ -118,22 +119,10 @@ def _validate(
     why_not = supported(data) if in_pieces else "sequential scan requested"
     if client is not None and why_not is not None:
         raise UsageError(f"--dask runs Parquet row groups as pieces, and here {why_not}")
-    scan = Scan(
-        num_classes=data.k,
-        ignore_index=contract.ignore_index,
-        plan=data.plan,
-        weights=contract.class_weights,
-        max_examples=max_examples,
-        files=len(files),
-        soft_tolerance=contract.soft_tolerance if data.task == "soft" else None,
-        dense=why_not is not None,
-    )
     if why_not is None:
-        _scan_in_pieces(data, scan, max_examples, id_check, threads, progress, client)
+        scan = _scan_in_pieces(data, max_examples, id_check, threads, progress, client)
     else:
-        _scan_sequentially(data, scan, progress)
-    scan.finish()
-    _drop_dropped_batches(scan)
+        scan = _scan_sequentially(data, max_examples, progress)
     duplicates = None
     if id_check and columns.id is not None and not scan.ids_increasing:
         duplicates = _duplicate_ids(data, columns.id, scan, max_examples)
@@ -158,8 +147,17 @@ def _validate(
     return report, ctx
 
 
-def _scan_sequentially(data: Dataset, scan: Scan, progress: Progress | None) -> None:
-    columns = data.columns
+def _scan_sequentially(data: Dataset, max_examples: int, progress: Progress | None) -> ScanResult:
+    contract, columns = data.contract, data.columns
+    scan = Scan(
+        num_classes=data.k,
+        ignore_index=contract.ignore_index,
+        plan=data.plan,
+        weights=contract.class_weights,
+        max_examples=max_examples,
+        files=len(data.files),
+        soft_tolerance=contract.soft_tolerance if data.task == "soft" else None,
+    )
     for index, first_row, batch in data.chunks(encoded=True):
         scan.feed(
             Chunk(
@@ -173,21 +171,21 @@ def _scan_sequentially(data: Dataset, scan: Scan, progress: Progress | None) -> 
         )
         if progress is not None:
             progress(first_row + batch.num_rows, data.known_rows)
+    return scan.result()
 
 
 def _scan_in_pieces(
     data: Dataset,
-    scan: Scan,
     max_examples: int,
     id_check: bool,
     threads: int | None,
     progress: Progress | None,
     client: Any = None,
-) -> None:
-    """Row groups in parallel, partial results merged in order (see :mod:`labelgate.pieces`);
+) -> ScanResult:
+    """Row groups in parallel, partial results merged in order (see :mod:`labelgate.scan`);
     on a Dask cluster through ``client`` (see :mod:`labelgate.distributed`)."""
-
-    from labelgate.pieces import Spec, fill_ids, fill_scan, plan_pieces, run_pieces, threads_default
+    from labelgate.scan.plan import Spec, plan_pieces
+    from labelgate.scan.runner import ids_for_examples, result_of, run_pieces, threads_default
 
     columns = data.columns
     metadata = [sch.metadata for sch in data.schemas]
@@ -213,11 +211,13 @@ def _scan_in_pieces(
         merged = run_pieces(
             pieces, spec, metadata, threads=threads or threads_default(), progress=report
         )
-    fill_scan(scan, merged, spec)
-    fill_ids(scan, pieces, spec, metadata)
+    merged = ids_for_examples(merged, pieces, spec, metadata)
+    return result_of(merged, spec, data.plan, len(data.files))
 
 
-def _name_files(findings: list[Finding], files: list[InputFile], rows: list[int]) -> list[Finding]:
+def _name_files(
+    findings: list[Finding], files: list[InputFile], rows: tuple[int, ...]
+) -> list[Finding]:
     """Name each example's file and row within it, where the input has several files."""
     if len(files) < 2:
         return findings
@@ -246,17 +246,7 @@ def _footers_on(client: Any) -> Mapper:
     return mapper
 
 
-def _drop_dropped_batches(scan: Scan) -> None:
-    """Examples in a batch that drop_last drops name no batch."""
-    kept = scan.plan.kept_batches(scan.rows)
-    for tally in scan.tallies.values():
-        tally.examples = [
-            e if e.batch is None or e.batch < kept else replace(e, batch=None)
-            for e in tally.examples
-        ]
-
-
-def _duplicate_ids(data: Dataset, column: str, scan: Scan, max_examples: int) -> DuplicateIds:
+def _duplicate_ids(data: Dataset, column: str, scan: ScanResult, max_examples: int) -> DuplicateIds:
     """A second pass over the id column alone, taken only when ids are not strictly increasing.
 
     Holds one 8-byte key per row (the id, or its hash for text ids): the one part of a run whose
@@ -365,7 +355,7 @@ def _pandera_section(data: Dataset, max_examples: int) -> dict[str, Any]:
     }
 
 
-def _names_seen(scan: Scan) -> dict[int, str]:
+def _names_seen(scan: ScanResult) -> dict[int, str]:
     """Each in-range label's most frequent name in the name column, among the sources that can
     be a reference (not 1-based ones)."""
     from labelgate.checks.classes import reference_sources
@@ -378,7 +368,7 @@ def _names_seen(scan: Scan) -> dict[int, str]:
     return {value: c.most_common(1)[0][0] for value, c in votes.items()}
 
 
-def _counts(scan: Scan) -> dict[str, int]:
+def _counts(scan: ScanResult) -> dict[str, int]:
     st = scan.row_status
     usable = int(st[Status.USABLE])
     ignored = int(st[Status.IGNORED])
@@ -396,7 +386,7 @@ def _counts(scan: Scan) -> dict[str, int]:
 
 
 def _input(
-    files: list[InputFile], schemas: list[FileSchema], scan: Scan, label_type: str
+    files: list[InputFile], schemas: list[FileSchema], scan: ScanResult, label_type: str
 ) -> dict[str, Any]:
     return {
         "rows": scan.rows,
@@ -474,7 +464,7 @@ def _batch_summary(ctx: Context) -> dict[str, Any]:
     }
 
 
-def _source_table(scan: Scan) -> list[dict[str, Any]]:
+def _source_table(scan: ScanResult) -> list[dict[str, Any]]:
     out = []
     for s, name in enumerate(scan.source_names):
         rows = int(scan.source_rows[s])
@@ -511,13 +501,13 @@ def _notes(columns: Columns, label_type: str, task: str, first: FileSchema) -> l
     if first.headerless:
         notes.append("CSV without a header row: columns are named by position (0, 1, 2...)")
     base = label_type.removeprefix("list<item: ").removeprefix("large_list<item: ").rstrip(">")
-    if base in ("int32", "int16", "int8", "uint16", "uint32", "uint64") or base.startswith(
-        ("double", "float", "halffloat")
-    ):
+    if base in ("int32", "int16", "int8", "uint16", "uint32", "uint64") or (
+        task != "multiclass" and base.startswith(("double", "float", "halffloat"))
+    ):  # float scalar labels are LG026's
         notes.append(
             f"labels are stored as {base}: cast to int64 before building the target (PyTorch "
-            "accepts int64 and uint8 class indices, and raises NotImplementedError for "
-            "int32 and float)"
+            "accepts int64 and uint8 class indices, and raises RuntimeError for others: "
+            "expected target dtype to be Long or Byte)"
         )
     if task == "tokens":
         notes.append("token task: rows are lists of targets, padded with ignore_index per batch")

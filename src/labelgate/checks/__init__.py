@@ -1,17 +1,19 @@
 """The checks, registered by the code users see; each turns a finished scan into findings.
 
-A check is a function ``(Context) -> list[Finding]`` registered with :func:`check`. The registry is
-a plain dict keyed by code; :func:`run_checks` runs them in code order and applies the contract's
-severity overrides.
+A check is a function ``(Context) -> list[Finding]`` registered with :func:`check` under a code
+of :mod:`labelgate.catalog`, which holds its title and default severity. The registry is a plain
+dict keyed by code; :func:`run_checks` runs them in code order and applies the contract's severity
+overrides.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from labelgate.catalog import apply_severity, entry
 from labelgate.checks.context import Context
-from labelgate.report import SEVERITY_ORDER, Finding
+from labelgate.report import Finding
 
 __all__ = ["REGISTRY", "CheckSpec", "Context", "all_checks", "check", "run_checks"]
 
@@ -24,8 +26,9 @@ class CheckSpec:
 
     Attributes:
         code: the stable code, such as ``LG004``.
-        title: what it finds, in a few words.
-        severity: its default severity (a finding may carry another where PRODUCT.md says so).
+        title: what it finds, in a few words (from the catalog).
+        severity: its default severity (from the catalog; a finding may carry another where
+            PRODUCT.md says so).
         run: the function, or ``None`` for LG001, which stops the run before any scan.
     """
 
@@ -35,18 +38,28 @@ class CheckSpec:
     run: CheckFn | None
 
 
-REGISTRY: dict[str, CheckSpec] = {
-    "LG001": CheckSpec("LG001", "label column missing or not detected", "error", None),
-}
+def _spec(code: str, run: CheckFn | None) -> CheckSpec:
+    e = entry(code)
+    return CheckSpec(code, e.title, e.severity, run)
 
 
-def check(code: str, title: str, severity: str) -> Callable[[CheckFn], CheckFn]:
-    """Register ``fn`` as the check for ``code``."""
+REGISTRY: dict[str, CheckSpec] = {"LG001": _spec("LG001", None)}
+
+
+def check(code: str) -> Callable[[CheckFn], CheckFn]:
+    """Register ``fn`` as the check for ``code`` (a catalog code of a validation scope).
+
+    Raises:
+        ValueError: the code is registered twice, or is a ``diff`` code.
+        KeyError: the code is not in the catalog.
+    """
 
     def register(fn: CheckFn) -> CheckFn:
         if code in REGISTRY:
             raise ValueError(f"check code {code!r} registered twice")
-        REGISTRY[code] = CheckSpec(code, title, severity, fn)
+        if entry(code).scope == "diff":
+            raise ValueError(f"{code!r} is a diff check: labelgate.diff computes it")
+        REGISTRY[code] = _spec(code, fn)
         return fn
 
     return register
@@ -62,18 +75,9 @@ def all_checks() -> dict[str, CheckSpec]:
 def run_checks(ctx: Context) -> list[Finding]:
     """Run every registered check; errors first, then warnings, then info, each in code order."""
     all_checks()
-    overrides = ctx.contract.severity
-    findings: list[Finding] = []
+    found: list[Finding] = []
     for code in sorted(REGISTRY):
-        spec = REGISTRY[code]
-        if spec.run is None:
-            continue
-        for finding in spec.run(ctx):
-            level = overrides.get(code, finding.severity)
-            if level == "off":
-                continue
-            findings.append(
-                finding if level == finding.severity else replace(finding, severity=level)
-            )
-    findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.code))
-    return findings
+        run = REGISTRY[code].run
+        if run is not None:
+            found += run(ctx)
+    return apply_severity(found, ctx.contract.severity)

@@ -17,7 +17,7 @@ def failing_nan_batches(ctx: Context) -> list[int]:
     return ctx.scan.nan_batches(weighted=ctx.contract.class_weights is not None)
 
 
-@check("LG007", "batch with no usable target (NaN loss)", "error")
+@check("LG007")
 def nan_batches(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     if scan.rows == 0:
@@ -59,7 +59,7 @@ def nan_batches(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG013", "last batch incomplete or of size 1", "info")
+@check("LG013")
 def last_batch(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     plan = scan.plan

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +44,7 @@ class Shifts:
     mismatches: list[Mismatch]
 
 
-def reference_sources(pairs: dict[tuple[int, int, str], list[int]], k: int) -> set[int]:
+def reference_sources(pairs: Mapping[tuple[int, int, str], tuple[int, int]], k: int) -> set[int]:
     """Sources whose (label, name) pairs can serve as the reference for the others: those with
     no label at K, the signature of a 1-based source (a stray bad label elsewhere does not
     disqualify a source)."""
@@ -117,7 +118,7 @@ def _analyse(ctx: Context) -> Shifts | None:
     return Shifts(reference, cmap is not None, proven, evidence, mismatches)
 
 
-@check("LG009", "class map is not a bijection", "error")
+@check("LG009")
 def class_map_bijection(ctx: Context) -> list[Finding]:
     cmap = ctx.contract.class_map
     if cmap is None:
@@ -143,7 +144,7 @@ def class_map_bijection(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG010", "label and name columns disagree", "error")
+@check("LG010")
 def label_name_disagree(ctx: Context) -> list[Finding]:
     shifts = analyse_shifts(ctx)
     if shifts is None or not shifts.mismatches:
@@ -200,7 +201,7 @@ def label_name_disagree(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG011", "shifted (1-based) encoding in a source", "error")
+@check("LG011")
 def shifted_source(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     k = ctx.k
@@ -262,7 +263,7 @@ def shifted_source(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG012", "class never used or far rarer than the others", "warning")
+@check("LG012")
 def class_usage(ctx: Context) -> list[Finding]:
     counts = ctx.scan.class_counts.tolist()
     if sum(counts) == 0 or ctx.task == "soft":
@@ -306,7 +307,7 @@ def class_usage(ctx: Context) -> list[Finding]:
     return found
 
 
-@check("LG018", "class map differs from the pinned fingerprint", "error")
+@check("LG018")
 def pinned_map(ctx: Context) -> list[Finding]:
     pinned = ctx.contract.class_map_fingerprint
     if pinned is None:

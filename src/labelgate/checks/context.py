@@ -8,7 +8,7 @@ from typing import Any
 from labelgate.contract import Contract
 from labelgate.io.sources import InputFile
 from labelgate.report import Example
-from labelgate.scan import CodeTally, Scan
+from labelgate.scan import CodeTally, ScanResult
 
 __all__ = ["Context", "DuplicateIds", "join_values", "plural"]
 
@@ -27,7 +27,7 @@ class Context:
     """Input to the checks.
 
     Attributes:
-        scan: the accumulated scan.
+        scan: the scan result.
         contract: the contract applied (columns and K resolved).
         files: the input files in reading order.
         label_type: the label column's Arrow type, as text.
@@ -38,7 +38,7 @@ class Context:
         shifts: per-source shift evidence (filled by the class checks' helper).
     """
 
-    scan: Scan
+    scan: ScanResult
     contract: Contract
     files: list[InputFile]
     label_type: str
@@ -71,7 +71,7 @@ class Context:
         parts: list[str] = []
         live_sources = [i for i, n in enumerate(scan.source_rows.tolist()) if n > 0]
         if len(live_sources) > 1 and tally.by_source:
-            top, hits = tally.by_source.most_common(1)[0]
+            top, hits = tally.top_source()
             name = scan.source_names[top]
             if hits == tally.count:
                 parts.append(f"all in source {name!r} ({len(live_sources)} sources)")

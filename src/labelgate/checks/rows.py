@@ -7,7 +7,7 @@ from labelgate.checks.context import Context
 from labelgate.report import Finding
 
 
-@check("LG014", "duplicate ids", "warning")
+@check("LG014")
 def duplicate_ids(ctx: Context) -> list[Finding]:
     dup = ctx.duplicates
     if dup is None or dup.rows == 0:
@@ -28,7 +28,7 @@ def duplicate_ids(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG017", "row count differs from expected_rows", "error")
+@check("LG017")
 def expected_rows(ctx: Context) -> list[Finding]:
     expected = ctx.contract.expected_rows
     rows = ctx.scan.rows
@@ -47,7 +47,7 @@ def expected_rows(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG019", "other columns fail the contract's pandera section", "error")
+@check("LG019")
 def pandera_section(ctx: Context) -> list[Finding]:
     section = ctx.section
     if section is None:

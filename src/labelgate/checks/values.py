@@ -13,7 +13,7 @@ NEVER_WIDEN = (
 SEGMENTATION_IGNORE = {254, 255, 256}
 
 
-def _kept(ctx: Context, batches: set[int]) -> tuple[int, ...]:
+def _kept(ctx: Context, batches: frozenset[int]) -> tuple[int, ...]:
     """The batches a DataLoader yields, of those given (drop_last drops the last one)."""
     kept = ctx.scan.plan.kept_batches(ctx.scan.rows)
     return tuple(sorted(b for b in batches if b < kept))
@@ -23,7 +23,7 @@ def _with_where(message: str, where: str) -> str:
     return f"{message}; {where}" if where else message
 
 
-@check("LG002", "label dtype unusable", "error")
+@check("LG002")
 def unusable_type(ctx: Context) -> list[Finding]:
     t = ctx.scan.tallies.get("LG002")
     if t is None:
@@ -61,7 +61,7 @@ def unusable_type(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG003", "null or NaN labels", "error")
+@check("LG003")
 def null_labels(ctx: Context) -> list[Finding]:
     t = ctx.scan.tallies.get("LG003")
     if t is None:
@@ -84,7 +84,7 @@ def null_labels(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG004", "labels >= K", "error")
+@check("LG004")
 def too_high(ctx: Context) -> list[Finding]:
     t = ctx.scan.tallies.get("LG004")
     if t is None:
@@ -136,7 +136,7 @@ def too_high(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG005", "negative labels other than ignore_index", "error")
+@check("LG005")
 def negative(ctx: Context) -> list[Finding]:
     t = ctx.scan.tallies.get("LG005")
     if t is None:
@@ -176,7 +176,7 @@ def negative(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG006", "ignore_index inside [0, K)", "error")
+@check("LG006")
 def ignore_inside(ctx: Context) -> list[Finding]:
     ignore = ctx.contract.ignore_index
     k = ctx.k
@@ -205,7 +205,7 @@ def ignore_inside(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG008", "no usable target in the whole input", "error")
+@check("LG008")
 def nothing_usable(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     if scan.rows == 0:
@@ -233,7 +233,7 @@ def nothing_usable(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG016", "sparse ids that need a remap table", "error")
+@check("LG016")
 def sparse_ids(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     k = ctx.k
@@ -272,7 +272,7 @@ def sparse_ids(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG015", "soft-label rows that are not probability vectors", "error")
+@check("LG015")
 def soft_rows(ctx: Context) -> list[Finding]:
     t = ctx.scan.tallies.get("LG015")
     if t is None:
@@ -285,7 +285,9 @@ def soft_rows(ctx: Context) -> list[Finding]:
         "negative": "negative values",
         "sum": f"sums further than {tol:g} from 1",
     }
-    listed = "; ".join(f"{n} with {said[r]}" for r, n in reasons.most_common())
+    listed = "; ".join(
+        f"{n} with {said[r]}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])
+    )
     return [
         Finding(
             code="LG015",
@@ -303,5 +305,36 @@ def soft_rows(ctx: Context) -> list[Finding]:
             examples=tuple(t.examples),
             batches=_kept(ctx, t.batches),
             details={"reasons": dict(reasons)},
+        )
+    ]
+
+
+FLOAT_TYPES = ("halffloat", "float", "double")
+
+
+@check("LG026")
+def float_labels(ctx: Context) -> list[Finding]:
+    """Whole numbers stored as floats: valid values, but a float (N,) target makes the loss raise."""
+    if ctx.task != "multiclass" or not ctx.label_type.startswith(FLOAT_TYPES):
+        return []
+    st = ctx.scan.row_status
+    whole = int(st[Status.USABLE] + st[Status.IGNORED] + st[Status.HIGH] + st[Status.NEGATIVE])
+    if whole == 0:
+        return []
+    return [
+        Finding(
+            code="LG026",
+            severity="warning",
+            count=whole,
+            unit="rows",
+            message=(
+                f"labels are stored as {ctx.label_type}: {plural(whole, 'row')} hold whole numbers "
+                "such as 3.0, and a float (N,) target makes cross_entropy raise RuntimeError: "
+                "expected target dtype to be Long or Byte, but got Float"
+            ),
+            fix=(
+                "Store the label column as int64 where the dataset is written, or cast with "
+                ".long() in the collate function, once no value has a fractional part (LG002)."
+            ),
         )
     ]

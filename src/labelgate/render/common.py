@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from labelgate.catalog import SCOPES, codes_in, entry
 from labelgate.report import Report
 
 __all__ = ["check_titles", "verdict"]
@@ -9,14 +10,8 @@ __all__ = ["check_titles", "verdict"]
 
 def check_titles(report: Report) -> dict[str, str]:
     """Code -> title of every check the report was judged on (the diff's checks for a diff)."""
-    from labelgate.checks import all_checks
-
-    titles = {code: spec.title for code, spec in all_checks().items()}
-    if report.diff is not None:
-        from labelgate.diff import DIFF_CODES
-
-        titles |= DIFF_CODES
-    return dict(sorted(titles.items()))
+    scopes = [s for s in SCOPES if s != "diff" or report.diff is not None]
+    return {code: entry(code).title for code in codes_in(*scopes)}
 
 
 def verdict(report: Report) -> str:

@@ -1,4 +1,8 @@
-"""One streaming pass over the label columns, accumulating what every check needs in bounded memory."""
+"""The sequential producer: one streaming pass over the label columns, in bounded memory.
+
+It takes every input and task; Parquet multiclass inputs in file order take the pieces instead
+(:mod:`labelgate.scan.runner`), which give the same :class:`~labelgate.scan.result.ScanResult`.
+"""
 
 from __future__ import annotations
 
@@ -11,19 +15,27 @@ import numpy.typing as npt
 
 from labelgate.arrow import bool_mask, from_numpy, numbers
 from labelgate.batches import BatchPlan
-from labelgate.labels import Classified, Status, classify, classify_soft
+from labelgate.labels import Classified, classify, classify_soft
 from labelgate.report import Example
+from labelgate.rules import Status, failing_codes
+from labelgate.scan.result import (
+    NO_SOURCE,
+    CodeTally,
+    DenseBatches,
+    ScanResult,
+    frozen,
+    without_unkept,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Chunk", "Scan", "SparseBatches"]
+__all__ = ["Chunk", "Scan"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 MAX_OTHER_VALUES = 1_000
 MAX_PAIRS = 100_000
-NO_SOURCE = "(none)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,26 +56,9 @@ class Chunk:
     names: pa.Array | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class SparseBatches:
-    """Per-batch counts kept only for batches holding a row that is not usable (file order).
-
-    A batch absent from the table is full of usable rows.
-
-    Attributes:
-        index: batch indices, increasing.
-        bad: rows in that batch that are not usable.
-        rejected: rows in that batch whose target makes the loss raise.
-    """
-
-    index: I64
-    bad: I64
-    rejected: I64
-
-
 @dataclass(slots=True)
-class CodeTally:
-    """Where the values failing one check were met."""
+class Tally:
+    """Where the values failing one check were met, while they are being counted."""
 
     count: int = 0
     examples: list[Example] = field(default_factory=list)
@@ -106,11 +101,10 @@ class Scan:
         self.ignore_hits = 0
         self.other_values: Counter[int] = Counter()
         self.other_values_overflow = 0
-        self.tallies: dict[str, CodeTally] = defaultdict(CodeTally)
+        self.tallies: dict[str, Tally] = defaultdict(Tally)
         self.file_rows = [0] * files
         cap = 1024 if plan.rows is None else plan.kept_batches(plan.rows) + 1
         cap = cap if dense else 0
-        self.sparse: SparseBatches | None = None  # set instead of the dense arrays (pieces)
         self.batch_usable = np.zeros(cap, np.int64)
         self.batch_rejected = np.zeros(cap, np.int64)
         self.batch_weight = np.zeros(cap, np.float64)
@@ -163,10 +157,8 @@ class Scan:
 
         self._batches(c, batch, usable)
         self._per_source(c, src, usable, chunk.first_row)
-        for status, code in Status.CODES.items():
+        for status, code in failing_codes(self.k, self.ignore_index).items():
             self._tally(code, c.status == status, c, chunk, src, batch)
-        if 0 <= self.ignore_index < self.k:
-            self._tally("LG006", c.status == Status.IGNORED, c, chunk, src, batch)
         if chunk.names is not None and c.row_of is None and not soft:
             self._pairs(c, chunk, src)
         if chunk.ids is not None:
@@ -369,49 +361,55 @@ class Scan:
             return
         self._last_id = int(a[-1])
 
-    # -- reading the batches ------------------------------------------------------------------
+    def result(self) -> ScanResult:
+        """The frozen result: sources numbered by their first row, examples in a batch that
+        drop_last drops naming no batch."""
+        self._finish()
+        kept = self.plan.kept_batches(self.rows)
+        return ScanResult(
+            k=self.k,
+            ignore_index=self.ignore_index,
+            plan=self.plan,
+            max_examples=self.max_examples,
+            rows=self.rows,
+            tokens=self.tokens,
+            file_rows=tuple(self.file_rows),
+            row_status=frozen(self.row_status),
+            value_status=frozen(self.value_status),
+            class_counts=frozen(self.class_counts),
+            ignore_hits=self.ignore_hits,
+            other_values=dict(self.other_values),
+            other_values_overflow=self.other_values_overflow,
+            tallies=without_unkept(
+                {
+                    code: CodeTally(
+                        t.count,
+                        tuple(t.examples),
+                        dict(t.by_source),
+                        dict(t.by_file),
+                        frozenset(t.batches),
+                    )
+                    for code, t in self.tallies.items()
+                },
+                kept,
+            ),
+            source_names=tuple(self.source_names),
+            source_rows=frozen(self.source_rows),
+            source_status=frozen(self.source_status),
+            source_hist=frozen(self.source_hist),
+            source_first=tuple(self.source_first),
+            source_firsts={s: tuple(ex) for s, ex in self.source_firsts.items() if ex},
+            pairs={key: (c, first) for key, (c, first) in self.pairs.items()},
+            pairs_overflow=self.pairs_overflow,
+            ids_seen=self.ids_seen,
+            ids_increasing=self.ids_increasing,
+            soft_reasons=dict(self.soft_reasons),
+            dense=DenseBatches(
+                frozen(self.batch_usable), frozen(self.batch_rejected), frozen(self.batch_weight)
+            ),
+        )
 
-    def kept(self) -> int:
-        """Batches a DataLoader yields."""
-        return self.plan.kept_batches(self.rows)
-
-    def nan_batches(self, *, weighted: bool) -> list[int]:
-        """Kept batches with no usable target (or, ``weighted``, usable targets of weight 0) and
-        no target that makes the loss raise."""
-        kept = self.kept()
-        if self.sparse is not None:
-            sp = self.sparse
-            sel = sp.index < kept
-            idx = sp.index[sel]
-            full = np.minimum(self.plan.size, self.rows - idx * self.plan.size)
-            empty = (sp.bad[sel] == full) & (sp.rejected[sel] == 0)
-            return [int(b) for b in idx[empty]]
-        empty = self.batch_usable[:kept] == 0
-        if weighted:
-            empty |= self.batch_weight[:kept] == 0.0
-        empty &= self.batch_rejected[:kept] == 0
-        return [int(b) for b in np.flatnonzero(empty)]
-
-    def rejected_batches(self) -> list[int]:
-        """Kept batches holding a target that makes the loss raise."""
-        kept = self.kept()
-        if self.sparse is not None:
-            sp = self.sparse
-            return [int(b) for b in sp.index[(sp.index < kept) & (sp.rejected > 0)]]
-        return [int(b) for b in np.flatnonzero(self.batch_rejected[:kept] > 0)]
-
-    def usable_per_batch(self) -> I64:
-        """Usable targets in each kept batch (one entry per batch: use for small datasets)."""
-        kept = self.kept()
-        if self.sparse is None:
-            return self.batch_usable[:kept]
-        size = self.plan.size
-        out = np.minimum(size, self.rows - np.arange(kept, dtype=np.int64) * size)
-        sel = self.sparse.index < kept
-        out[self.sparse.index[sel]] -= self.sparse.bad[sel]
-        return out
-
-    def finish(self) -> None:
+    def _finish(self) -> None:
         """Number the sources in the order their first row appears (then those with no rows),
         so that the order does not depend on how the rows were split."""
         n = len(self.source_names)

@@ -1,0 +1,279 @@
+"""The check catalog: every check code, its title, default severity, scope and engines, as data.
+
+Everything that names a check reads it from here: the check registry, the contract's accepted codes
+and the JSON Schema's pattern (a test holds them equal), the row-level engines' lists, ``diff``'s
+codes, the renderers' titles, and the README and docs/checks.md tables (a test holds them too).
+Adding a check is one :class:`Entry` here, one function registered with ``@check(code)``, its test
+and its line in docs/checks.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from labelgate.report import SEVERITY_ORDER, Finding
+
+__all__ = [
+    "CATALOG",
+    "CODES",
+    "SCOPES",
+    "SEVERITIES",
+    "Entry",
+    "apply_severity",
+    "codes_in",
+    "engine_codes",
+    "entry",
+]
+
+SEVERITIES = ("error", "warning", "info", "off")
+SCOPES = ("input", "row", "batch", "class map", "dataset", "diff")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One check.
+
+    Attributes:
+        code: the stable code (``LG004``): the JSON key, JUnit test name, GitHub annotation title.
+        title: what it finds, in a few words (JUnit and summaries).
+        finds: what it finds, in a sentence (the README's and docs/checks.md's tables).
+        severity: the default severity; a finding may carry another where its evidence says so
+            (LG011 without proof, LG012 for rare classes), and the contract may override either.
+        scope: what it judges: ``input`` (stops the run), ``row``, ``batch``, ``class map``,
+            ``dataset`` or ``diff`` (``labelgate diff`` alone).
+        engines: the row-level engines (``pandera``, ``gx``) that can express it; labelgate runs
+            every other check itself whatever the engine.
+        shown_severity: the severity column of the tables, where it says more than ``severity``.
+    """
+
+    code: str
+    title: str
+    finds: str
+    severity: str
+    scope: str
+    engines: tuple[str, ...] = ()
+    shown_severity: str = ""
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES[:3] or self.scope not in SCOPES:
+            raise ValueError(f"bad catalog entry {self!r}")
+
+
+_BOTH = ("pandera", "gx")
+
+CATALOG: tuple[Entry, ...] = (
+    Entry(
+        "LG001",
+        "label column missing or not detected",
+        "label column missing, or none could be detected (lists candidates)",
+        "error",
+        "input",
+        shown_severity="usage error, exit 2",
+    ),
+    Entry(
+        "LG002",
+        "label dtype unusable",
+        "label dtype unusable: text, bools, floats with a fractional part, decimals, past int64",
+        "error",
+        "row",
+        _BOTH,
+    ),
+    Entry("LG003", "null or NaN labels", "null / NaN labels", "error", "row", _BOTH),
+    Entry("LG004", "labels >= K", "labels >= K", "error", "row", _BOTH),
+    Entry(
+        "LG005",
+        "negative labels other than ignore_index",
+        "negative labels other than ignore_index",
+        "error",
+        "row",
+        _BOTH,
+    ),
+    Entry(
+        "LG006",
+        "ignore_index inside [0, K)",
+        "ignore_index inside [0, K): it silently drops a real class",
+        "error",
+        "dataset",
+    ),
+    Entry(
+        "LG007",
+        "batch with no usable target (NaN loss)",
+        "batch with no usable target (NaN mean loss); also zero total class weight",
+        "error",
+        "batch",
+    ),
+    Entry(
+        "LG008",
+        "no usable target in the whole input",
+        "no usable target in the whole input, or an empty input",
+        "error",
+        "dataset",
+    ),
+    Entry(
+        "LG009",
+        "class map is not a bijection",
+        "class map is not a bijection (duplicate names after normalising case/space, duplicate or "
+        "missing indices, count != K, trailing blank lines)",
+        "error",
+        "class map",
+    ),
+    Entry(
+        "LG010",
+        "label and name columns disagree",
+        "label and name columns disagree with the class map, or with each other",
+        "error",
+        "row",
+        _BOTH,
+    ),
+    Entry(
+        "LG011",
+        "shifted (1-based) encoding in a source",
+        "shifted (1-based) encoding in a source: error when its name column proves it, warning "
+        "when only the pattern shows",
+        "error",
+        "dataset",
+        shown_severity="error / warning",
+    ),
+    Entry(
+        "LG012",
+        "class never used or far rarer than the others",
+        "class never used / class far rarer than the others",
+        "warning",
+        "dataset",
+        shown_severity="warning / info",
+    ),
+    Entry(
+        "LG013",
+        "last batch incomplete or of size 1",
+        "last batch incomplete / of size 1 (BatchNorm fails on it)",
+        "info",
+        "batch",
+        shown_severity="info / warning",
+    ),
+    Entry("LG014", "duplicate ids", "duplicate ids", "warning", "row", _BOTH),
+    Entry(
+        "LG015",
+        "soft-label rows that are not probability vectors",
+        "soft (probability) label rows: wrong length, negative or non-finite values, not summing "
+        "to 1",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG016",
+        "sparse ids that need a remap table",
+        "sparse ids (COCO category ids 1..90 for 80 classes): a remap table is needed",
+        "error",
+        "dataset",
+        shown_severity="error when the ids reach K, else warning",
+    ),
+    Entry(
+        "LG017",
+        "row count differs from expected_rows",
+        "row count differs from the contract's `expected_rows`",
+        "error",
+        "dataset",
+    ),
+    Entry(
+        "LG018",
+        "class map differs from the pinned fingerprint",
+        "class map differs from the fingerprint `labelgate pin` wrote into the contract",
+        "error",
+        "class map",
+    ),
+    Entry(
+        "LG019",
+        "other columns fail the contract's pandera section",
+        "the file's other columns fail the contract's `pandera:` section",
+        "error",
+        "row",
+        ("pandera",),
+    ),
+    Entry(
+        "LG020",
+        "class map changed (renamed, reordered, added, dropped)",
+        "`labelgate diff`: class map renamed, reordered, added or dropped",
+        "error",
+        "diff",
+        shown_severity="error / warning / info (docs/ci-gate.md)",
+    ),
+    Entry(
+        "LG021",
+        "label values new in head",
+        "`labelgate diff`: label values new in head",
+        "error",
+        "diff",
+    ),
+    Entry(
+        "LG022",
+        "classes gone from head",
+        "`labelgate diff`: classes gone from head",
+        "warning",
+        "diff",
+    ),
+    Entry(
+        "LG023",
+        "class or source share shifted",
+        "`labelgate diff`: class or source share shifted past the threshold",
+        "warning",
+        "diff",
+    ),
+    Entry(
+        "LG024",
+        "rows added or removed (by id)",
+        "`labelgate diff`: rows added or removed, by id",
+        "info",
+        "diff",
+    ),
+    Entry(
+        "LG025",
+        "label changed for the same id",
+        "`labelgate diff`: label changed for the same id",
+        "warning",
+        "diff",
+    ),
+    Entry(
+        "LG026",
+        "whole-number labels stored as floats",
+        "labels stored as floats holding whole numbers (`3.0`): PyTorch refuses a float class-index "
+        "target",
+        "warning",
+        "row",
+    ),
+)
+
+_BY_CODE = {e.code: e for e in CATALOG}
+CODES: tuple[str, ...] = tuple(_BY_CODE)
+
+
+def entry(code: str) -> Entry:
+    """The catalog entry of ``code``.
+
+    Raises:
+        KeyError: the code is not in the catalog.
+    """
+    return _BY_CODE[code]
+
+
+def codes_in(*scopes: str) -> tuple[str, ...]:
+    """The codes of the given scopes, in code order."""
+    return tuple(e.code for e in CATALOG if e.scope in scopes)
+
+
+def engine_codes(engine: str) -> tuple[str, ...]:
+    """The codes a row-level engine (``pandera``, ``gx``) expresses itself."""
+    return tuple(e.code for e in CATALOG if engine in e.engines)
+
+
+def apply_severity(findings: Iterable[Finding], overrides: Mapping[str, str]) -> list[Finding]:
+    """Apply the contract's severity overrides (``off`` drops a finding); errors first, then
+    warnings, then info, each in code order. Every command's findings pass through here."""
+    out: list[Finding] = []
+    for f in findings:
+        level = overrides.get(f.code, f.severity)
+        if level == "off":
+            continue
+        out.append(f if level == f.severity else replace(f, severity=level))
+    out.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.code))
+    return out

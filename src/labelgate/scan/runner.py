@@ -1,0 +1,223 @@
+"""Running the pieces on threads, merging in row order, and turning the merge into a scan result."""
+
+from __future__ import annotations
+
+import bisect
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from labelgate.batches import BatchPlan
+from labelgate.report import Example
+from labelgate.rules import Status, judge_one
+from labelgate.scan.kernel import open_piece_file, scan_piece, unreadable
+from labelgate.scan.partial import Partial, merge
+from labelgate.scan.plan import Piece, Spec
+from labelgate.scan.result import (
+    NO_SOURCE,
+    CodeTally,
+    ScanResult,
+    SparseBatches,
+    frozen,
+    without_unkept,
+)
+from labelgate.scan.sequential import MAX_OTHER_VALUES, MAX_PAIRS
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
+__all__ = ["ids_for_examples", "result_of", "run_pieces", "threads_default"]
+
+
+def threads_default() -> int:
+    """Worker threads: the cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def run_pieces(
+    pieces: list[Piece],
+    spec: Spec,
+    metadata: list[pq.FileMetaData],
+    *,
+    threads: int,
+    progress: Callable[[int], None] | None = None,
+) -> Partial:
+    """Scan every piece on ``threads`` threads, merging partials in row order as they finish.
+
+    At most two pieces per thread are in flight, so memory stays flat whatever the row count.
+    """
+    if not pieces:
+        return Partial(0, limit=spec.limit)
+
+    def reported() -> Iterator[Partial]:
+        rows = 0
+        for part in _ordered(pieces, spec, metadata, threads):
+            yield part
+            rows += part.rows
+            if progress is not None:
+                progress(rows)
+
+    return merge(reported())
+
+
+def _ordered(
+    pieces: list[Piece], spec: Spec, metadata: list[pq.FileMetaData], threads: int
+) -> Iterator[Partial]:
+    if threads <= 1 or len(pieces) == 1:
+        for p in pieces:
+            yield scan_piece(p, spec, metadata[p.file_index])
+        return
+    window = 2 * threads
+    with ThreadPoolExecutor(threads, thread_name_prefix="labelgate") as pool:
+        pending: list[Future[Partial]] = []
+        nxt = 0
+        while nxt < len(pieces) or pending:
+            while nxt < len(pieces) and len(pending) < window:
+                p = pieces[nxt]
+                pending.append(pool.submit(scan_piece, p, spec, metadata[p.file_index]))
+                nxt += 1
+            try:
+                yield pending.pop(0).result()
+            except BaseException:
+                for f in pending:
+                    f.cancel()
+                raise
+
+
+def ids_for_examples(
+    part: Partial, pieces: list[Piece], spec: Spec, metadata: list[Any]
+) -> Partial:
+    """The partial with every example given its id, read from the id column of the row groups
+    holding examples only."""
+    import pyarrow as pa
+
+    if spec.id is None:
+        return part
+    lists = [h.examples for h in part.hits.values()] + list(part.firsts.values())
+    wanted = sorted({e.row for ex in lists for e in ex})
+    if not wanted:
+        return part
+    starts = [p.first_row for p in pieces]
+    by_piece: dict[int, list[int]] = {}
+    for row in wanted:
+        by_piece.setdefault(bisect.bisect_right(starts, row) - 1, []).append(row)
+    found: dict[int, Any] = {}
+    for i, rows in by_piece.items():
+        p = pieces[i]
+        pf = open_piece_file(p.path, spec, metadata[p.file_index])
+        try:
+            col = pf.read_row_group(p.row_group, columns=[spec.id], use_threads=False).column(0)
+        except (pa.ArrowException, OSError) as exc:
+            raise unreadable(p, exc) from None
+        for row in rows:
+            found[row] = col[row - p.first_row].as_py()
+
+    def named(ex: list[Example]) -> list[Example]:
+        return [replace(e, id=found[e.row]) for e in ex]
+
+    return replace(
+        part,
+        hits={c: replace(h, examples=named(h.examples)) for c, h in part.hits.items()},
+        firsts={s: named(ex) for s, ex in part.firsts.items()},
+    )
+
+
+def result_of(part: Partial, spec: Spec, plan: BatchPlan, files: int) -> ScanResult:
+    """The scan result of the merged partial of every piece: the same as the sequential scan's."""
+    k, ignore = spec.num_classes, spec.ignore_index
+    # Sources in the order they first appear in the rows.
+    first_seen: dict[str | None, int] = {}
+    for (s, _, _), (_, first) in part.joint.items():
+        if s not in first_seen or first < first_seen[s]:
+            first_seen[s] = first
+    order = sorted(first_seen, key=first_seen.__getitem__)
+    sid = {s: i for i, s in enumerate(order)}
+    n = len(order)
+    row_status = np.zeros(Status.COUNT, np.int64)
+    class_counts = np.zeros(k, np.int64)
+    source_rows = np.zeros(n, np.int64)
+    source_status = np.zeros((n, Status.COUNT), np.int64)
+    source_hist = np.zeros((n, k + 1), np.int64)
+    others: Counter[int] = Counter()
+    others_past = 0
+    ignore_hits = 0
+    pairs: dict[tuple[int, int, str], list[int]] = {}
+    overflow = False
+    for (s, name, value), (count, first) in sorted(part.joint.items(), key=lambda kv: kv[1][1]):
+        i = sid[s]
+        status = judge_one(value, k, ignore)
+        row_status[status] += count
+        source_rows[i] += count
+        source_status[i, status] += count
+        if value is None:
+            continue
+        if status == Status.USABLE:
+            class_counts[value] += count
+            source_hist[i, value] += count
+        elif status == Status.HIGH and value == k:
+            source_hist[i, k] += count
+        if status == Status.IGNORED:
+            ignore_hits += count
+        if status in (Status.HIGH, Status.NEGATIVE):
+            if value in others or len(others) < MAX_OTHER_VALUES:  # as the sequential scan
+                others[value] += count
+            else:
+                others_past += count
+        if spec.name is not None and name is not None:
+            pair = pairs.get((i, value, name))
+            if pair is None:
+                if len(pairs) >= MAX_PAIRS:
+                    overflow = True
+                else:
+                    pairs[(i, value, name)] = [count, first]
+            else:
+                pair[0] += count
+    tallies = {
+        code: CodeTally(
+            h.count,
+            tuple(h.examples),
+            {sid[s]: c for s, c in h.by_source.items()},
+            dict(h.by_file),
+            frozenset(h.batches.tolist()),
+        )
+        for code, h in part.hits.items()
+    }
+    file_rows = [0] * files
+    for f, rows in part.file_rows.items():
+        file_rows[f] += rows
+    return ScanResult(
+        k=k,
+        ignore_index=ignore,
+        plan=plan,
+        max_examples=spec.max_examples,
+        rows=part.rows,
+        tokens=0,
+        file_rows=tuple(file_rows),
+        row_status=frozen(row_status),
+        value_status=frozen(row_status.copy()),
+        class_counts=frozen(class_counts),
+        ignore_hits=ignore_hits,
+        other_values=dict(others),
+        other_values_overflow=others_past,
+        tallies=without_unkept(tallies, plan.kept_batches(part.rows)),
+        source_names=tuple(NO_SOURCE if s is None else s for s in order),
+        source_rows=frozen(source_rows),
+        source_status=frozen(source_status),
+        source_hist=frozen(source_hist),
+        source_first=tuple(first_seen[s] for s in order),
+        source_firsts={sid[s]: tuple(ex) for s, ex in part.firsts.items() if ex},
+        pairs={key: (c, first) for key, (c, first) in pairs.items()},
+        pairs_overflow=overflow,
+        ids_seen=spec.id is not None,
+        ids_increasing=part.ids.increasing if part.ids is not None else True,
+        soft_reasons={},
+        sparse=SparseBatches(*part.batch),
+    )

@@ -1,0 +1,135 @@
+"""The check catalog is the one list of codes: everything that names a check agrees with it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from labelgate import Contract
+from labelgate.catalog import CATALOG, CODES, apply_severity, codes_in, engine_codes, entry
+from labelgate.checks import all_checks
+from labelgate.contract import CHECK_CODES
+from labelgate.diff import DIFF_CODES, diff
+from labelgate.report import Finding
+from labelgate.validation import validate
+from tests.conftest import ROOT
+
+
+def table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if re.match(r"^\| LG\d{3} \|", line)]
+
+
+def expected_rows() -> list[str]:
+    return [f"| {e.code} | {e.finds} | {e.shown_severity or e.severity} |" for e in CATALOG]
+
+
+class TestCatalog:
+    def test_codes_are_consecutive_and_unique(self) -> None:
+        assert list(CODES) == [f"LG{n:03d}" for n in range(1, len(CODES) + 1)]
+
+    def test_every_validation_code_has_one_registered_check(self) -> None:
+        registered = all_checks()
+        wanted = set(CODES) - set(codes_in("diff"))
+        assert set(registered) == wanted
+        for code, spec in registered.items():
+            assert (spec.title, spec.severity) == (entry(code).title, entry(code).severity)
+
+    def test_contract_accepts_exactly_the_catalog(self) -> None:
+        assert tuple(CHECK_CODES) == CODES
+
+    def test_json_schema_pattern_matches_exactly_the_catalog(self) -> None:
+        schema = json.loads((ROOT / "schemas" / "contract.schema.json").read_text())
+        pattern = schema["properties"]["severity"]["propertyNames"]["pattern"]
+        matched = {f"LG{n:03d}" for n in range(1000) if re.match(pattern, f"LG{n:03d}")}
+        assert matched == set(CODES)
+
+    @pytest.mark.parametrize("doc", ["README.md", "docs/checks.md"])
+    def test_tables_follow_the_catalog(self, doc: str) -> None:
+        assert table_rows((ROOT / doc).read_text()) == expected_rows()
+
+    def test_diff_codes_and_engine_lists_come_from_the_catalog(self) -> None:
+        assert list(DIFF_CODES) == [f"LG{n:03d}" for n in range(20, 26)]
+        assert set(engine_codes("gx")) == {"LG002", "LG003", "LG004", "LG005", "LG010", "LG014"}
+        assert set(engine_codes("pandera")) == set(engine_codes("gx")) | {"LG019"}
+
+    def test_unknown_code_in_a_contract_is_refused(self) -> None:
+        from labelgate.errors import ContractError
+
+        with pytest.raises(ContractError, match="LG099"):
+            Contract(num_classes=4, severity={"LG099": "off"})
+
+
+class TestSeverity:
+    def test_apply_severity_drops_off_and_resorts(self) -> None:
+        found = [Finding("LG012", "warning", 1, "m"), Finding("LG004", "error", 1, "m")]
+        out = apply_severity(found, {"LG004": "off", "LG012": "error"})
+        assert [(f.code, f.severity) for f in out] == [("LG012", "error")]
+
+    @pytest.mark.parametrize("code", [f"LG{n:03d}" for n in range(20, 26)])
+    def test_diff_honours_overrides_for_each_diff_code(self, tmp_path: Path, code: str) -> None:
+        base, head = tmp_path / "base.parquet", tmp_path / "head.parquet"
+        # Every diff code fires: a class map change (LG020), a new value (LG021), a class gone
+        # (LG022), a share shift (LG023), rows added (LG024) and a relabelled id (LG025).
+        pq.write_table(
+            pa.table(
+                {
+                    "id": list(range(40)),
+                    "label": [0] * 10 + [1] * 10 + [2] * 10 + [3] * 10,
+                    "label_name": ["a"] * 10 + ["b"] * 10 + ["c"] * 10 + ["d"] * 10,
+                }
+            ),
+            base,
+        )
+        pq.write_table(
+            pa.table(
+                {
+                    "id": list(range(45)),
+                    "label": [1] + [0] * 29 + [1] * 10 + [4] * 5,
+                    "label_name": ["a"] + ["x"] * 29 + ["b"] * 10 + ["e"] * 5,
+                }
+            ),
+            head,
+        )
+        plain = Contract(num_classes=5)
+        report = diff([str(base)], [str(head)], plain, plain)
+        assert code in {f.code for f in report.findings}
+        quiet = Contract(num_classes=5, severity={code: "off"})
+        report = diff([str(base)], [str(head)], quiet, quiet)
+        assert code not in {f.code for f in report.findings}
+        raised = Contract(num_classes=5, severity={code: "error"})
+        report = diff([str(base)], [str(head)], raised, raised)
+        assert {f.severity for f in report.findings if f.code == code} == {"error"}
+
+
+class TestFloatLabels:
+    def test_whole_floats_warn_and_fractions_are_lg002(self, tmp_path: Path) -> None:
+        path = tmp_path / "f.parquet"
+        pq.write_table(
+            pa.table({"label": pa.array([0.0, 3.0, 1.0, 2.5, None], pa.float64())}), path
+        )
+        report = validate([str(path)], Contract(num_classes=4))
+        by = {f.code: f for f in report.findings}
+        assert by["LG026"].severity == "warning"
+        assert by["LG026"].count == 3
+        assert "expected target dtype to be Long or Byte" in by["LG026"].message
+        assert by["LG002"].count == 1
+
+    def test_int64_labels_do_not_warn(self, tmp_path: Path) -> None:
+        path = tmp_path / "i.parquet"
+        pq.write_table(pa.table({"label": pa.array([0, 3, 1], pa.int64())}), path)
+        assert "LG026" not in {
+            f.code for f in validate([str(path)], Contract(num_classes=4)).findings
+        }
+
+    def test_the_wording_is_what_torch_does(self) -> None:
+        torch = pytest.importorskip("torch")
+        logits = torch.zeros(3, 4)
+        with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte"):
+            torch.nn.functional.cross_entropy(logits, torch.tensor([0.0, 3.0, 1.0]))
+        loss = torch.nn.functional.cross_entropy(logits, torch.tensor([0.0, 3.0, 1.0]).long())
+        assert torch.isfinite(loss)
