@@ -6,8 +6,8 @@ functions that need them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+from labelgate._version import __version__
+from labelgate.api import build_contract, validate
 from labelgate.classmap import ClassMap, load_class_map
 from labelgate.contract import Batching, Contract
 from labelgate.errors import (
@@ -18,11 +18,7 @@ from labelgate.errors import (
     LabelgateError,
     UsageError,
 )
-
-if TYPE_CHECKING:
-    from labelgate.report import Report
-
-__version__ = "0.1.0"
+from labelgate.report import Example, Finding, Report
 
 __all__ = [
     "Batching",
@@ -30,18 +26,15 @@ __all__ = [
     "ClassMapError",
     "Contract",
     "ContractError",
+    "Example",
+    "Finding",
     "InputError",
     "LabelError",
     "LabelgateError",
+    "Report",
     "UsageError",
     "__version__",
+    "build_contract",
     "load_class_map",
     "validate",
 ]
-
-
-def validate(paths: list[str] | str, contract: Contract, **options: Any) -> Report:
-    """Validate label files against a contract; see :func:`labelgate.validation.validate`."""
-    from labelgate.validation import validate as run
-
-    return run([paths] if isinstance(paths, str) else list(paths), contract, **options)

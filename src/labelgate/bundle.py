@@ -13,9 +13,9 @@ from typing import Any
 
 from labelgate.batchset import collect_batches
 from labelgate.contract import Contract
-from labelgate.dataset import open_dataset
+from labelgate.environment import environment
 from labelgate.errors import UsageError
-from labelgate.validation import environment, validate
+from labelgate.validation import run
 
 __all__ = ["Bundle", "make_bundle"]
 
@@ -70,11 +70,11 @@ def make_bundle(paths: list[str], contract: Contract, out: str) -> Bundle | None
     target = Path(out)
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UsageError(f"--out {out!r} exists and is not an empty folder")
-    report = validate(paths, contract, max_examples=1)
+    done = run(paths, contract, max_examples=1)
+    report, data = done.report, done.dataset
     failing = report.batches["failing"]
     if not failing:
         return None
-    data = open_dataset(paths, contract)
     nan = {f for x in report.findings if x.code == "LG007" for f in x.batches}
     table = collect_batches(data, only=set(failing)).select(["batch", "row", "id", "label"])
     import pyarrow.parquet as pq

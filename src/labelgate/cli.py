@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from labelgate import __version__
+from labelgate._version import __version__
 from labelgate.atomic import write_text_atomic
 from labelgate.errors import LabelgateError, UsageError
 
@@ -308,64 +308,42 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _contract(args: argparse.Namespace) -> Contract:
-    from labelgate.classmap import load_class_map
-    from labelgate.contract import Batching, Contract
+    from labelgate.api import build_contract
 
-    contract = Contract.from_yaml(args.schema) if args.schema else Contract()
-    b = contract.batching
-    batching = Batching(
-        size=args.batch_size or b.size,
-        drop_last=b.drop_last if args.drop_last is None else args.drop_last,
-        shuffle_seed=b.shuffle_seed if args.shuffle_seed is None else args.shuffle_seed,
-    )
-    return contract.replace(
-        num_classes=args.classes,
+    return build_contract(
+        args.schema,
+        classes=args.classes,
+        class_names=args.class_names,
+        ignore_index=args.ignore_index,
         label_column=args.label_column,
         id_column=args.id_column,
         source_column=args.source_column,
         name_column=args.name_column,
-        class_map=load_class_map(args.class_names) if args.class_names else None,
-        ignore_index=args.ignore_index,
-        batching=batching,
+        batch_size=args.batch_size,
+        drop_last=args.drop_last,
+        shuffle_seed=args.shuffle_seed,
     )
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from labelgate.validation import validate
+    from labelgate.api import validate
 
-    contract = _contract(args)
     if args.output:
         _refuse_input_as_output(args.output, args.paths)
     progress = None
     if args.format == "text" and not args.no_progress and sys.stderr.isatty():
         progress = _ProgressBar()
-    if args.gx_docs and args.engine != "gx":
-        raise UsageError("--gx-docs needs --engine gx")
-    if args.engine != "streaming":
-        if args.engine == "gx":
-            from labelgate.gx import validate_with_gx
-
-            report = validate_with_gx(
-                args.paths, contract, max_examples=args.max_examples, docs=args.gx_docs
-            )
-        else:
-            from labelgate.pandera import validate_with_pandera
-
-            report = validate_with_pandera(args.paths, contract, max_examples=args.max_examples)
-        if args.strict:
-            from dataclasses import replace
-
-            report = replace(report, strict=True)
-        return _emit(report, args)
     try:
         report = validate(
             args.paths,
-            contract,
+            _contract(args),
+            engine=args.engine,
             max_examples=args.max_examples,
             strict=args.strict,
             progress=progress,
             threads=args.threads,
             dask=args.dask,
+            gx_docs=args.gx_docs,
         )
     finally:
         if progress is not None:
@@ -438,17 +416,17 @@ def _smoke(args: argparse.Namespace) -> int:
     from labelgate.dataset import open_dataset
     from labelgate.render.smoke import SmokeVerdict, render_smoke
     from labelgate.smoke import run_smoke
-    from labelgate.validation import validate
+    from labelgate.validation import run
 
     contract = _contract(args)
     options = {"device": args.device, "max_batches": args.max_batches}
     before = None
     predicted: list[int] = []
     if args.before:
-        report = validate([args.before], contract, max_examples=1)
+        done = run([args.before], contract, max_examples=1)
         limit = args.max_batches
-        predicted = [b for b in report.batches["failing"] if limit is None or b < limit]
-        before = run_smoke(open_dataset([args.before], contract), **options)
+        predicted = [b for b in done.report.batches["failing"] if limit is None or b < limit]
+        before = run_smoke(done.dataset, **options)
     after = run_smoke(open_dataset(args.paths, contract), **options)
     verdict = SmokeVerdict(after, before, predicted)
     sys.stdout.write(render_smoke(verdict, args.format))

@@ -302,7 +302,7 @@ def _pandera_section(value: dict[str, Any] | None) -> Mapping[str, Any] | None:
                 key=f"pandera.columns.{column}",
             )
     try:
-        from labelgate.pandera import section_schema
+        from labelgate.section import section_schema
 
         section_schema(value)
     except ContractError:

@@ -11,7 +11,7 @@ from labelgate.checks.context import Context, join_values
 from labelgate.classmap import normalise_name
 from labelgate.contract import Contract
 from labelgate.report import Finding, Report
-from labelgate.validation import validate_in_context
+from labelgate.validation import Validation, run
 
 __all__ = ["DIFF_CODES", "diff"]
 
@@ -42,10 +42,10 @@ def diff(
         section: the class maps, label values, per-class and per-source shares, and row changes
         by id.
     """
-    head_report, head_ctx = validate_in_context(
-        head, head_contract, max_examples=max_examples, strict=strict
-    )
-    base_report, base_ctx = validate_in_context(base, base_contract, max_examples=max_examples)
+    head_run = run(head, head_contract, max_examples=max_examples, strict=strict)
+    base_run = run(base, base_contract, max_examples=max_examples)
+    head_report, head_ctx = head_run.report, head_run.context
+    base_report, base_ctx = base_run.report, base_run.context
     found: list[Finding] = []
     base_map, head_map = class_names(base_ctx), class_names(head_ctx)
     found += _class_map_changes(
@@ -95,7 +95,7 @@ def diff(
                 details={"shifts": shares},
             )
         )
-    rows = _rows_by_id(base_ctx, head_ctx)
+    rows = _rows_by_id(base_run, head_run)
     found += rows.pop("findings")
     # The head's findings had the overrides applied already; the comparison's get them here.
     findings = apply_severity([*head_report.findings, *found], head_ctx.contract.severity)
@@ -214,17 +214,16 @@ def _source_rows(ctx: Context) -> dict[str, int]:
     return {name: int(ctx.scan.source_rows[s]) for s, name in enumerate(ctx.scan.source_names)}
 
 
-def _rows_by_id(base: Context, head: Context) -> dict[str, Any]:
+def _rows_by_id(base: Validation, head: Validation) -> dict[str, Any]:
     """Rows added, removed and relabelled, matched by id (needs an id column in both)."""
-    bid, hid = base.contract.id_column, head.contract.id_column
+    bid, hid = base.dataset.columns.id, head.dataset.columns.id
     if bid is None or hid is None:
         return {"findings": [], "compared": False}
-    from labelgate.dataset import open_dataset
 
-    def labels_by_id(ctx: Context, column: str) -> dict[Any, Any]:
-        data = open_dataset([f.path for f in ctx.files], ctx.contract)
+    def labels_by_id(done: Validation, column: str) -> dict[Any, Any]:
+        data = done.dataset
         out: dict[Any, Any] = {}
-        for _, _, batch in data.chunks([column, ctx.contract.label_column or ""]):
+        for _, _, batch in data.chunks([column, data.columns.label]):
             out.update(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True))
         return out
 

@@ -1,41 +1,31 @@
-"""What the pandera and GX engines share: the frame they check, and a report from their failures."""
+"""What the pandera and GX engines share: the frame they check, and the full verdict they give.
+
+A row-level engine runs the checks it can express (the catalog's ``engines`` field) on a pandas
+frame; labelgate runs every other check itself on the same input, so the verdict and the exit
+status are the default engine's, and the report says once what each ran.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
-from labelgate.contract import Contract
-from labelgate.dataset import Dataset, open_dataset
+from labelgate.catalog import apply_severity, engine_codes, entry
+from labelgate.dataset import Dataset
 from labelgate.errors import UsageError
-from labelgate.report import SEVERITY_ORDER, Example, Finding, Report
+from labelgate.report import Example, Finding, Report
+from labelgate.scan import NO_SOURCE
+from labelgate.section import plain
+from labelgate.validation import Validation
 
-__all__ = ["NOT_ROW_LEVEL", "ROW_CODES", "build_report", "load_frame", "plain"]
+__all__ = ["REJECTING", "engine_report", "load_frame", "plain"]
 
-ROW_CODES = {"LG002", "LG003", "LG004", "LG005"}  # a row failing one of these is rejected
-# Checks no row-level engine (pandera, GX) can express, named in their reports' notes.
-NOT_ROW_LEVEL = {
-    "LG006": "ignore_index inside [0, K) is a property of the contract, not of rows",
-    "LG007": "batch simulation",
-    "LG008": "no usable target in the whole input",
-    "LG009": "the class map's bijection",
-    "LG011": "the per-source shift proof",
-    "LG012": "class usage",
-    "LG013": "the last batch",
-    "LG015": "soft labels",
-    "LG016": "sparse ids",
-    "LG017": "expected_rows",
-    "LG018": "the pinned class map",
-}
-DEFAULT_SEVERITY = {"LG014": "warning"}
+REJECTING = {"LG002", "LG003", "LG004", "LG005"}  # a row failing one of these is rejected
 
 
-def load_frame(
-    paths: list[str], contract: Contract, *, extra: list[str] | None = None
-) -> tuple[Dataset, Any]:
-    """The needed columns (and ``extra`` ones), whole, as a pandas DataFrame (these engines do not
-    stream).
+def load_frame(data: Dataset, *, extra: list[str] | None = None) -> Any:
+    """The dataset's needed columns (and ``extra`` ones), whole, as a pandas DataFrame (these
+    engines do not stream).
 
     Raises:
         UsageError: the task is not multiclass.
@@ -43,7 +33,6 @@ def load_frame(
     import pandas as pd
     import pyarrow as pa
 
-    data = open_dataset(paths, contract)
     if data.task != "multiclass":
         raise UsageError(
             f"the pandera and gx engines check the multiclass task; this input is {data.task}"
@@ -51,7 +40,7 @@ def load_frame(
     columns = data.columns.needed() + [c for c in extra or [] if c not in data.columns.needed()]
     batches = [batch for _, _, batch in data.chunks(columns)]
     if not batches:
-        return data, pd.DataFrame({c: [] for c in columns})
+        return pd.DataFrame({c: [] for c in columns})
     frame = pa.Table.from_batches(batches).to_pandas()
     label = data.columns.label
     if not pd.api.types.is_numeric_dtype(frame[label]):
@@ -59,40 +48,61 @@ def load_frame(
         converted = pd.to_numeric(frame[label], errors="coerce")
         if converted.notna().sum() == frame[label].notna().sum():
             frame[label] = converted
-    return data, frame
+    return frame
 
 
-def plain(value: Any) -> Any:
-    """A pandas or numpy scalar as plain Python (NaN as None)."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return None
-    return value.item() if hasattr(value, "item") else value
+def _not_shifted(rows: list[int], report: Report, df: Any, source: str | None) -> list[int]:
+    """The LG010 rows outside the sources whose shift LG011 proves by their names: those rows
+    are one finding, LG011's, as in the default engine."""
+    proven = {
+        name
+        for f in report.findings
+        if f.code == "LG011"
+        for name, how in f.details.get("sources", {}).items()
+        if how.get("proof") == "names"
+    }
+    if not proven:
+        return rows
+    if source is None:
+        return [] if NO_SOURCE in proven else rows
+    names = [plain(v) for v in df[source].tolist()]
+    return [r for r in rows if (NO_SOURCE if names[r] is None else str(names[r])) not in proven]
 
 
-def build_report(
-    data: Dataset,
+def engine_report(
+    done: Validation,
     df: Any,
     failures: dict[str, list[int]],
     *,
     engine: str,
     version: str,
-    unsupported: dict[str, str],
     max_examples: int,
 ) -> Report:
-    """A labelgate report from an engine's failing rows per code; what it cannot check is named."""
-    from labelgate.validation import environment
+    """The full verdict: the engine's failing rows for the checks it expresses, labelgate's own
+    findings for every other check, and the engine's row accounting.
 
+    Args:
+        done: labelgate's validation of the same input and contract.
+        df: the frame the engine checked (row ``i`` is the input's row ``i``).
+        failures: check code -> the rows that fail it, as the engine found them.
+        engine, version: the engine's name and version.
+        max_examples: rows listed per finding (0: all).
+    """
+    data, report = done.dataset, done.report
     contract = data.contract
+    mine = set(engine_codes(engine))
     plan = data.plan
     n = len(df)
     kept = plan.kept_batches(n)
     rejected: set[int] = set()
-    findings = []
+    found = [f for f in report.findings if f.code not in mine]
+    failures = dict(failures)
+    if "LG010" in failures:
+        failures["LG010"] = _not_shifted(failures["LG010"], report, df, contract.source_column)
     for code, rows in sorted(failures.items()):
-        if code in ROW_CODES:
+        if code in REJECTING:
             rejected.update(rows)
-        severity = contract.severity.get(code, DEFAULT_SEVERITY.get(code, "error"))
-        if severity == "off" or not rows:
+        if not rows:
             continue
         limit = len(rows) if max_examples == 0 else max_examples
         examples = []
@@ -109,24 +119,19 @@ def build_report(
                     value=plain(df[contract.label_column].iloc[r]),
                 )
             )
-        findings.append(
+        found.append(
             Finding(
                 code=code,
-                severity=severity,
+                severity=entry(code).severity,
                 count=len(rows),
                 unit="rows",
-                message=f"{len(rows)} rows fail {engine}'s {code} check (engine: {engine})",
+                message=f"{len(rows)} rows fail {engine}'s {code} check, {entry(code).title} (engine: {engine})",
                 examples=tuple(examples),
             )
         )
-    findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.code))
     labels = df[contract.label_column]
-    ignored = int(
-        sum(
-            1
-            for i, v in enumerate(labels.tolist())
-            if v == contract.ignore_index and i not in rejected
-        )
+    ignored = sum(
+        1 for i, v in enumerate(labels.tolist()) if v == contract.ignore_index and i not in rejected
     )
     counts = {
         "rows": n,
@@ -134,41 +139,12 @@ def build_report(
         "ignored": ignored,
         "rejected": len(rejected),
     }
-    notes = tuple(
-        f"engine {engine}: not checked here, no {engine} form: {code} ({why})"
-        for code, why in unsupported.items()
-    )
-    files = [
-        {
-            "path": f.path,
-            "format": f.kind,
-            "size": f.size,
-            "rows": None,
-            "row_groups": None,
-            "hash": f.digest(),
-        }
-        for f in data.files
-    ]
-    batches: dict[str, Any] = {
-        "size": plan.size,
-        "drop_last": plan.drop_last,
-        "shuffle_seed": contract.batching.shuffle_seed,
-        "count": kept,
-        "last_size": plan.last_size(n),
-        "dropped_rows": n - min(n, kept * plan.size),
-        "with_rejected": None,
-        "no_usable": None,
-        "failing": [],
-        "usable_per_batch": None,
-    }
-    return Report(
-        findings=tuple(findings),
+    ran = ", ".join(sorted(mine))
+    note = f"engine {engine} {version} ran {ran}; labelgate ran every other check on the same input"
+    return replace(
+        report,
+        findings=tuple(apply_severity(found, contract.severity)),
         counts=counts,
-        input={"rows": n, "label_type": str(data.label_type), "files": files},
-        environment=environment() | {"engine": engine, engine: version},
-        contract=contract.to_dict() | {"columns_found": data.columns.how},
-        batches=batches,
-        sources=[],
-        classes=[],
-        notes=notes,
+        environment=report.environment | {"engine": engine, engine: version},
+        notes=(*report.notes, note),
     )

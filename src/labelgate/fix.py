@@ -20,7 +20,7 @@ from labelgate.errors import UsageError
 from labelgate.labels import Status, classify, classify_soft
 from labelgate.report import Report
 from labelgate.scan import NO_SOURCE
-from labelgate.validation import validate, validate_in_context
+from labelgate.validation import run, validate
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -137,10 +137,8 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
             type cannot hold a fixed value.
     """
     _check_paths(paths, options)
-    report, ctx = validate_in_context(paths, contract, max_examples=1)
-    from labelgate.dataset import open_dataset
-
-    data = open_dataset(paths, contract)
+    done = run(paths, contract, max_examples=1)
+    report, ctx, data = done.report, done.context, done.dataset
     contract = data.contract
     if data.task == "soft" and (options.shifts or options.value_maps):
         raise UsageError("--shift and --map-value rewrite class indices; soft labels have none")

@@ -8,14 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from labelgate.contract import Contract
-from labelgate.engines import NOT_ROW_LEVEL
+from labelgate.engines import engine_report, load_frame
 from labelgate.errors import UsageError
 from labelgate.report import Report
 from labelgate.rules import code_of, masks
+from labelgate.validation import run
 
-__all__ = ["UNSUPPORTED", "suite", "suite_json", "validate_with_gx"]
-
-UNSUPPORTED = NOT_ROW_LEVEL | {"LG019": "the contract's pandera section (pandera definitions)"}
+__all__ = ["suite", "suite_json", "validate_with_gx"]
 
 
 def _gx() -> Any:
@@ -96,14 +95,20 @@ def _code(kind: str, value: Any, k: int, ignore: int) -> str:
 
 
 def validate_with_gx(
-    paths: list[str], contract: Contract, *, max_examples: int = 20, docs: str | None = None
+    paths: list[str],
+    contract: Contract,
+    *,
+    max_examples: int = 20,
+    strict: bool = False,
+    docs: str | None = None,
 ) -> Report:
     """Run the contract's row-level rules through GX (an ephemeral context; with ``docs``, a file
-    context there, whose Data Docs are built) and report in labelgate's format."""
+    context there, whose Data Docs are built), and every other check through labelgate, on the
+    same input: the default engine's verdict, with GX's failing rows."""
     gx = _gx()
-    from labelgate.engines import build_report, load_frame
-
-    data, df = load_frame(paths, contract)
+    done = run(paths, contract, max_examples=max_examples, strict=strict)
+    data = done.dataset
+    df = load_frame(data)
     contract = data.contract
     context = (
         gx.get_context(mode="ephemeral")
@@ -128,8 +133,8 @@ def validate_with_gx(
                 result_format="COMPLETE",
             )
         )
-        run = checkpoint.run(batch_parameters={"dataframe": df})
-        results = next(iter(run.run_results.values())).results
+        outcome = checkpoint.run(batch_parameters={"dataframe": df})
+        results = next(iter(outcome.run_results.values())).results
     failures: dict[str, set[int]] = {}
     for r in results:
         if r.success:
@@ -147,13 +152,12 @@ def validate_with_gx(
         for row, value in zip(rows, values, strict=False):
             code = _code(kind, value, data.k, contract.ignore_index)
             failures.setdefault(code, set()).add(int(row))
-    return build_report(
-        data,
+    return engine_report(
+        done,
         df,
         {code: sorted(rows) for code, rows in failures.items()},
         engine="gx",
         version=gx.__version__,
-        unsupported=UNSUPPORTED,
         max_examples=max_examples,
     )
 

@@ -11,17 +11,18 @@ imported. Only this module imports pandera and pandas.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from labelgate.classmap import normalise_name
 from labelgate.contract import Contract
-from labelgate.engines import NOT_ROW_LEVEL
+from labelgate.engines import engine_report, load_frame
 from labelgate.errors import UsageError
 from labelgate.report import Report
 from labelgate.rules import code_of, masks
+from labelgate.section import section_failures, section_schema
+from labelgate.validation import run
 
 try:
     import pandas as pd
@@ -33,18 +34,10 @@ except ImportError:  # pragma: no cover - pandera is a core dependency
     raise ImportError("labelgate.pandera needs pandera: pip install 'pandera[pandas]'") from None
 
 __all__ = [
-    "ENGINE_CODES",
-    "UNSUPPORTED",
     "check_code",
     "schema",
-    "section_failures",
-    "section_schema",
     "validate_with_pandera",
 ]
-
-# What each pandera check stands for, in labelgate's codes.
-ENGINE_CODES = {"LG002", "LG003", "LG004", "LG005", "LG010", "LG014"}
-UNSUPPORTED = NOT_ROW_LEVEL
 
 
 def _register() -> None:
@@ -145,34 +138,6 @@ def schema(contract: Contract) -> pa.DataFrameSchema:
     return pa.DataFrameSchema(columns, checks=checks, name=contract.name, strict=False)
 
 
-def section_schema(section: Mapping[str, Any]) -> pa.DataFrameSchema:
-    """The contract's ``pandera:`` section as a schema (pandera's own YAML reader builds it)."""
-    import yaml
-
-    document = {"schema_type": "dataframe", "columns": dict(section.get("columns") or {})}
-    if section.get("checks"):
-        document["checks"] = dict(section["checks"])
-    built: pa.DataFrameSchema = pa.DataFrameSchema.from_yaml(yaml.safe_dump(document))
-    return built
-
-
-def section_failures(
-    schema: pa.DataFrameSchema, df: pd.DataFrame, first_row: int
-) -> list[tuple[int, str, str, Any]]:
-    """``(row, column, check, value)`` for every failure case of ``df`` (rows offset by
-    ``first_row``); a frame-level failure without a row is given row -1."""
-    try:
-        schema.validate(df, lazy=True)
-    except pandera.errors.SchemaErrors as exc:
-        out = []
-        for case in exc.failure_cases.itertuples(index=False):
-            row = -1 if pd.isna(case.index) else int(case.index) + first_row
-            value = None if pd.isna(case.failure_case) else case.failure_case
-            out.append((row, str(case.column), str(case.check), value))
-        return out
-    return []
-
-
 def check_code(check: str, value: Any, num_classes: int, ignore_index: int) -> str:
     """The labelgate code of a pandera failure case on the label, id or name column."""
     if check == "not_nullable":
@@ -189,18 +154,18 @@ def check_code(check: str, value: Any, num_classes: int, ignore_index: int) -> s
 
 
 def validate_with_pandera(
-    paths: list[str], contract: Contract, *, max_examples: int = 20
+    paths: list[str], contract: Contract, *, max_examples: int = 20, strict: bool = False
 ) -> Report:
-    """Run the contract's row-level rules through pandera and report in labelgate's format.
+    """Run the contract's row-level rules through pandera, and every other check through
+    labelgate, on the same input: the default engine's verdict, with pandera's failing rows.
 
-    Unlike the default engine this loads the needed columns whole into pandas. Checks pandera
-    cannot express are listed in the report's notes, not passed silently.
+    Unlike the default engine this loads the needed columns whole into pandas.
     """
-    from labelgate.engines import build_report, load_frame
-
+    done = run(paths, contract, max_examples=max_examples, strict=strict)
+    data = done.dataset
     section = None if contract.pandera is None else section_schema(contract.pandera)
     other = set() if section is None else set(section.columns)
-    data, df = load_frame(paths, contract, extra=sorted(other))
+    df = load_frame(data, extra=sorted(other))
     built = schema(data.contract)
     if section is not None:
         built = pa.DataFrameSchema(
@@ -219,12 +184,11 @@ def validate_with_pandera(
             else check_code(check, value, data.k, data.contract.ignore_index)
         )
         failures.setdefault(code, set()).add(row)
-    return build_report(
-        data,
+    return engine_report(
+        done,
         df,
         {code: sorted(rows) for code, rows in failures.items()},
         engine="pandera",
         version=pandera.__version__,
-        unsupported=UNSUPPORTED,
         max_examples=max_examples,
     )

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from labelgate.checks import check
 from labelgate.checks.context import Context, join_values
+from labelgate.checks.registry import check
 from labelgate.classmap import ClassMap, normalise_name
 from labelgate.report import Example, Finding
 

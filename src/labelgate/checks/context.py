@@ -7,19 +7,10 @@ from typing import Any
 
 from labelgate.contract import Contract
 from labelgate.io.sources import InputFile
-from labelgate.report import Example
 from labelgate.scan import CodeTally, ScanResult
+from labelgate.scan.result import DuplicateIds
 
 __all__ = ["Context", "DuplicateIds", "join_values", "plural"]
-
-
-@dataclass(frozen=True, slots=True)
-class DuplicateIds:
-    """Ids met more than once: how many rows repeat an earlier id, and the first such rows."""
-
-    rows: int
-    distinct: int
-    examples: tuple[Example, ...]
 
 
 @dataclass(frozen=True, slots=True)

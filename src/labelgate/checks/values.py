@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from labelgate.checks import check
 from labelgate.checks.context import Context, join_values, plural
+from labelgate.checks.registry import check
 from labelgate.labels import Status
 from labelgate.report import Finding
 

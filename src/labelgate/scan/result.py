@@ -21,6 +21,7 @@ __all__ = [
     "NO_SOURCE",
     "CodeTally",
     "DenseBatches",
+    "DuplicateIds",
     "ScanResult",
     "SparseBatches",
     "frozen",
@@ -72,6 +73,15 @@ def without_unkept(tallies: Mapping[str, CodeTally], kept: int) -> dict[str, Cod
         code: replace(t, examples=tuple(named(e) for e in t.examples))
         for code, t in tallies.items()
     }
+
+
+@dataclass(frozen=True, slots=True)
+class DuplicateIds:
+    """Ids met more than once: how many rows repeat an earlier id, and the first such rows."""
+
+    rows: int
+    distinct: int
+    examples: tuple[Example, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,151 @@
+"""The Python API: ``labelgate.validate(paths, *, classes=..., engine=...)``, typed, as the CLI is.
+
+The command line and Python callers build the contract the same way (:func:`build_contract`: a
+contract file or object, with each given option overriding its field) and choose the engine here.
+Importing this module stays light: the engines are imported when a validation runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from labelgate.classmap import load_class_map
+from labelgate.contract import Batching, Contract
+from labelgate.errors import UsageError
+
+if TYPE_CHECKING:
+    from labelgate.report import Report
+
+__all__ = ["ENGINES", "build_contract", "validate"]
+
+ENGINES = ("streaming", "pandera", "gx")
+
+
+def build_contract(
+    contract: Contract | str | None = None,
+    *,
+    classes: int | None = None,
+    class_names: str | None = None,
+    ignore_index: int | None = None,
+    label_column: str | None = None,
+    id_column: str | None = None,
+    source_column: str | None = None,
+    name_column: str | None = None,
+    batch_size: int | None = None,
+    drop_last: bool | None = None,
+    shuffle_seed: int | None = None,
+) -> Contract:
+    """The contract to apply: ``contract`` (an object, a YAML path, or none), each option given
+    overriding its field.
+
+    Raises:
+        ContractError: the contract file or an option is not valid.
+        ClassMapError: the class-name map cannot be read.
+    """
+    base = Contract.from_yaml(contract) if isinstance(contract, str) else contract or Contract()
+    b = base.batching
+    batching = Batching(
+        size=batch_size or b.size,
+        drop_last=b.drop_last if drop_last is None else drop_last,
+        shuffle_seed=b.shuffle_seed if shuffle_seed is None else shuffle_seed,
+    )
+    return base.replace(
+        num_classes=classes,
+        label_column=label_column,
+        id_column=id_column,
+        source_column=source_column,
+        name_column=name_column,
+        class_map=load_class_map(class_names) if class_names else None,
+        ignore_index=ignore_index,
+        batching=batching,
+    )
+
+
+def validate(
+    paths: str | Sequence[str],
+    contract: Contract | str | None = None,
+    *,
+    classes: int | None = None,
+    class_names: str | None = None,
+    ignore_index: int | None = None,
+    label_column: str | None = None,
+    id_column: str | None = None,
+    source_column: str | None = None,
+    name_column: str | None = None,
+    batch_size: int | None = None,
+    drop_last: bool | None = None,
+    shuffle_seed: int | None = None,
+    engine: str = "streaming",
+    max_examples: int = 20,
+    strict: bool = False,
+    threads: int | None = None,
+    dask: str | None = None,
+    gx_docs: str | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> Report:
+    """Validate label files.
+
+    Args:
+        paths: a file, directory or glob, or several, read as one logical file in sorted order.
+        contract: a :class:`~labelgate.Contract`, or the path of a contract YAML file.
+        classes, class_names, ignore_index, label_column, id_column, source_column, name_column,
+            batch_size, drop_last, shuffle_seed: override the contract's field, as the CLI's
+            flags of the same names do.
+        engine: ``streaming`` (the default), ``pandera`` or ``gx``: the row-level checks run in
+            that engine, every other check in labelgate; the verdict is the same.
+        max_examples: offending rows listed per finding (0: all).
+        strict: whether warnings fail the run.
+        threads, dask: where the Parquet row groups are scanned (streaming engine only).
+        gx_docs: with ``engine="gx"``, a folder where GX builds its Data Docs.
+        progress: called with (rows read, rows expected or ``None``) (streaming engine only).
+
+    Returns:
+        The report; ``report.failed`` says whether training should stop.
+
+    Raises:
+        UsageError: an option or the contract cannot be used.
+        InputError: an input cannot be read.
+    """
+    if engine not in ENGINES:
+        raise UsageError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if gx_docs is not None and engine != "gx":
+        raise UsageError("--gx-docs needs --engine gx")
+    if engine != "streaming" and dask is not None:
+        raise UsageError(f"--dask runs the streaming engine; the {engine} engine loads a frame")
+    applied = build_contract(
+        contract,
+        classes=classes,
+        class_names=class_names,
+        ignore_index=ignore_index,
+        label_column=label_column,
+        id_column=id_column,
+        source_column=source_column,
+        name_column=name_column,
+        batch_size=batch_size,
+        drop_last=drop_last,
+        shuffle_seed=shuffle_seed,
+    )
+    listed = [paths] if isinstance(paths, str) else list(paths)
+    if engine == "gx":
+        from labelgate.gx import validate_with_gx
+
+        return validate_with_gx(
+            listed, applied, max_examples=max_examples, strict=strict, docs=gx_docs
+        )
+    if engine == "pandera":
+        from labelgate.pandera import validate_with_pandera
+
+        return validate_with_pandera(listed, applied, max_examples=max_examples, strict=strict)
+    from labelgate.validation import run
+
+    done = run(
+        listed,
+        applied,
+        max_examples=max_examples,
+        strict=strict,
+        progress=progress,
+        threads=threads,
+        dask=dask,
+    )
+    return done.report

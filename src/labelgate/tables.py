@@ -1,0 +1,124 @@
+"""The report's tables, built from a scan result and the checks' context: counts, input, batches,
+sources, classes and notes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from labelgate.checks import Context
+from labelgate.detect import Columns
+from labelgate.io import InputFile
+from labelgate.io.stream import FileSchema
+from labelgate.rules import Status
+from labelgate.scan import ScanResult
+
+__all__ = ["batch_summary", "class_table", "counts", "input_table", "notes", "source_table"]
+
+
+def counts(scan: ScanResult) -> dict[str, int]:
+    st = scan.row_status
+    usable = int(st[Status.USABLE])
+    ignored = int(st[Status.IGNORED])
+    rejected = scan.rows - usable - ignored
+    counts = {"rows": scan.rows, "usable": usable, "ignored": ignored, "rejected": rejected}
+    if scan.tokens:
+        vs = scan.value_status
+        counts |= {
+            "tokens": scan.tokens,
+            "usable_tokens": int(vs[Status.USABLE]),
+            "ignored_tokens": int(vs[Status.IGNORED]),
+            "rejected_tokens": scan.tokens - int(vs[Status.USABLE]) - int(vs[Status.IGNORED]),
+        }
+    return counts
+
+
+def input_table(
+    files: list[InputFile], schemas: list[FileSchema], scan: ScanResult, label_type: str
+) -> dict[str, Any]:
+    return {
+        "rows": scan.rows,
+        "label_type": label_type,
+        "files": [
+            {
+                "path": f.path,
+                "format": f.kind,
+                "size": f.size,
+                "rows": scan.file_rows[i],
+                "row_groups": s.row_groups,
+                "hash": f.digest(),
+            }
+            for i, (f, s) in enumerate(zip(files, schemas, strict=True))
+        ],
+    }
+
+
+def batch_summary(ctx: Context) -> dict[str, Any]:
+    from labelgate.checks.batches import failing_nan_batches
+
+    scan = ctx.scan
+    plan = scan.plan
+    kept = plan.kept_batches(scan.rows)
+    crash = scan.rejected_batches()
+    nan = failing_nan_batches(ctx) if scan.rows else []
+    return {
+        "size": plan.size,
+        "drop_last": plan.drop_last,
+        "shuffle_seed": ctx.contract.batching.shuffle_seed,
+        "count": kept,
+        "last_size": plan.last_size(scan.rows),
+        "dropped_rows": scan.rows - min(scan.rows, kept * plan.size),
+        "with_rejected": len(crash),
+        "no_usable": len(nan),
+        "failing": sorted(set(crash) | set(nan))[:1000],
+        "usable_per_batch": scan.usable_per_batch().tolist() if kept <= 10_000 else None,
+    }
+
+
+def source_table(scan: ScanResult) -> list[dict[str, Any]]:
+    out = []
+    for s, name in enumerate(scan.source_names):
+        rows = int(scan.source_rows[s])
+        if rows == 0:
+            continue
+        st = scan.source_status[s]
+        out.append(
+            {
+                "source": name,
+                "rows": rows,
+                "usable": int(st[Status.USABLE]),
+                "ignored": int(st[Status.IGNORED]),
+                "rejected": rows - int(st[Status.USABLE]) - int(st[Status.IGNORED]),
+            }
+        )
+    return out
+
+
+def class_table(ctx: Context) -> list[dict[str, Any]]:
+    if ctx.task == "soft":
+        return []  # a soft row is a distribution over the classes, not one of them
+    counts = ctx.scan.class_counts.tolist()
+    total = sum(counts) or 1
+    return [
+        {"index": i, "name": ctx.class_name(i), "count": n, "share": round(n / total, 6)}
+        for i, n in enumerate(counts)
+    ]
+
+
+def notes(columns: Columns, label_type: str, task: str, first: FileSchema) -> list[str]:
+    notes = [
+        f"{role} column {getattr(columns, role)!r}: {how}" for role, how in columns.how.items()
+    ]
+    if first.headerless:
+        notes.append("CSV without a header row: columns are named by position (0, 1, 2...)")
+    base = label_type.removeprefix("list<item: ").removeprefix("large_list<item: ").rstrip(">")
+    if base in ("int32", "int16", "int8", "uint16", "uint32", "uint64") or (
+        task != "multiclass" and base.startswith(("double", "float", "halffloat"))
+    ):  # float scalar labels are LG026's
+        notes.append(
+            f"labels are stored as {base}: cast to int64 before building the target (PyTorch "
+            "accepts int64 and uint8 class indices, and raises RuntimeError for others: "
+            "expected target dtype to be Long or Byte)"
+        )
+    if task == "tokens":
+        notes.append("token task: rows are lists of targets, padded with ignore_index per batch")
+    return notes
