@@ -8,33 +8,42 @@ Importing this module stays light: the engines are imported when a validation ru
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from labelgate.classmap import load_class_map
 from labelgate.contract import Batching, Contract
 from labelgate.errors import UsageError
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from labelgate.report import Report
 
-__all__ = ["ENGINES", "build_contract", "validate"]
+__all__ = ["CONTRACT_OPTIONS", "ENGINES", "ContractOptions", "build_contract", "validate"]
 
 ENGINES = ("streaming", "pandera", "gx")
 
 
+class ContractOptions(TypedDict, total=False):
+    """The contract fields an option overrides: the CLI's flags of the same names."""
+
+    classes: int | None
+    class_names: str | None
+    ignore_index: int | None
+    label_column: str | None
+    id_column: str | None
+    source_column: str | None
+    name_column: str | None
+    batch_size: int | None
+    drop_last: bool | None
+    shuffle_seed: int | None
+
+
+CONTRACT_OPTIONS: tuple[str, ...] = tuple(ContractOptions.__annotations__)
+
+
 def build_contract(
-    contract: Contract | str | None = None,
-    *,
-    classes: int | None = None,
-    class_names: str | None = None,
-    ignore_index: int | None = None,
-    label_column: str | None = None,
-    id_column: str | None = None,
-    source_column: str | None = None,
-    name_column: str | None = None,
-    batch_size: int | None = None,
-    drop_last: bool | None = None,
-    shuffle_seed: int | None = None,
+    contract: Contract | str | None = None, **options: Unpack[ContractOptions]
 ) -> Contract:
     """The contract to apply: ``contract`` (an object, a YAML path, or none), each option given
     overriding its field.
@@ -45,19 +54,21 @@ def build_contract(
     """
     base = Contract.from_yaml(contract) if isinstance(contract, str) else contract or Contract()
     b = base.batching
+    drop_last, seed = options.get("drop_last"), options.get("shuffle_seed")
     batching = Batching(
-        size=batch_size or b.size,
+        size=options.get("batch_size") or b.size,
         drop_last=b.drop_last if drop_last is None else drop_last,
-        shuffle_seed=b.shuffle_seed if shuffle_seed is None else shuffle_seed,
+        shuffle_seed=b.shuffle_seed if seed is None else seed,
     )
+    names = options.get("class_names")
     return base.replace(
-        num_classes=classes,
-        label_column=label_column,
-        id_column=id_column,
-        source_column=source_column,
-        name_column=name_column,
-        class_map=load_class_map(class_names) if class_names else None,
-        ignore_index=ignore_index,
+        num_classes=options.get("classes"),
+        label_column=options.get("label_column"),
+        id_column=options.get("id_column"),
+        source_column=options.get("source_column"),
+        name_column=options.get("name_column"),
+        class_map=load_class_map(names) if names else None,
+        ignore_index=options.get("ignore_index"),
         batching=batching,
     )
 
@@ -66,16 +77,6 @@ def validate(
     paths: str | Sequence[str],
     contract: Contract | str | None = None,
     *,
-    classes: int | None = None,
-    class_names: str | None = None,
-    ignore_index: int | None = None,
-    label_column: str | None = None,
-    id_column: str | None = None,
-    source_column: str | None = None,
-    name_column: str | None = None,
-    batch_size: int | None = None,
-    drop_last: bool | None = None,
-    shuffle_seed: int | None = None,
     engine: str = "streaming",
     max_examples: int = 20,
     strict: bool = False,
@@ -83,15 +84,13 @@ def validate(
     dask: str | None = None,
     gx_docs: str | None = None,
     progress: Callable[[int, int | None], None] | None = None,
+    **options: Unpack[ContractOptions],
 ) -> Report:
     """Validate label files.
 
     Args:
         paths: a file, directory or glob, or several, read as one logical file in sorted order.
         contract: a :class:`~labelgate.Contract`, or the path of a contract YAML file.
-        classes, class_names, ignore_index, label_column, id_column, source_column, name_column,
-            batch_size, drop_last, shuffle_seed: override the contract's field, as the CLI's
-            flags of the same names do.
         engine: ``streaming`` (the default), ``pandera`` or ``gx``: the row-level checks run in
             that engine, every other check in labelgate; the verdict is the same.
         max_examples: offending rows listed per finding (0: all).
@@ -99,6 +98,10 @@ def validate(
         threads, dask: where the Parquet row groups are scanned (streaming engine only).
         gx_docs: with ``engine="gx"``, a folder where GX builds its Data Docs.
         progress: called with (rows read, rows expected or ``None``) (streaming engine only).
+        options: ``classes``, ``class_names``, ``ignore_index``, ``label_column``,
+            ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
+            ``shuffle_seed`` (:class:`ContractOptions`): each overrides the contract's field, as
+            the CLI's flag of the same name does.
 
     Returns:
         The report; ``report.failed`` says whether training should stop.
@@ -113,19 +116,7 @@ def validate(
         raise UsageError("--gx-docs needs --engine gx")
     if engine != "streaming" and dask is not None:
         raise UsageError(f"--dask runs the streaming engine; the {engine} engine loads a frame")
-    applied = build_contract(
-        contract,
-        classes=classes,
-        class_names=class_names,
-        ignore_index=ignore_index,
-        label_column=label_column,
-        id_column=id_column,
-        source_column=source_column,
-        name_column=name_column,
-        batch_size=batch_size,
-        drop_last=drop_last,
-        shuffle_seed=shuffle_seed,
-    )
+    applied = build_contract(contract, **options)
     listed = [paths] if isinstance(paths, str) else list(paths)
     if engine == "gx":
         from labelgate.gx import validate_with_gx

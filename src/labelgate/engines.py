@@ -72,10 +72,10 @@ def _not_shifted(rows: list[int], report: Report, df: Any, source: str | None) -
 def engine_report(
     done: Validation,
     df: Any,
-    failures: dict[str, list[int]],
-    *,
+    failures: dict[str, set[int]],
     engine: str,
     version: str,
+    *,
     max_examples: int,
 ) -> Report:
     """The full verdict: the engine's failing rows for the checks it expresses, labelgate's own
@@ -96,10 +96,10 @@ def engine_report(
     kept = plan.kept_batches(n)
     rejected: set[int] = set()
     found = [f for f in report.findings if f.code not in mine]
-    failures = dict(failures)
-    if "LG010" in failures:
-        failures["LG010"] = _not_shifted(failures["LG010"], report, df, contract.source_column)
-    for code, rows in sorted(failures.items()):
+    listed = {code: sorted(rows) for code, rows in failures.items()}
+    if "LG010" in listed:
+        listed["LG010"] = _not_shifted(listed["LG010"], report, df, contract.source_column)
+    for code, rows in sorted(listed.items()):
         if code in REJECTING:
             rejected.update(rows)
         if not rows:

@@ -152,14 +152,7 @@ def validate_with_gx(
         for row, value in zip(rows, values, strict=False):
             code = _code(kind, value, data.k, contract.ignore_index)
             failures.setdefault(code, set()).add(int(row))
-    return engine_report(
-        done,
-        df,
-        {code: sorted(rows) for code, rows in failures.items()},
-        engine="gx",
-        version=gx.__version__,
-        max_examples=max_examples,
-    )
+    return engine_report(done, df, failures, "gx", gx.__version__, max_examples=max_examples)
 
 
 def _repeats(ids: Any, rows: list[Any]) -> list[int]:

@@ -185,10 +185,5 @@ def validate_with_pandera(
         )
         failures.setdefault(code, set()).add(row)
     return engine_report(
-        done,
-        df,
-        {code: sorted(rows) for code, rows in failures.items()},
-        engine="pandera",
-        version=pandera.__version__,
-        max_examples=max_examples,
+        done, df, failures, "pandera", pandera.__version__, max_examples=max_examples
     )

@@ -30,27 +30,9 @@ __all__ = ["Validation", "run", "validate", "validate_in_context"]
 Progress = Callable[[int, int | None], None]
 
 
-def validate(
-    paths: list[str],
-    contract: Contract,
-    *,
-    max_examples: int = 20,
-    strict: bool = False,
-    progress: Progress | None = None,
-    threads: int | None = None,
-    dask: str | None = None,
-) -> Report:
-    """Validate label files against a contract; see :func:`validate_in_context`."""
-    report, _ = validate_in_context(
-        paths,
-        contract,
-        max_examples=max_examples,
-        strict=strict,
-        progress=progress,
-        threads=threads,
-        dask=dask,
-    )
-    return report
+def validate(paths: list[str], contract: Contract, **options: Any) -> Report:
+    """The report of :func:`run` (same options)."""
+    return run(paths, contract, **options).report
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,27 +52,10 @@ class Validation:
 
 
 def validate_in_context(
-    paths: list[str],
-    contract: Contract,
-    *,
-    max_examples: int = 20,
-    strict: bool = False,
-    progress: Progress | None = None,
-    threads: int | None = None,
-    in_pieces: bool = True,
-    dask: str | None = None,
+    paths: list[str], contract: Contract, **options: Any
 ) -> tuple[Report, Context]:
-    """The report and the checks' context of :func:`run`."""
-    done = run(
-        paths,
-        contract,
-        max_examples=max_examples,
-        strict=strict,
-        progress=progress,
-        threads=threads,
-        in_pieces=in_pieces,
-        dask=dask,
-    )
+    """The report and the checks' context of :func:`run` (same options)."""
+    done = run(paths, contract, **options)
     return done.report, done.context
 
 

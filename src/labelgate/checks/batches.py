@@ -69,48 +69,33 @@ def last_batch(ctx: Context) -> list[Finding]:
     if last == plan.size:
         return []
     total = -(-scan.rows // plan.size)
+
+    def found(severity: str, count: int, message: str, fix: str) -> list[Finding]:
+        return [Finding("LG013", severity, count, message, fix, "rows", batches=(total - 1,))]
+
     if plan.drop_last:
-        return [
-            Finding(
-                code="LG013",
-                severity="info",
-                count=last,
-                unit="rows",
-                message=(
-                    f"drop_last drops the last batch of {last} rows: "
-                    + (
-                        "these rows are never trained in file order"
-                        if not plan.shuffled
-                        else "a different set of rows is left out each epoch"
-                    )
-                ),
-                fix="Nothing to do if intended.",
-                batches=(total - 1,),
-            )
-        ]
-    if last == 1:
-        return [
-            Finding(
-                code="LG013",
-                severity="warning",
-                count=1,
-                unit="rows",
-                message=(
-                    f"the last batch (#{total - 1}) holds a single row: BatchNorm raises 'Expected "
-                    "more than 1 value per channel when training' on it"
-                ),
-                fix="Use drop_last=True, or a batch size that does not leave one row over.",
-                batches=(total - 1,),
-            )
-        ]
-    return [
-        Finding(
-            code="LG013",
-            severity="info",
-            count=last,
-            unit="rows",
-            message=f"the last batch (#{total - 1}) is incomplete: {last} of {plan.size} rows",
-            fix="Nothing to do unless the model needs full batches (then use drop_last=True).",
-            batches=(total - 1,),
+        left_out = (
+            "a different set of rows is left out each epoch"
+            if plan.shuffled
+            else "these rows are never trained in file order"
         )
-    ]
+        return found(
+            "info",
+            last,
+            f"drop_last drops the last batch of {last} rows: {left_out}",
+            "Nothing to do if intended.",
+        )
+    if last == 1:
+        return found(
+            "warning",
+            1,
+            f"the last batch (#{total - 1}) holds a single row: BatchNorm raises 'Expected "
+            "more than 1 value per channel when training' on it",
+            "Use drop_last=True, or a batch size that does not leave one row over.",
+        )
+    return found(
+        "info",
+        last,
+        f"the last batch (#{total - 1}) is incomplete: {last} of {plan.size} rows",
+        "Nothing to do unless the model needs full batches (then use drop_last=True).",
+    )

@@ -5,12 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from labelgate.catalog import entry
 from labelgate.contract import Contract
 from labelgate.io.sources import InputFile
+from labelgate.report import Finding
 from labelgate.scan import CodeTally, ScanResult
 from labelgate.scan.result import DuplicateIds
 
-__all__ = ["Context", "DuplicateIds", "join_values", "plural"]
+__all__ = ["Context", "DuplicateIds", "join_values", "plural", "tally_finding"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +78,38 @@ class Context:
         if total_batches > 1 and tally.batches == {total_batches - 1}:
             parts.append(f"all in the last batch (#{total_batches - 1})")
         return "; ".join(parts)
+
+
+def tally_finding(
+    ctx: Context,
+    code: str,
+    message: str,
+    fix: str,
+    *,
+    unit: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> list[Finding]:
+    """The finding of a check whose failing values the scan tallied (none when it tallied none):
+    count, examples and kept batches from the tally, severity from the catalog, and where the
+    values cluster appended to ``message``."""
+    t = ctx.scan.tallies.get(code)
+    if t is None:
+        return []
+    kept = ctx.scan.plan.kept_batches(ctx.scan.rows)
+    where = ctx.where(t)
+    return [
+        Finding(
+            code=code,
+            severity=entry(code).severity,
+            count=t.count,
+            unit=unit or ctx.unit,
+            message=f"{message}; {where}" if where else message,
+            fix=fix,
+            examples=t.examples,
+            batches=tuple(sorted(b for b in t.batches if b < kept)),
+            details=details or {},
+        )
+    ]
 
 
 def join_values(values: list[Any], limit: int = 10) -> str:

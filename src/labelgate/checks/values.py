@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labelgate.checks.context import Context, join_values, plural
+from labelgate.checks.context import Context, join_values, plural, tally_finding
 from labelgate.checks.registry import check
 from labelgate.labels import Status
 from labelgate.report import Finding
@@ -11,16 +11,6 @@ NEVER_WIDEN = (
     "Do not widen the model head to K+1 logits: that hides the bad label instead of fixing it."
 )
 SEGMENTATION_IGNORE = {254, 255, 256}
-
-
-def _kept(ctx: Context, batches: frozenset[int]) -> tuple[int, ...]:
-    """The batches a DataLoader yields, of those given (drop_last drops the last one)."""
-    kept = ctx.scan.plan.kept_batches(ctx.scan.rows)
-    return tuple(sorted(b for b in batches if b < kept))
-
-
-def _with_where(message: str, where: str) -> str:
-    return f"{message}; {where}" if where else message
 
 
 @check("LG002")
@@ -44,21 +34,12 @@ def unusable_type(ctx: Context) -> list[Finding]:
             "Class-index targets must be integers that fit int64 (PyTorch refuses float, int32 and "
             "bool targets): store the label as an integer column."
         )
-    return [
-        Finding(
-            code="LG002",
-            severity="error",
-            count=t.count,
-            unit=ctx.unit,
-            message=_with_where(
-                f"{plural(t.count, 'label value')} of type {kind} not integer class indices",
-                ctx.where(t),
-            ),
-            fix=fix,
-            examples=tuple(t.examples),
-            batches=_kept(ctx, t.batches),
-        )
-    ]
+    return tally_finding(
+        ctx,
+        "LG002",
+        f"{plural(t.count, 'label value')} of type {kind} not integer class indices",
+        fix,
+    )
 
 
 @check("LG003")
@@ -67,21 +48,15 @@ def null_labels(ctx: Context) -> list[Finding]:
     if t is None:
         return []
     ignore = ctx.contract.ignore_index
-    return [
-        Finding(
-            code="LG003",
-            severity="error",
-            count=t.count,
-            unit=ctx.unit,
-            message=_with_where(f"{plural(t.count, 'label')} null or NaN", ctx.where(t)),
-            fix=(
-                f"If these rows are unlabelled on purpose, set them to ignore_index ({ignore}); "
-                "otherwise find why the label was lost and drop or relabel the rows."
-            ),
-            examples=tuple(t.examples),
-            batches=_kept(ctx, t.batches),
-        )
-    ]
+    return tally_finding(
+        ctx,
+        "LG003",
+        f"{plural(t.count, 'label')} null or NaN",
+        (
+            f"If these rows are unlabelled on purpose, set them to ignore_index ({ignore}); "
+            "otherwise find why the label was lost and drop or relabel the rows."
+        ),
+    )
 
 
 @check("LG004")
@@ -117,23 +92,17 @@ def too_high(ctx: Context) -> list[Finding]:
     shown = join_values(values) + (" (and more)" if scan.other_values_overflow else "")
     message = f"{plural(t.count, 'label')} >= K={k} (values {shown})"
     cause = "Likely cause: " + "; ".join(causes) + ". " if causes else ""
-    return [
-        Finding(
-            code="LG004",
-            severity="error",
-            count=t.count,
-            unit=ctx.unit,
-            message=_with_where(message, ctx.where(t)),
-            fix=(
-                f"{cause}CPU PyTorch raises 'IndexError: Target {values[0] if values else k} is out "
-                "of bounds'; CUDA asserts 't >= 0 && t < n_classes' asynchronously, later. Map each "
-                f"value to a class in 0..{k - 1} or to ignore_index. {NEVER_WIDEN}"
-            ),
-            examples=tuple(t.examples),
-            batches=_kept(ctx, t.batches),
-            details={"values": {str(v): scan.other_values[v] for v in values[:50]}},
-        )
-    ]
+    return tally_finding(
+        ctx,
+        "LG004",
+        message,
+        (
+            f"{cause}CPU PyTorch raises 'IndexError: Target {values[0] if values else k} is out "
+            "of bounds'; CUDA asserts 't >= 0 && t < n_classes' asynchronously, later. Map each "
+            f"value to a class in 0..{k - 1} or to ignore_index. {NEVER_WIDEN}"
+        ),
+        details={"values": {str(v): scan.other_values[v] for v in values[:50]}},
+    )
 
 
 @check("LG005")
@@ -153,27 +122,18 @@ def negative(ctx: Context) -> list[Finding]:
     if any(v in (-255, -254) for v in values):
         causes.append("-255 suggests a segmentation ignore value with the wrong sign")
     cause = "Likely cause: " + "; ".join(causes) + ". " if causes else ""
-    return [
-        Finding(
-            code="LG005",
-            severity="error",
-            count=t.count,
-            unit=ctx.unit,
-            message=_with_where(
-                f"{plural(t.count, 'label')} negative but not ignore_index={ignore} "
-                f"(values {join_values(values)})",
-                ctx.where(t),
-            ),
-            fix=(
-                f"{cause}PyTorch skips only ignore_index ({ignore}); any other negative target "
-                f"raises 'IndexError: Target {values[0] if values else -1} is out of bounds' on the "
-                "CPU and a device-side assert on CUDA."
-            ),
-            examples=tuple(t.examples),
-            batches=_kept(ctx, t.batches),
-            details={"values": {str(v): scan.other_values[v] for v in values[:50]}},
-        )
-    ]
+    return tally_finding(
+        ctx,
+        "LG005",
+        f"{plural(t.count, 'label')} negative but not ignore_index={ignore} "
+        f"(values {join_values(values)})",
+        (
+            f"{cause}PyTorch skips only ignore_index ({ignore}); any other negative target "
+            f"raises 'IndexError: Target {values[0] if values else -1} is out of bounds' on the "
+            "CPU and a device-side assert on CUDA."
+        ),
+        details={"values": {str(v): scan.other_values[v] for v in values[:50]}},
+    )
 
 
 @check("LG006")
@@ -288,25 +248,17 @@ def soft_rows(ctx: Context) -> list[Finding]:
     listed = "; ".join(
         f"{n} with {said[r]}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])
     )
-    return [
-        Finding(
-            code="LG015",
-            severity="error",
-            count=t.count,
-            unit="rows",
-            message=_with_where(
-                f"{plural(t.count, 'soft-label row')} not a probability vector ({listed})",
-                ctx.where(t),
-            ),
-            fix=(
-                "PyTorch accepts any float targets without a check (a negative 'probability' gives "
-                "a finite loss): renormalise or drop these rows where the soft labels are made."
-            ),
-            examples=tuple(t.examples),
-            batches=_kept(ctx, t.batches),
-            details={"reasons": dict(reasons)},
-        )
-    ]
+    return tally_finding(
+        ctx,
+        "LG015",
+        f"{plural(t.count, 'soft-label row')} not a probability vector ({listed})",
+        (
+            "PyTorch accepts any float targets without a check (a negative 'probability' gives "
+            "a finite loss): renormalise or drop these rows where the soft labels are made."
+        ),
+        unit="rows",
+        details={"reasons": dict(reasons)},
+    )
 
 
 FLOAT_TYPES = ("halffloat", "float", "double")

@@ -18,6 +18,7 @@ from labelgate.batches import BatchPlan
 from labelgate.labels import Classified, classify, classify_soft
 from labelgate.report import Example
 from labelgate.rules import Status, failing_codes
+from labelgate.scan.keys import triples
 from labelgate.scan.result import (
     NO_SOURCE,
     CodeTally,
@@ -318,7 +319,7 @@ class Scan:
         encoded = picked
         dictionary = ["" if v is None else str(v) for v in encoded.dictionary.to_pylist()]
         codes = numbers(encoded.indices).astype(np.int64)
-        for s, v, n, first_pos, count in _triples(src[idx], c.values[idx], codes, len(dictionary)):
+        for s, v, n, first_pos, count in triples(src[idx], c.values[idx], codes, len(dictionary)):
             key = (s, v, dictionary[n])
             entry = self.pairs.get(key)
             if entry is None:
@@ -429,31 +430,3 @@ class Scan:
         self.pairs = {(new[s], v, m): e for (s, v, m), e in self.pairs.items()}
         for t in self.tallies.values():
             t.by_source = Counter({new[s]: c for s, c in t.by_source.items()})
-
-
-def _triples(
-    sources: I64, values: I64, names: I64, n_names: int
-) -> list[tuple[int, int, int, int, int]]:
-    """Distinct (source, value, name) triples with their first position and count.
-
-    One integer key per row and a bincount: linear, where sorting the rows would cost n log n.
-    """
-    lo = int(values.min())
-    span = int(values.max()) - lo + 1
-    if span > 4 * len(values) + 1024:  # scattered values: factorise them first
-        uniq, values = np.unique(values, return_inverse=True)
-        decode = uniq
-        lo, span = 0, len(uniq)
-    else:
-        decode = np.arange(lo, lo + span, dtype=np.int64)
-    key = (sources * span + (values - lo)) * n_names + names
-    counts = np.bincount(key)
-    present = np.flatnonzero(counts)
-    first = np.empty(len(counts), np.int64)
-    first[key[::-1]] = np.arange(len(key) - 1, -1, -1)  # the earliest write lands last
-    out = []
-    for k in present.tolist():
-        rest, n = divmod(k, n_names)
-        s, v = divmod(rest, span)
-        out.append((s, int(decode[v]), n, int(first[k]), int(counts[k])))
-    return out

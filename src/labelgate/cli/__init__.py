@@ -1,0 +1,312 @@
+"""The command line: the only package that prints or exits. Exit status 0 pass, 1 fail, 2 usage/input."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from labelgate.atomic import write_text_atomic
+from labelgate.cli.parser import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, FORMATS, build_parser
+from labelgate.errors import LabelgateError, UsageError
+
+if TYPE_CHECKING:
+    from labelgate.contract import Contract
+
+__all__ = ["FORMATS", "build_parser", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        commands = {
+            "validate": _validate,
+            "smoke": _smoke,
+            "fix": _fix,
+            "repro": _repro,
+            "triage": _triage,
+            "diff": _diff,
+            "pin": _pin,
+            "export": _export,
+        }
+        return commands[args.command](args)
+    except LabelgateError as exc:
+        print(f"labelgate: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("labelgate: interrupted", file=sys.stderr)
+        return 130
+
+
+def _contract(args: argparse.Namespace) -> Contract:
+    from labelgate.api import CONTRACT_OPTIONS, build_contract
+
+    return build_contract(args.schema, **{name: getattr(args, name) for name in CONTRACT_OPTIONS})
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from labelgate.api import validate
+
+    if args.output:
+        _refuse_input_as_output(args.output, args.paths)
+    progress = None
+    if args.format == "text" and not args.no_progress and sys.stderr.isatty():
+        progress = _ProgressBar()
+    try:
+        report = validate(
+            args.paths,
+            _contract(args),
+            engine=args.engine,
+            max_examples=args.max_examples,
+            strict=args.strict,
+            progress=progress,
+            threads=args.threads,
+            dask=args.dask,
+            gx_docs=args.gx_docs,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    return _emit(report, args)
+
+
+def _emit(report: object, args: argparse.Namespace) -> int:
+    """Write the report where asked; with --format github, also GitHub's step summary."""
+    import os
+
+    from labelgate.render import render
+    from labelgate.report import Report
+
+    assert isinstance(report, Report)
+    to_terminal = args.output is None and sys.stdout.isatty()
+    text = render(report, args.format, color=to_terminal)
+    if args.output:
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if args.format == "github" and summary:
+        with Path(summary).open("a", encoding="utf-8") as f:
+            f.write(render(report, "markdown"))
+    return EXIT_FAIL if report.failed else EXIT_PASS
+
+
+def _refuse_input_as_output(output: str, inputs: list[str]) -> None:
+    out = Path(output).resolve()
+    for raw in inputs:
+        p = Path(raw)
+        if p.exists() and (p.resolve() == out or (p.is_dir() and p.resolve() in out.parents)):
+            raise UsageError(f"--output {output!r} would overwrite or sit inside the input {raw!r}")
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr, shown only once a scan has taken more than half a second."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._start = clock()
+        self._bar: object | None = None
+        self._task: object | None = None
+        self._update: Callable[..., None] | None = None
+
+    def __call__(self, done: int, total: int | None) -> None:
+        if self._update is None:
+            if self._clock() - self._start < 0.5:
+                return
+            from rich.console import Console
+            from rich.progress import Progress
+
+            bar = Progress(console=Console(stderr=True), transient=True)
+            bar.start()
+            task = bar.add_task("scanning labels", total=total)
+            self._bar, self._task = bar, task
+            self._update = lambda n: bar.update(task, completed=n)
+        self._update(done)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            from rich.progress import Progress
+
+            assert isinstance(self._bar, Progress)
+            self._bar.stop()
+
+
+def _smoke(args: argparse.Namespace) -> int:
+    from labelgate.dataset import open_dataset
+    from labelgate.render.smoke import SmokeVerdict, render_smoke
+    from labelgate.smoke import run_smoke
+    from labelgate.validation import run
+
+    contract = _contract(args)
+    options = {"device": args.device, "max_batches": args.max_batches}
+    before = None
+    predicted: list[int] = []
+    if args.before:
+        done = run([args.before], contract, max_examples=1)
+        limit = args.max_batches
+        predicted = [b for b in done.report.batches["failing"] if limit is None or b < limit]
+        before = run_smoke(done.dataset, **options)
+    after = run_smoke(open_dataset(args.paths, contract), **options)
+    verdict = SmokeVerdict(after, before, predicted)
+    sys.stdout.write(render_smoke(verdict, args.format))
+    return EXIT_PASS if verdict.passed else EXIT_FAIL
+
+
+def _parse_pairs(items: list[str], flag: str, *, value_ignore: bool) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.rpartition("=")
+        if not sep:
+            key, value = "*", item
+        if not value:
+            raise UsageError(
+                f"{flag} {item!r}: expected {'V=N or V=ignore' if value_ignore else 'SOURCE=D'}"
+            )
+        pairs[key] = value
+    return pairs
+
+
+def _fix(args: argparse.Namespace) -> int:
+    from labelgate.fix import FixOptions, fix
+    from labelgate.render.fixlog import render_fix
+
+    contract = _contract(args)
+    shifts: dict[str, int] = {}
+    for source, d in _parse_pairs(args.shift, "--shift", value_ignore=False).items():
+        try:
+            shifts[source] = int(d)
+        except ValueError:
+            raise UsageError(
+                f"--shift {source}={d}: the shift must be an integer such as -1"
+            ) from None
+    maps: dict[int, int | None] = {}
+    for raw, new in _parse_pairs(args.map_value, "--map-value", value_ignore=True).items():
+        try:
+            maps[int(raw)] = None if new == "ignore" else int(new)
+        except ValueError:
+            raise UsageError(f"--map-value {raw}={new}: expected integers, or V=ignore") from None
+    options = FixOptions(
+        out=args.out,
+        quarantine=args.quarantine,
+        shifts=shifts,
+        value_maps=maps,
+        drop_ignored=args.drop_ignored,
+        in_place=args.in_place,
+    )
+    result = fix(args.paths, contract, options)
+    if args.log:
+        import json
+
+        write_text_atomic(args.log, json.dumps(result.to_dict(), indent=2) + "\n")
+    sys.stdout.write(render_fix(result, args.format))
+    return EXIT_PASS if result.after is not None and not result.after.failed else EXIT_FAIL
+
+
+def _repro(args: argparse.Namespace) -> int:
+    from labelgate.bundle import make_bundle
+
+    contract = _contract(args)
+    bundle = make_bundle(args.paths, contract, args.out)
+    if bundle is None:
+        print("no batch fails: nothing to reproduce, nothing written")
+        return EXIT_PASS
+    batches = ", ".join(map(str, bundle.batches))
+    print(
+        f"wrote {bundle.path}: failing batches {batches}; replay with: python {bundle.path}/repro.py"
+    )
+    return EXIT_PASS
+
+
+def _triage(args: argparse.Namespace) -> int:
+    from labelgate.errors import InputError
+    from labelgate.render.triage import render_triage
+    from labelgate.triage import triage_stream
+
+    if args.log == "-":
+        result = triage_stream(sys.stdin.buffer)
+    else:
+        try:
+            with Path(args.log).open("rb") as stream:
+                result = triage_stream(stream)
+        except FileNotFoundError:
+            raise InputError("no such file", path=args.log) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, not a log file", path=args.log) from None
+        except PermissionError:
+            raise InputError("permission denied", path=args.log) from None
+    sys.stdout.write(render_triage(result, args.format))
+    return EXIT_PASS if result.first_error is None else EXIT_FAIL
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from labelgate.api import build_contract
+    from labelgate.diff import diff
+
+    head = _contract(args)
+    if args.base_schema:  # the base's own contract, with the columns, K and ignore_index given
+        shared = ("classes", "label_column", "id_column", "source_column", "name_column")
+        options = {name: getattr(args, name) for name in (*shared, "ignore_index")}
+        base = build_contract(args.base_schema, class_names=args.base_class_names, **options)
+    else:
+        base = build_contract(head, class_names=args.base_class_names)
+    if args.output:
+        _refuse_input_as_output(args.output, [args.base, args.head])
+    report = diff(
+        [args.base],
+        [args.head],
+        base,
+        head,
+        threshold=args.share_threshold,
+        max_examples=args.max_examples,
+        strict=args.strict,
+    )
+    return _emit(report, args)
+
+
+def _pin(args: argparse.Namespace) -> int:
+    import re
+
+    from labelgate.contract import Contract
+
+    contract = Contract.from_yaml(args.schema)
+    if contract.class_map is None:
+        raise UsageError(f"{args.schema}: the contract has no class_names to pin")
+    fingerprint = contract.class_map.fingerprint()
+    text = Path(args.schema).read_text(encoding="utf-8")
+    line = f"class_map_fingerprint: {fingerprint}"
+    pattern = re.compile(r"^class_map_fingerprint:.*$", re.MULTILINE)
+    if pattern.search(text):
+        text = pattern.sub(line, text)
+    else:
+        text = text + ("" if text.endswith("\n") else "\n") + line + "\n"
+    write_text_atomic(args.schema, text)
+    Contract.from_yaml(args.schema)  # the pinned contract still reads
+    print(f"pinned {args.schema}: {fingerprint}")
+    return EXIT_PASS
+
+
+def _export(args: argparse.Namespace) -> int:
+    import json
+
+    from labelgate.contract import Contract
+
+    contract = Contract.from_yaml(args.schema)
+    if contract.label_column is None:
+        raise UsageError(f"{args.schema}: name the label_column to export a schema")
+    if args.target == "gx":
+        from labelgate.gx import suite_json
+
+        text = json.dumps(suite_json(contract), indent=2) + "\n"
+    else:
+        from labelgate.pandera import schema
+
+        text = schema(contract).to_yaml() or ""
+    if args.output:
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return EXIT_PASS

@@ -1,0 +1,270 @@
+"""The command line's parser: every command, flag and help line, and the exit status of a usage
+error (2)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import NoReturn
+
+from labelgate._version import __version__
+
+__all__ = ["EXIT_FAIL", "EXIT_PASS", "EXIT_USAGE", "FORMATS", "build_parser"]
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+FORMATS = ("text", "json", "junit", "github", "markdown", "html")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _int(minimum: int | None, what: str) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``minimum`` (any integer for ``None``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if minimum is not None and value < minimum:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    return parse
+
+
+_positive = _int(1, "a positive integer")
+_non_negative = _int(0, "0 or a positive integer")
+_integer = _int(None, "an integer")
+
+
+def _contract_options(p: argparse.ArgumentParser) -> None:
+    """The options every command shares: K, the contract, columns, class map, batching."""
+    p.add_argument(
+        "--classes", "-k", type=_positive, metavar="K", help="number of classes (logits)"
+    )
+    p.add_argument("--schema", metavar="FILE", help="dataset contract (YAML); flags override it")
+    p.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
+    p.add_argument("--id-column", metavar="COL", help="row id column (auto-detected)")
+    p.add_argument("--source-column", metavar="COL", help="data source column (auto-detected)")
+    p.add_argument("--name-column", metavar="COL", help="class name column (auto-detected)")
+    p.add_argument(
+        "--class-names", metavar="FILE", help="class-name map: txt, json, yaml or csv index,name"
+    )
+    p.add_argument("--ignore-index", type=_integer, metavar="N", help="default -100")
+    p.add_argument("--batch-size", type=_positive, metavar="N", help="default 32")
+    p.add_argument(
+        "--drop-last", action="store_true", default=None, help="drop an incomplete last batch"
+    )
+    p.add_argument(
+        "--shuffle-seed",
+        type=_integer,
+        metavar="S",
+        help="replay DataLoader(shuffle=True, generator=Generator().manual_seed(S)) (needs torch)",
+    )
+
+
+def _command(
+    sub: argparse._SubParsersAction[_Parser],
+    name: str,
+    *,
+    summary: str,
+    description: str,
+    paths: str,
+) -> argparse.ArgumentParser:
+    """A subcommand that reads label files: its paths and the shared contract options."""
+    p = sub.add_parser(name, help=summary, description=description)
+    p.add_argument("paths", nargs="+", metavar="PATH", help=paths)
+    _contract_options(p)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (kept import-light so ``labelgate --help`` is fast)."""
+    parser = _Parser(
+        prog="labelgate",
+        description="Stop bad class labels before they reach the GPU.",
+    )
+    parser.add_argument("--version", action="version", version=f"labelgate {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    v = _command(
+        sub,
+        "validate",
+        summary="check label files against PyTorch's rules for class-index targets",
+        description=(
+            "Check label files (Parquet, CSV, JSONL; files, directories or globs, read in sorted "
+            "path order as one logical file) against PyTorch's contract for class-index targets. "
+            "Exit status: 0 pass, 1 a check failed, 2 usage error or unreadable input."
+        ),
+        paths="label file(s), directory or glob",
+    )
+    v.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
+    v.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
+    v.add_argument(
+        "--max-examples",
+        type=_non_negative,
+        default=20,
+        metavar="N",
+        help="rows shown per finding; 0 = all",
+    )
+    v.add_argument("--strict", action="store_true", help="warnings fail too")
+    v.add_argument(
+        "--engine",
+        choices=("streaming", "pandera", "gx"),
+        default="streaming",
+        help="streaming (default: every check, constant memory), or pandera or gx (Great "
+        "Expectations): the row-level checks through that library",
+    )
+    v.add_argument("--gx-docs", metavar="DIR", help="with --engine gx: build GX's Data Docs in DIR")
+    v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    v.add_argument(
+        "--threads",
+        type=_positive,
+        metavar="N",
+        help="threads scanning Parquet row groups in parallel (default: the cores available)",
+    )
+    v.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run the row groups on a Dask cluster: local[N] starts N local worker processes; "
+        "tcp://host:8786 joins a running scheduler (needs labelgate[dask])",
+    )
+    sm = _command(
+        sub,
+        "smoke",
+        summary="replay the simulated batches through CrossEntropyLoss on the device",
+        description=(
+            "Replay the batches validate simulates through a tiny model and CrossEntropyLoss, "
+            "forward and backward, in fresh child processes (a device-side assert loses the CUDA "
+            "context). Exit status: 0 every batch ran clean (with --before: the raw file failed "
+            "where validate predicted and this one passed), 1 otherwise, 2 usage error, "
+            "unreadable input or no torch."
+        ),
+        paths="the (fixed) label file(s)",
+    )
+    sm.add_argument(
+        "--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default auto)"
+    )
+    sm.add_argument(
+        "--max-batches", type=_positive, metavar="N", help="replay the first N batches only"
+    )
+    sm.add_argument(
+        "--before", metavar="RAW", help="the raw file: it must fail where validate predicts"
+    )
+    sm.add_argument("--format", choices=("text", "json"), default="text")
+    fx = _command(
+        sub,
+        "fix",
+        summary="write a fixed copy: only what the data proves, the rest quarantined",
+        description=(
+            "Rewrite the labels with the fixes the data proves: a source whose name column proves "
+            "a shift is remapped from its names; a shift without that proof only with --shift; a "
+            "sentinel only with --map-value. Rows still invalid go to --quarantine unchanged, with "
+            "the check code that rejected them. The input is never overwritten without "
+            "--in-place. Exit status: 0 the fixed file passes validate, 1 it still fails, 2 usage "
+            "error or unreadable input."
+        ),
+        paths="the label file(s) to fix",
+    )
+    fx.add_argument("--out", required=True, metavar="FIXED", help="the fixed file (.parquet)")
+    fx.add_argument("--quarantine", metavar="FILE", help="rows that cannot be fixed (.parquet)")
+    fx.add_argument(
+        "--shift",
+        action="append",
+        default=[],
+        metavar="SOURCE=D",
+        help="add D to the labels of SOURCE (just D for an input with no source column)",
+    )
+    fx.add_argument(
+        "--map-value",
+        action="append",
+        default=[],
+        metavar="V=N",
+        help="rewrite label V as N, or as ignore_index with V=ignore (e.g. -1=ignore)",
+    )
+    fx.add_argument(
+        "--drop-ignored", action="store_true", help="quarantine rows with no usable target"
+    )
+    fx.add_argument("--in-place", action="store_true", help="allow --out to be the input (atomic)")
+    fx.add_argument("--log", metavar="FILE", help="write the fix log as JSON here")
+    fx.add_argument("--format", choices=("text", "json"), default="text")
+    rp = _command(
+        sub,
+        "repro",
+        summary="bundle the failing batches with the environment and a replay script",
+        description=(
+            "Write the failing batches (ids and labels only), the environment and a repro.py that "
+            "replays them through CrossEntropyLoss in fresh processes, into a new folder. Exit "
+            "status: 0 written (or nothing fails), 2 usage error or unreadable input."
+        ),
+        paths="the label file(s)",
+    )
+    rp.add_argument("--out", required=True, metavar="DIR", help="a new (or empty) folder")
+    tr = sub.add_parser(
+        "triage",
+        help="read a crashed run's log: the first failure, its step and its family",
+        description=(
+            "Read a training log (any size, streamed; - for standard input), keep the first "
+            "failure and the step it came after, name its family (index_out_of_range, "
+            "out_of_memory, op_unavailable, device_mismatch, other) and say what to check first. "
+            "Exit status: 0 no error found, 1 an error found, 2 unreadable log."
+        ),
+    )
+    tr.add_argument("log", metavar="LOG", help="the log file, or - for standard input")
+    tr.add_argument("--format", choices=("text", "json"), default="text")
+    df = sub.add_parser(
+        "diff",
+        help="CI gate: validate HEAD and compare it with BASE (class map, values, shares, ids)",
+        description=(
+            "Validate HEAD fully and compare it with BASE, two revisions of one dataset (files or "
+            "directories): a renamed or reordered class map (blocks unless the contract's version "
+            "changed), label values new in HEAD, classes gone, class and source shares that moved, "
+            "rows added, removed or relabelled by id. Exit status: 0 pass, 1 a check failed, 2 "
+            "usage error or unreadable input."
+        ),
+    )
+    df.add_argument("base", metavar="BASE", help="the dataset at the base revision")
+    df.add_argument("head", metavar="HEAD", help="the dataset at the head revision")
+    _contract_options(df)
+    df.add_argument(
+        "--base-schema", metavar="FILE", help="the base revision's contract (default --schema)"
+    )
+    df.add_argument("--base-class-names", metavar="FILE", help="the base revision's class map")
+    df.add_argument(
+        "--share-threshold",
+        type=float,
+        default=0.05,
+        metavar="X",
+        help="share shift to report (default 0.05)",
+    )
+    df.add_argument("--format", choices=FORMATS, default="text")
+    df.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
+    df.add_argument("--max-examples", type=_non_negative, default=20, metavar="N")
+    df.add_argument("--strict", action="store_true", help="warnings fail too")
+    ex = sub.add_parser(
+        "export",
+        help="the contract as a schema of another library",
+        description=(
+            "Write the contract's row-level rules as a pandera schema (YAML that "
+            "DataFrameSchema.from_yaml reads back once labelgate.pandera is imported), or as a "
+            "Great Expectations 1.x ExpectationSuite (JSON)."
+        ),
+    )
+    ex.add_argument("target", choices=("pandera", "gx"), help="the library")
+    ex.add_argument("schema", metavar="SCHEMA", help="the contract (YAML)")
+    ex.add_argument("--output", "-o", metavar="FILE", help="write here (default stdout)")
+    pn = sub.add_parser(
+        "pin",
+        help="write the class map's fingerprint into the contract",
+        description=(
+            "Compute the fingerprint of the contract's class map and write it into the contract "
+            "as class_map_fingerprint; validate and diff then fail (LG018) when the map in use "
+            "no longer matches it."
+        ),
+    )
+    pn.add_argument("schema", metavar="SCHEMA", help="the contract (YAML) to pin")
+    return parser
