@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labelgate.batchset import collect_batches
+from labelgate.batchrows import collect_batches
 from labelgate.contract import Contract
 from labelgate.environment import environment
 from labelgate.errors import UsageError

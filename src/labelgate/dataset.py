@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from labelgate.batches import BatchPlan
+from labelgate.batchplan import BatchPlan
 from labelgate.contract import Contract
 from labelgate.detect import Columns, detect_columns
 from labelgate.errors import InputError, UsageError

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from labelgate.arrow import numbers
-from labelgate.batchset import collect_batches
+from labelgate.batchrows import collect_batches
 from labelgate.dataset import Dataset
 from labelgate.errors import UsageError
 from labelgate.labels import Status, classify, classify_soft

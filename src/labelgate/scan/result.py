@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.batches import BatchPlan
+from labelgate.batchplan import BatchPlan
 from labelgate.report import Example
 
 __all__ = [

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from labelgate.batches import BatchPlan
+from labelgate.batchplan import BatchPlan
 from labelgate.report import Example
 from labelgate.rules import Status, judge_one
 from labelgate.scan.kernel import open_piece_file, scan_piece, unreadable

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from labelgate.arrow import bool_mask, from_numpy, numbers
-from labelgate.batches import BatchPlan
+from labelgate.batchplan import BatchPlan
 from labelgate.labels import Classified, classify, classify_soft
 from labelgate.report import Example
 from labelgate.rules import Status, failing_codes
