@@ -6,12 +6,16 @@ import csv
 import io
 import json
 import re
+import unicodedata
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from labelgate.errors import ClassMapError
+from labelgate.errors import ClassMapError, InputError
+from labelgate.files import CLASS_MAP_SUFFIXES, load_yaml, read_small_text
 
 __all__ = ["ClassMap", "load_class_map", "normalise_name"]
 
@@ -43,19 +47,26 @@ class ClassMap:
         """Build a map whose index is the position in ``names``."""
         return cls(tuple(enumerate(names)), origin=origin)
 
-    def name_of(self) -> dict[int, str]:
-        """Index -> name, keeping the first name written for an index."""
-        out: dict[int, str] = {}
-        for index, name in self.entries:
-            out.setdefault(index, name)
-        return out
+    _names: Mapping[int, str] = field(init=False, repr=False, compare=False)
+    _indices: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
-    def index_of(self) -> dict[str, int]:
-        """Normalised name -> index, keeping the first index written for a name."""
-        out: dict[str, int] = {}
+    def __post_init__(self) -> None:
+        # Built once: a check asks for a name per class, and K reaches a vocabulary's size.
+        names: dict[int, str] = {}
+        indices: dict[str, int] = {}
         for index, name in self.entries:
-            out.setdefault(normalise_name(name), index)
-        return out
+            names.setdefault(index, name)
+            indices.setdefault(normalise_name(name), index)
+        object.__setattr__(self, "_names", MappingProxyType(names))
+        object.__setattr__(self, "_indices", MappingProxyType(indices))
+
+    def name_of(self) -> Mapping[int, str]:
+        """Index -> name, keeping the first name written for an index."""
+        return self._names
+
+    def index_of(self) -> Mapping[str, int]:
+        """Normalised name -> index, keeping the first index written for a name."""
+        return self._indices
 
     def fingerprint(self) -> str:
         """A stable hash of the map: ``sha256:`` over its ``index<TAB>name`` lines, sorted."""
@@ -129,30 +140,47 @@ def load_class_map(path: str | Path) -> ClassMap:
     """
     p = Path(path)
     origin = str(path)
+    suffix = p.suffix.lower()
+    if suffix not in CLASS_MAP_SUFFIXES:
+        raise ClassMapError(
+            f"a class-name map is a {', '.join(CLASS_MAP_SUFFIXES)} file",
+            path=origin,
+        )
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ClassMapError("class-name map not found", path=origin) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ClassMapError(f"cannot read the class-name map ({exc})", path=origin) from None
+        text = read_small_text(p, "class-name map")
+    except InputError as exc:
+        raise ClassMapError(exc.reason, path=origin) from None
     suffix = p.suffix.lower()
     if suffix == ".json":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ClassMapError(f"not valid JSON: {exc}", path=origin) from None
-        return _from_structure(data, origin)
+        return _printable(_from_structure(data, origin))
     if suffix in (".yaml", ".yml"):
         import yaml
 
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
         except yaml.YAMLError as exc:
             raise ClassMapError(f"not valid YAML: {_first_line(exc)}", path=origin) from None
-        return _from_structure(data, origin)
+        return _printable(_from_structure(data, origin))
     if suffix == ".csv":
-        return _from_csv(text, origin)
-    return _from_lines(text, origin)
+        return _printable(_from_csv(text, origin))
+    return _printable(_from_lines(text, origin))
+
+
+def _printable(found: ClassMap) -> ClassMap:
+    """The map, if every name is printable text (a file of NUL-separated or control characters,
+    such as /proc/self/environ, is no class map)."""
+    for index, name in found.entries:
+        bad = next((c for c in name if unicodedata.category(c) in ("Cc", "Cs")), None)
+        if bad is not None:
+            raise ClassMapError(
+                f"the name of class {index} holds the control character {bad!r}: not a class map",
+                path=found.origin,
+            )
+    return found
 
 
 def _first_line(exc: Exception) -> str:

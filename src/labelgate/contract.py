@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,12 +12,41 @@ from typing import Any
 
 from labelgate.catalog import CODES, SEVERITIES
 from labelgate.classmap import ClassMap, load_class_map
-from labelgate.errors import ClassMapError, ContractError
+from labelgate.errors import ClassMapError, ContractError, InputError
+from labelgate.files import load_yaml, read_small_text
 
 __all__ = ["SEVERITIES", "TASKS", "Batching", "Contract"]
 
 TASKS = ("multiclass", "tokens", "soft")
 CHECK_CODES = CODES
+INT64 = (-(2**63), 2**63 - 1)
+# The bounds of every number a contract (or a flag) gives: K up to a vocabulary's size and more,
+# counts and seeds within int64, a batch within what a DataLoader can hold.
+LIMITS: dict[str, tuple[int, int]] = {
+    "num_classes": (1, 10_000_000),
+    "ignore_index": INT64,
+    "batching.size": (1, 2**31 - 1),
+    "batching.shuffle_seed": (0, 2**63 - 1),
+    "expected_rows": (0, 2**63 - 1),
+}
+
+
+def bounded(value: object, key: str, *, optional: bool = True) -> None:
+    """Refuse ``value`` unless it is an integer within ``LIMITS[key]`` (``None`` if optional).
+
+    Raises:
+        ContractError: naming ``key``, the bounds and the value.
+    """
+    if value is None and optional:
+        return
+    lo, hi = LIMITS[key]
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        wanted = {1: "a positive integer", 0: "0 or a positive integer"}.get(lo)
+        bounds = f"{wanted} (at most {hi:,})" if wanted else f"an integer from {lo:,} to {hi:,}"
+        raise ContractError(f"must be {bounds}, got {shown}", key=key)
+
+
 DEFAULT_IGNORE_INDEX = -100
 
 
@@ -36,10 +66,8 @@ class Batching:
     shuffle_seed: int | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.size, bool) or not isinstance(self.size, int) or self.size < 1:
-            raise ContractError(
-                f"must be a positive integer, got {self.size!r}", key="batching.size"
-            )
+        bounded(self.size, "batching.size", optional=False)
+        bounded(self.shuffle_seed, "batching.shuffle_seed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,14 +114,9 @@ class Contract:
     pandera: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if self.num_classes is not None and (
-            isinstance(self.num_classes, bool)
-            or not isinstance(self.num_classes, int)
-            or self.num_classes < 1
-        ):
-            raise ContractError(
-                f"must be a positive integer, got {self.num_classes!r}", key="num_classes"
-            )
+        bounded(self.num_classes, "num_classes")
+        bounded(self.ignore_index, "ignore_index", optional=False)
+        bounded(self.expected_rows, "expected_rows")
         if self.task is not None and self.task not in TASKS:
             raise ContractError(f"must be one of {', '.join(TASKS)}, got {self.task!r}", key="task")
         for code, level in self.severity.items():
@@ -104,6 +127,14 @@ class Contract:
                     f"must be one of {', '.join(SEVERITIES)}, got {level!r}", key=f"severity.{code}"
                 )
         if self.class_weights is not None:
+            if not all(
+                isinstance(w, (int, float)) and math.isfinite(w) for w in self.class_weights
+            ):
+                raise ContractError(
+                    "class weights must be finite numbers (PyTorch returns NaN for a NaN or inf "
+                    "weight)",
+                    key="class_weights",
+                )
             if any(w < 0 for w in self.class_weights):
                 raise ContractError("class weights must not be negative", key="class_weights")
             if self.num_classes is not None and len(self.class_weights) != self.num_classes:
@@ -116,8 +147,6 @@ class Contract:
             raise ContractError(
                 f"must be in [0, 1), got {self.soft_tolerance!r}", key="soft_tolerance"
             )
-        if self.expected_rows is not None and self.expected_rows < 0:
-            raise ContractError("must not be negative", key="expected_rows")
 
     def replace(self, **changes: Any) -> Contract:
         """Return a copy with ``changes`` applied (``None`` values leave a field as it is)."""
@@ -172,13 +201,11 @@ class Contract:
 
         origin = str(path)
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ContractError("contract file not found", path=origin) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ContractError(f"cannot read the contract ({exc})", path=origin) from None
+            text = read_small_text(path, "contract file")
+        except InputError as exc:
+            raise ContractError(exc.reason, path=origin) from None
         try:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
         except yaml.YAMLError as exc:
             raise ContractError(
                 f"not valid YAML: {' '.join(str(exc).split())}", path=origin

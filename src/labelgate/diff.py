@@ -21,7 +21,7 @@ DIFF_CODES = {code: entry(code).title for code in codes_in("diff")}
 def class_names(ctx: Context) -> dict[int, str]:
     """Index -> name for a revision: its class map, else its (label, name) pairs."""
     if ctx.contract.class_map is not None:
-        return ctx.contract.class_map.name_of()
+        return dict(ctx.contract.class_map.name_of())
     return dict(ctx.names_seen)
 
 

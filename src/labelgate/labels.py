@@ -210,7 +210,9 @@ def _parse_text(arr: pa.Array) -> tuple[I64, npt.NDArray[np.bool_], npt.NDArray[
     is_int = bool_mask(pc.match_substring_regex(text, r"^[+-]?\d{1,18}$"))
     values = np.zeros(len(arr), dtype=np.int64)
     if is_int.any():
-        ints = pc.cast(pc.if_else(from_numpy(is_int), text, "0"), pa.int64())
+        # Arrow's cast refuses a leading "+", which the pattern (and Python's int) accept.
+        unsigned = pc.replace_substring_regex(text, pattern=r"^\+", replacement="")
+        ints = pc.cast(pc.if_else(from_numpy(is_int), unsigned, "0"), pa.int64())
         values = numbers(ints).astype(np.int64)
     bad = ~is_int & ~empty
     if bad.any():

@@ -37,7 +37,7 @@ class Shifts:
         mismatches: triples that disagree and are not explained by a proven shift.
     """
 
-    reference: dict[str, int]
+    reference: Mapping[str, int]
     from_class_map: bool
     proven: dict[int, int]
     evidence: dict[int, str]

@@ -10,8 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from labelgate.atomic import write_text_atomic
-from labelgate.cli.parser import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, FORMATS, build_parser
+from labelgate.cli.parser import (
+    EXIT_FAIL,
+    EXIT_INTERNAL,
+    EXIT_PASS,
+    EXIT_USAGE,
+    FORMATS,
+    build_parser,
+)
 from labelgate.errors import LabelgateError, UsageError
+from labelgate.files import check_outputs, escape_controls, write_output
 
 if TYPE_CHECKING:
     from labelgate.contract import Contract
@@ -35,11 +43,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         }
         return commands[args.command](args)
     except LabelgateError as exc:
-        print(f"labelgate: error: {exc}", file=sys.stderr)
+        print(f"labelgate: error: {_shown(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # a full disk, a permission, a vanished file: the path, exit 2
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"labelgate: error: {_shown(where + (exc.strerror or str(exc)))}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("labelgate: interrupted", file=sys.stderr)
         return 130
+    except Exception:  # noqa: BLE001 - a defect of labelgate's: its own status, and the traceback
+        import traceback
+
+        traceback.print_exc()
+        print(
+            "labelgate: internal error (exit 3), please report it with the traceback above",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _shown(message: str, limit: int = 1000) -> str:
+    """A message for the terminal: one line, control characters escaped, at most ``limit``
+    characters."""
+    text = escape_controls(" ".join(message.split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _inputs(args: argparse.Namespace, *contracts: Contract) -> list[str | None]:
+    """Every path a command reads: data, contracts, class maps (the contracts' own included)."""
+    names = ("paths", "schema", "class_names", "base", "head", "base_schema", "base_class_names")
+    found: list[str | None] = []
+    for name in names:
+        value = getattr(args, name, None)
+        found += value if isinstance(value, list) else [value]
+    for c in contracts:
+        if c.class_map is not None and c.class_map.origin != "inline":
+            found.append(c.class_map.origin)
+    return found
 
 
 def _contract(args: argparse.Namespace) -> Contract:
@@ -51,15 +92,15 @@ def _contract(args: argparse.Namespace) -> Contract:
 def _validate(args: argparse.Namespace) -> int:
     from labelgate.api import validate
 
-    if args.output:
-        _refuse_input_as_output(args.output, args.paths)
+    contract = _contract(args)
+    check_outputs({"--output": args.output}, _inputs(args, contract))
     progress = None
     if args.format == "text" and not args.no_progress and sys.stderr.isatty():
         progress = _ProgressBar()
     try:
         report = validate(
             args.paths,
-            _contract(args),
+            contract,
             engine=args.engine,
             max_examples=args.max_examples,
             strict=args.strict,
@@ -85,7 +126,7 @@ def _emit(report: object, args: argparse.Namespace) -> int:
     to_terminal = args.output is None and sys.stdout.isatty()
     text = render(report, args.format, color=to_terminal)
     if args.output:
-        write_text_atomic(args.output, text)
+        write_output(args.output, text)
     else:
         sys.stdout.write(text)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -93,14 +134,6 @@ def _emit(report: object, args: argparse.Namespace) -> int:
         with Path(summary).open("a", encoding="utf-8") as f:
             f.write(render(report, "markdown"))
     return EXIT_FAIL if report.failed else EXIT_PASS
-
-
-def _refuse_input_as_output(output: str, inputs: list[str]) -> None:
-    out = Path(output).resolve()
-    for raw in inputs:
-        p = Path(raw)
-        if p.exists() and (p.resolve() == out or (p.is_dir() and p.resolve() in out.parents)):
-            raise UsageError(f"--output {output!r} would overwrite or sit inside the input {raw!r}")
 
 
 class _ProgressBar:
@@ -189,6 +222,11 @@ def _fix(args: argparse.Namespace) -> int:
             maps[int(raw)] = None if new == "ignore" else int(new)
         except ValueError:
             raise UsageError(f"--map-value {raw}={new}: expected integers, or V=ignore") from None
+    outputs = {"--quarantine": args.quarantine, "--log": args.log}
+    data = {Path(p).resolve() for p in args.paths}
+    if not args.in_place and Path(args.out).resolve() not in data:
+        outputs["--out"] = args.out  # --out on the input itself: fix says to pass --in-place
+    check_outputs(outputs, _inputs(args, contract))
     options = FixOptions(
         out=args.out,
         quarantine=args.quarantine,
@@ -201,7 +239,7 @@ def _fix(args: argparse.Namespace) -> int:
     if args.log:
         import json
 
-        write_text_atomic(args.log, json.dumps(result.to_dict(), indent=2) + "\n")
+        write_output(args.log, json.dumps(result.to_dict(), indent=2) + "\n")
     sys.stdout.write(render_fix(result, args.format))
     return EXIT_PASS if result.after is not None and not result.after.failed else EXIT_FAIL
 
@@ -210,6 +248,7 @@ def _repro(args: argparse.Namespace) -> int:
     from labelgate.bundle import make_bundle
 
     contract = _contract(args)
+    check_outputs({"--out/": args.out}, _inputs(args, contract))
     bundle = make_bundle(args.paths, contract, args.out)
     if bundle is None:
         print("no batch fails: nothing to reproduce, nothing written")
@@ -253,8 +292,7 @@ def _diff(args: argparse.Namespace) -> int:
         base = build_contract(args.base_schema, class_names=args.base_class_names, **options)
     else:
         base = build_contract(head, class_names=args.base_class_names)
-    if args.output:
-        _refuse_input_as_output(args.output, [args.base, args.head])
+    check_outputs({"--output": args.output}, _inputs(args, base, head))
     report = diff(
         [args.base],
         [args.head],
@@ -295,6 +333,7 @@ def _export(args: argparse.Namespace) -> int:
     from labelgate.contract import Contract
 
     contract = Contract.from_yaml(args.schema)
+    check_outputs({"--output": args.output}, _inputs(args, contract))
     if contract.label_column is None:
         raise UsageError(f"{args.schema}: name the label_column to export a schema")
     if args.target == "gx":
@@ -306,7 +345,7 @@ def _export(args: argparse.Namespace) -> int:
 
         text = schema(contract).to_yaml() or ""
     if args.output:
-        write_text_atomic(args.output, text)
+        write_output(args.output, text)
     else:
         sys.stdout.write(text)
     return EXIT_PASS

@@ -8,10 +8,11 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from labelgate._version import __version__
+from labelgate.contract import LIMITS
 
-__all__ = ["EXIT_FAIL", "EXIT_PASS", "EXIT_USAGE", "FORMATS", "build_parser"]
+__all__ = ["EXIT_FAIL", "EXIT_INTERNAL", "EXIT_PASS", "EXIT_USAGE", "FORMATS", "build_parser"]
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 FORMATS = ("text", "json", "junit", "github", "markdown", "html")
 
 
@@ -22,31 +23,33 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _int(minimum: int | None, what: str) -> Callable[[str], int]:
-    """An argparse type: an integer of at least ``minimum`` (any integer for ``None``)."""
+def _int(low: int, high: int) -> Callable[[str], int]:
+    """An argparse type: an integer from ``low`` to ``high``."""
 
     def parse(text: str) -> int:
+        shown = repr(text) if len(text) <= 40 else repr(text[:37] + "...")
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        if minimum is not None and value < minimum:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+            raise argparse.ArgumentTypeError(f"must be an integer, got {shown}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {shown}")
         return value
 
     return parse
 
 
-_positive = _int(1, "a positive integer")
-_non_negative = _int(0, "0 or a positive integer")
-_integer = _int(None, "an integer")
+_COUNT = 2**31 - 1
+_positive = _int(1, _COUNT)
+_non_negative = _int(0, _COUNT)
+_classes = _int(*LIMITS["num_classes"])
+_int64 = _int(*LIMITS["ignore_index"])
+_seed = _int(*LIMITS["batching.shuffle_seed"])
 
 
 def _contract_options(p: argparse.ArgumentParser) -> None:
     """The options every command shares: K, the contract, columns, class map, batching."""
-    p.add_argument(
-        "--classes", "-k", type=_positive, metavar="K", help="number of classes (logits)"
-    )
+    p.add_argument("--classes", "-k", type=_classes, metavar="K", help="number of classes (logits)")
     p.add_argument("--schema", metavar="FILE", help="dataset contract (YAML); flags override it")
     p.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
     p.add_argument("--id-column", metavar="COL", help="row id column (auto-detected)")
@@ -55,14 +58,14 @@ def _contract_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--class-names", metavar="FILE", help="class-name map: txt, json, yaml or csv index,name"
     )
-    p.add_argument("--ignore-index", type=_integer, metavar="N", help="default -100")
+    p.add_argument("--ignore-index", type=_int64, metavar="N", help="default -100")
     p.add_argument("--batch-size", type=_positive, metavar="N", help="default 32")
     p.add_argument(
         "--drop-last", action="store_true", default=None, help="drop an incomplete last batch"
     )
     p.add_argument(
         "--shuffle-seed",
-        type=_integer,
+        type=_seed,
         metavar="S",
         help="replay DataLoader(shuffle=True, generator=Generator().manual_seed(S)) (needs torch)",
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from labelgate.render.common import displayed
+
 if TYPE_CHECKING:
     from labelgate.report import Report
 
@@ -16,6 +18,8 @@ FORMATS = ("text", "json", "junit", "github", "markdown", "html")
 def render(report: Report, fmt: str, *, color: bool = False, width: int = 100) -> str:
     """Render ``report`` in ``fmt`` (one of :data:`FORMATS`)."""
     renderer: Callable[[Report], str]
+    if fmt != "json":  # JSON escapes control characters itself; every human format gets them shown
+        report = displayed(report)
     if fmt == "text":
         from labelgate.render.text import render_text
 

@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from labelgate.catalog import SCOPES, codes_in, entry
+from labelgate.files import escape_controls
 from labelgate.report import Report
 
-__all__ = ["check_titles", "verdict"]
+__all__ = ["check_titles", "displayed", "verdict"]
 
 
 def check_titles(report: Report) -> dict[str, str]:
     """Code -> title of every check the report was judged on (the diff's checks for a diff)."""
     scopes = [s for s in SCOPES if s != "diff" or report.diff is not None]
     return {code: entry(code).title for code in codes_in(*scopes)}
+
+
+def _shown(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_controls(value)
+    if isinstance(value, dict):
+        return {_shown(k): _shown(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_shown(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.replace(
+            value, **{f.name: _shown(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        )
+    return value
+
+
+def displayed(report: Report) -> Report:
+    """The report with every control character in every string (data included: sources, class
+    names, ids, values) written as a visible escape, for the human formats."""
+    shown: Report = _shown(report)
+    return shown
 
 
 def verdict(report: Report) -> str:

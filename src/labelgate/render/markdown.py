@@ -11,8 +11,11 @@ ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
 def _cell(value: object) -> str:
-    """Text safe inside a Markdown table cell (data may hold pipes, newlines or HTML)."""
+    """Text safe inside a Markdown table cell (data may hold pipes, newlines, HTML, or link and
+    image syntax: ``[x](javascript:...)``, ``![](http://...)``)."""
     text = str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    for mark in "[]!":
+        text = text.replace(mark, "\\" + mark)
     return text.replace("<", "&lt;").replace(">", "&gt;")
 
 

@@ -1,0 +1,169 @@
+"""What labelgate reads and writes, and the rules it keeps doing so (docs/security.md).
+
+- Small files (contracts, class maps) are read only when they are regular files of at most
+  ``MAX_SMALL_FILE`` bytes, as UTF-8 with or without a byte-order mark.
+- YAML is read without aliases: a kilobyte of ``&a [*a, *a, ...]`` cannot expand to gigabytes.
+- Every output path is checked, after resolving links, against every input (data files, contract,
+  class map) and against the other outputs, and its folder must be writable, before anything is
+  written. A regular file (or a new path) is written to a temporary file, then renamed; a device
+  or a FIFO (``/dev/null``, ``/dev/stdout``) is written directly, never replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from labelgate.atomic import write_text_atomic
+from labelgate.errors import InputError, UsageError, one_line
+
+__all__ = [
+    "CLASS_MAP_SUFFIXES",
+    "MAX_SMALL_FILE",
+    "check_outputs",
+    "escape_controls",
+    "load_yaml",
+    "read_small_text",
+    "write_output",
+]
+
+MAX_SMALL_FILE = 32 << 20  # bytes: a 1,000,000-name class map of 20-byte names is 21 MB
+CLASS_MAP_SUFFIXES = (".txt", ".names", ".json", ".yaml", ".yml", ".csv")
+
+
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)} | {
+    c: f"\\u{c:04x}" for c in range(0x80, 0xA0)
+}
+_CONTROLS |= {
+    c: f"\\u{c:04x}" for c in (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character (ANSI escapes, NUL, newlines, bidi marks) written as
+    a visible escape, so that data cannot steer a terminal, a CI log or a Markdown renderer."""
+    return text.translate(_CONTROLS)
+
+
+def read_small_text(path: str | Path, what: str, error: type[InputError] = InputError) -> str:
+    """The text of a small regular file (a contract, a class map), BOM removed.
+
+    Raises:
+        ``error``: the path is missing, not a regular file, over ``MAX_SMALL_FILE`` bytes, or not
+            UTF-8 text.
+    """
+    origin = str(path)
+    try:
+        with Path(path).open("rb") as f:
+            mode = os.fstat(f.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                raise error(f"the {what} is not a regular file", path=origin)
+            data = f.read(MAX_SMALL_FILE + 1)
+    except FileNotFoundError:
+        raise error(f"{what} not found", path=origin) from None
+    except IsADirectoryError:
+        raise error(f"the {what} is a directory, not a file", path=origin) from None
+    except OSError as exc:
+        raise error(
+            f"cannot read the {what} ({exc.strerror or one_line(exc)})", path=origin
+        ) from None
+    if len(data) > MAX_SMALL_FILE:
+        raise error(f"the {what} is over {MAX_SMALL_FILE >> 20} MB", path=origin)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"the {what} is not UTF-8 text (byte {exc.start})", path=origin) from None
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML safely and without aliases.
+
+    Raises:
+        yaml.YAMLError: the text is not YAML, or uses an alias (``*name``).
+    """
+    import yaml
+
+    class NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.events.AliasEvent):
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                raise yaml.composer.ComposerError(
+                    None, None, "YAML aliases (*name) are not accepted", mark
+                )
+            return super().compose_node(parent, index)
+
+    return yaml.load(text, Loader=NoAliases)
+
+
+def _resolved(path: str) -> Path:
+    return Path(path).expanduser().resolve()
+
+
+def _special(path: Path) -> bool:
+    """An existing path that is neither a regular file nor a directory (a device, a FIFO)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | None]) -> None:
+    """Refuse, before anything is written, an output that would overwrite or sit inside an input,
+    that two outputs share, that is a directory, or whose folder cannot be written.
+
+    Args:
+        outputs: flag -> path (``None``: not asked for). A flag ending in ``/`` names a folder
+            that the command creates (``repro --out``).
+        inputs: every path read: data files and folders, the contract, the class map.
+
+    Raises:
+        UsageError: the first such output, naming its flag and the input.
+    """
+    read = [(raw, _resolved(raw)) for raw in inputs if raw and "://" not in raw]
+    seen: dict[Path, str] = {}
+    for flag, raw in outputs.items():
+        if raw is None:
+            continue
+        name = flag.rstrip("/")
+        out = _resolved(raw)
+        if _special(out):
+            continue  # /dev/null, a FIFO: written directly, never replaced
+        for given, path in read:
+            if out == path or path in out.parents or (flag.endswith("/") and out in path.parents):
+                raise UsageError(
+                    f"{name} {raw!r} would overwrite or sit inside the input {given!r}"
+                )
+        if out in seen:
+            raise UsageError(f"{name} {raw!r} is also {seen[out]}: give each output its own path")
+        seen[out] = name
+        if not flag.endswith("/") and out.is_dir():
+            raise UsageError(f"{name} {raw!r} is a directory: name a file")
+        folder = out.parent
+        while not folder.exists() and folder != folder.parent and flag.endswith("/"):
+            folder = folder.parent
+        if not folder.is_dir():
+            raise UsageError(f"{name} {raw!r}: the folder {str(folder)!r} does not exist")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise UsageError(f"{name} {raw!r}: the folder {str(folder)!r} cannot be written")
+
+
+def write_output(path: str, text: str) -> None:
+    """Write ``text`` to ``path``: atomically for a regular file or a new path, directly for a
+    device or a FIFO.
+
+    Raises:
+        InputError: the write fails (a full disk, a permission), naming the path.
+    """
+    target = Path(path)
+    try:
+        if _special(target):
+            with target.open("w", encoding="utf-8") as f:
+                f.write(text)
+        else:
+            write_text_atomic(target, text)
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror or one_line(exc)})", path=path) from None
