@@ -275,3 +275,18 @@ def test_footers_of_many_shards_are_read_by_the_cluster(
     remote = validate([str(folder)], contract, dask=scheduler)
     assert calls == [SHARDS]
     assert plain(remote) == plain(validate([str(folder)], contract))
+
+
+def test_repro_and_fix_on_s3_keep_the_query_string_out(
+    shards: tuple[Path, dict[str, Any]], s3: str, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "case"  # credentials: the s3 fixture's, in this process's environment
+    result = run_cli("repro", s3, "-k", "4", "--out", str(bundle))
+    assert result.returncode == 0, result.stderr
+    written = "".join(p.read_text() for p in bundle.iterdir() if p.suffix in (".json", ".md"))
+    assert "endpoint_override" not in written and "127.0.0.1" not in written
+    fixed = tmp_path / "fixed.parquet"
+    q = tmp_path / "rejected.parquet"
+    result = run_cli("fix", s3, "-k", "4", "--out", str(fixed), "--quarantine", str(q))
+    assert result.returncode in (0, 1), result.stderr  # the schema came through the endpoint
+    assert fixed.exists()

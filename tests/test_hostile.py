@@ -289,3 +289,64 @@ def test_random_input_never_crashes(
             argv = ["triage", str(path)]
         assert quiet_main(argv) in (0, 1, 2)
         assert [digest(p) for p in inputs] == before
+
+
+class TestConcurrency:
+    def test_two_fixes_of_one_output_both_verify_their_own_file(
+        self, labels: Path, tmp_path: Path
+    ) -> None:
+        import subprocess
+        import sys
+
+        out = tmp_path / "fixed.parquet"
+        args = ["fix", str(labels), "-k", "4", "--out", str(out), "--map-value", "4=3"]
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "labelgate", *args],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(4)
+        ]
+        for proc in runs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+        assert pq.read_table(out).column("label").to_pylist() == [0, 1, 3, 2]
+        assert not [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+def test_a_device_as_input_is_named_for_what_it_is() -> None:
+    result = run_cli("validate", "/dev/zero", "-k", "4")
+    assert result.returncode == 2 and "not a regular file" in result.stderr
+
+
+class TestTriageEncodings:
+    LOG = "step 12 loss 0.5\nRuntimeError: CUDA error: device-side assert triggered\n"
+
+    @pytest.mark.parametrize(
+        "data",
+        [
+            LOG.encode("utf-16"),  # PowerShell's > : UTF-16 LE with a BOM
+            LOG.encode("utf-16-le"),
+            LOG.encode("utf-16-be"),
+            b"\xef\xbb\xbf" + LOG.encode(),
+            b"noise\x00" + LOG.encode(),
+        ],
+        ids=["utf16-bom", "utf16-le", "utf16-be", "utf8-bom", "nul"],
+    )
+    def test_the_error_is_found(self, data: bytes) -> None:
+        from labelgate.triage import triage_stream
+
+        result = triage_stream(io.BytesIO(data))
+        assert result.first_error is not None
+        assert result.family == "index_out_of_range"
+
+
+def test_a_jsonl_error_names_the_row_of_the_file(tmp_path: Path) -> None:
+    lines = [f'{{"label": {i % 4}, "id": {i}}}' for i in range(600_000)]
+    lines[500_000] = '{"label": 1'  # past the first 4 MB block of Arrow's reader
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = run_cli("validate", str(path), "-k", "4")
+    assert result.returncode == 2 and "in row 500000" in result.stderr

@@ -26,7 +26,8 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     path = Path(target)
     folder = path.parent if str(path.parent) else Path()
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", dir=folder)
+        # The suffix is kept, so that a reader that goes by it can check the file before rename.
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", suffix=path.suffix, dir=folder)
     except OSError as exc:
         raise UsageError(f"{str(path)!r}: cannot write there ({exc.strerror})") from None
     os.close(fd)

@@ -15,6 +15,7 @@ from labelgate.batchrows import collect_batches
 from labelgate.contract import Contract
 from labelgate.environment import environment
 from labelgate.errors import UsageError
+from labelgate.io.sources import shown
 from labelgate.validation import run
 
 __all__ = ["Bundle", "make_bundle"]
@@ -83,7 +84,8 @@ def make_bundle(paths: list[str], contract: Contract, out: str) -> Bundle | None
     for b in table.column("batch").to_pylist():
         sizes[b] += 1
     k = data.k
-    inputs = [Path(p).name for p in paths]  # names only: no folders, no user or host names
+    # Names only: no folders, no user or host names, no query string (an endpoint, a key).
+    inputs = [Path(shown(p)).name for p in paths]
     case = {
         "input": inputs,
         "num_classes": k,

@@ -197,6 +197,10 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
         written = pq.read_metadata(out_tmp).num_rows + pq.read_metadata(q_tmp).num_rows
         if written != rows_in:  # the accounting identity; never expected to fail
             raise RuntimeError(f"wrote {written} rows for {rows_in} read: nothing was replaced")
+        # The file just written is validated before it is renamed into place: another run
+        # writing the same --out cannot swap it underneath. The fixed file lacks the quarantined
+        # rows by design: expected_rows was the input's count.
+        after = validate([str(out_tmp)], dataclasses.replace(contract, expected_rows=None))
     if options.quarantine is None:
         Path(_quarantine_target(options)).unlink(missing_ok=True)
     result = FixResult(
@@ -209,8 +213,8 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
         output=options.out,
         quarantine=options.quarantine if quarantined else None,
     )
-    # The fixed file lacks the quarantined rows by design: expected_rows was the input's count.
-    result.after = validate([options.out], dataclasses.replace(contract, expected_rows=None))
+    files = [dict(f) | {"path": options.out} for f in after.input["files"]]
+    result.after = dataclasses.replace(after, input=after.input | {"files": files})
     return result
 
 
@@ -248,7 +252,7 @@ def _output_schema(data: Any) -> pa.Schema:
 
     first = data.files[0]
     if first.kind == "parquet":
-        return pq.read_schema(first.path)
+        return pq.read_schema(first.open())  # a URI through its own filesystem and endpoint
     _, _, chunk = next(iter(data.chunks(every=True)))
     return chunk.schema
 

@@ -6,6 +6,7 @@ of later errors and the last step markers are kept.
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -16,7 +17,7 @@ from labelgate.families import FAMILIES
 
 __all__ = ["FAMILIES", "Triage", "triage_lines", "triage_stream"]
 
-MAX_LINE = 1 << 20  # bytes of one line read; the rest of a longer line is skipped
+MAX_LINE = 1 << 20  # characters of one line kept; the rest of a longer line is skipped
 PROBE = 4096  # characters of a line matched against the patterns (messages start a line)
 SHOWN = 1000  # characters of a line kept for display
 STEP_PROBE = 512  # characters of a line searched for step markers (they come first)
@@ -119,18 +120,46 @@ class Triage:
         }
 
 
+def log_encoding(head: bytes) -> str:
+    """The encoding of a log from its first bytes: UTF-16 with a BOM (PowerShell's ``>``), or
+    without one (every other byte NUL), UTF-8 with or without a BOM."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    if head.startswith(b"\xef\xbb\xbf"):
+        return "utf-8-sig"
+    pairs = len(head) // 2
+    if pairs >= 8:
+        odd, even = head[1::2].count(0), head[0::2].count(0)
+        if odd > 0.4 * pairs and even < 0.1 * pairs:
+            return "utf-16-le"
+        if even > 0.4 * pairs and odd < 0.1 * pairs:
+            return "utf-16-be"
+    return "utf-8"
+
+
 def read_lines(stream: BinaryIO) -> Iterator[str]:
-    """Decode a byte stream line by line, invalid UTF-8 replaced, each line cut at ``MAX_LINE``."""
+    """Decode a byte stream line by line in its own encoding (:func:`log_encoding`), invalid
+    bytes replaced, a NUL taken as a line break, each line cut at ``MAX_LINE`` characters."""
+    head = stream.read(4096)
+    decoder = codecs.getincrementaldecoder(log_encoding(head))(errors="replace")
+    pending, skipping, block = "", False, head
     while True:
-        chunk = stream.readline(MAX_LINE)
-        if not chunk:
+        final = not block
+        pending += decoder.decode(block, final=final)
+        *lines, pending = pending.replace("\x00", "\n").split("\n")
+        for line in lines:
+            if not skipping:
+                yield line.rstrip("\r")
+            skipping = False
+        if len(pending) > MAX_LINE:  # an over-long line: keep its start, skip the rest
+            if not skipping:
+                yield pending[:MAX_LINE]
+            pending, skipping = "", True
+        if final:
+            if pending and not skipping:
+                yield pending.rstrip("\r")
             return
-        if not chunk.endswith(b"\n") and len(chunk) == MAX_LINE:
-            while True:  # skip the rest of an over-long line without holding it
-                rest = stream.readline(MAX_LINE)
-                if not rest or rest.endswith(b"\n"):
-                    break
-        yield chunk.decode("utf-8", errors="replace").rstrip("\r\n")
+        block = stream.read(1 << 16)
 
 
 def triage_stream(stream: BinaryIO) -> Triage:

@@ -110,6 +110,10 @@ def resolve_inputs(paths: list[str]) -> list[InputFile]:
             found = sorted(f for f in glob.glob(raw, recursive=True) if Path(f).is_file())  # noqa: PTH207
             if not found:
                 raise InputError("no file matches this pattern", path=raw)
+        elif p.exists():
+            raise InputError("not a regular file (a device, a FIFO or a socket)", path=raw)
+        elif p.is_symlink():
+            raise InputError("a link to nothing (its target does not exist)", path=raw)
         else:
             raise InputError("no such file or directory", path=raw)
         for f in found:

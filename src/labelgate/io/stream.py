@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,7 @@ def stream_columns(
     """
     import pyarrow as pa
 
+    done = 0  # rows yielded: Arrow's JSON reader counts rows from the start of its block
     try:
         if file.kind == "parquet":
             import pyarrow.parquet as pq
@@ -107,10 +109,16 @@ def stream_columns(
             reader = _open_json(file)
         for batch in reader:
             yield batch.select(columns) if file.kind == "jsonl" and columns is not None else batch
+            done += batch.num_rows
     except (pa.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
         if isinstance(exc, InputError):
             raise
+        if file.kind == "jsonl":
+            exc = ValueError(_ROW.sub(lambda m: f"in row {done + int(m[1])}", one_line(exc)))
         raise _fail(file, exc) from None
+
+
+_ROW = re.compile(r"\bin row (\d+)")
 
 
 def _csv_header(file: InputFile) -> list[str] | None:
