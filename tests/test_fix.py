@@ -164,8 +164,10 @@ class TestOutputs:
             str(q),
             cwd=SAMPLES,
         )
-        assert result.returncode == 0
+        # Not settled while the 1-based pattern stands: exit 1, naming the flag that settles it.
+        assert result.returncode == 1
         assert "1-based pattern, not proven: unchanged" in result.stdout
+        assert "not settled" in result.stdout and "--shift -1" in result.stdout
         labels = pq.read_table(out).column("0").to_pylist()
         assert sorted(set(labels)) == [1, 2, 3]  # 1..3 left as they are; the 4s quarantined
         assert pq.read_table(q).column("labelgate_reason").to_pylist() == ["LG004"] * 15

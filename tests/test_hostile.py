@@ -350,3 +350,78 @@ def test_a_jsonl_error_names_the_row_of_the_file(tmp_path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
     result = run_cli("validate", str(path), "-k", "4")
     assert result.returncode == 2 and "in row 500000" in result.stderr
+
+
+class TestCarefulUser:
+    def test_integers_past_int64_are_called_so(self, tmp_path: Path) -> None:
+        path = tmp_path / "big.csv"
+        path.write_text(
+            "label\n9223372036854775807\n9223372036854775808\n18446744073709551621\n1\n"
+        )
+        result = run_cli("validate", str(path), "-k", "4", "--format", "json")
+        by = {f["code"]: f for f in __import__("json").loads(result.stdout)["findings"]}
+        assert by["LG002"]["count"] == 2 and "past int64" in by["LG002"]["message"]
+        assert "cast to int64 would overflow" in by["LG002"]["fix"]
+        assert by["LG004"]["details"]["values"] == {"9223372036854775807": 1}
+
+    def test_examples_by_row_get_their_id_and_value(self) -> None:
+        result = run_cli(
+            "validate", "all_ignored_batch.parquet", "-k", "4", "--format", "json", cwd=SAMPLES
+        )
+        (lg007,) = [
+            f for f in __import__("json").loads(result.stdout)["findings"] if f["code"] == "LG007"
+        ]
+        (example,) = lg007["examples"]
+        assert example["id"] is not None and example["value"] == -100
+
+    def test_sparse_ids_are_not_called_one_based(self) -> None:
+        result = run_cli(
+            "validate", "coco_sparse_ids.parquet", "-k", "80", "--format", "json", cwd=SAMPLES
+        )
+        (lg004,) = [
+            f for f in __import__("json").loads(result.stdout)["findings"] if f["code"] == "LG004"
+        ]
+        assert "1-based" not in lg004["fix"] and "sparse category ids" in lg004["fix"]
+
+    def test_fix_names_the_shift_first(self, tmp_path: Path) -> None:
+        out = tmp_path / "f.parquet"
+        result = run_cli(
+            "fix", "one_based_no_header.csv", "-k", "4", "--out", str(out), cwd=SAMPLES
+        )
+        assert result.returncode == 2 and "--shift -1" in result.stderr
+
+    def test_a_text_label_column_in_parquet_gets_a_note(self, tmp_path: Path) -> None:
+        path = tmp_path / "s.parquet"
+        pq.write_table(pa.table({"label": ["0", "3"]}), path)
+        result = run_cli("validate", str(path), "-k", "4", "--format", "json")
+        assert result.returncode == 0 and "stored as text" in result.stdout
+
+    def test_words_say_what_they_mean(self, tmp_path: Path) -> None:
+        result = run_cli(
+            "validate", "oob_0_2_4.parquet", "-k", "4", "--format", "markdown", cwd=SAMPLES
+        )
+        assert "failing batches: #0" in result.stdout and "| 1 row |" in result.stdout
+        text = run_cli("validate", "oob_0_2_4.parquet", "-k", "4", cwd=SAMPLES).stdout
+        assert "(1 row)" in text and "1 rows" not in text
+
+    def test_map_value_with_a_space(self, tmp_path: Path) -> None:
+        out = tmp_path / "f.parquet"
+        result = run_cli(
+            "fix",
+            "neg1_sentinel.parquet",
+            "-k",
+            "4",
+            "--map-value",
+            "-1=ignore",
+            "--out",
+            str(out),
+            cwd=SAMPLES,
+        )
+        assert result.returncode == 0, result.stderr
+
+    def test_the_median_of_two_counts(self, tmp_path: Path) -> None:
+        path = tmp_path / "m.parquet"
+        # Counts 100, 300, 3, 200: the median of four is 150 (the upper middle would say 200).
+        pq.write_table(pa.table({"label": [0] * 100 + [1] * 300 + [2] * 3 + [3] * 200}), path)
+        result = run_cli("validate", str(path), "-k", "4", "--format", "json")
+        assert "median class count (150)" in result.stdout

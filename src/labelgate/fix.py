@@ -64,6 +64,7 @@ class SourceFix:
     shift: int | None = None
     remap: dict[str, int] | None = None
     changed: int = 0
+    pending: str | None = None  # a finding that stands unaddressed: the flag that would address it
 
 
 @dataclass(slots=True)
@@ -191,8 +192,11 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
         quarantined = rows_in - fixed
         if quarantined and options.quarantine is None:
             listed = ", ".join(f"{c}: {n}" for c, n in sorted(counts.items()))
+            flags = [p.pending for p in plans if p.pending]
+            hint = f"if the 1-based pattern is real, pass {' '.join(flags)}; then " if flags else ""
             raise UsageError(
-                f"{quarantined} rows cannot be fixed ({listed}): name a --quarantine file for them"
+                f"{quarantined} rows cannot be fixed ({listed}): {hint}name a --quarantine file "
+                "for the rows left"
             )
         written = pq.read_metadata(out_tmp).num_rows + pq.read_metadata(q_tmp).num_rows
         if written != rows_in:  # the accounting identity; never expected to fail
@@ -211,7 +215,7 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
         value_maps=dict(maps_used),
         quarantined=dict(sorted(counts.items())),
         output=options.out,
-        quarantine=options.quarantine if quarantined else None,
+        quarantine=options.quarantine,
     )
     files = [dict(f) | {"path": options.out} for f in after.input["files"]]
     result.after = dataclasses.replace(after, input=after.input | {"files": files})
@@ -294,12 +298,14 @@ def _plan(ctx: Any, report: Report, options: FixOptions) -> list[SourceFix]:
                 )
             )
         elif name in pattern_sources:
+            flag = f"--shift {'' if name == NO_SOURCE else name + '='}-1"
             plans.append(
                 SourceFix(
                     name,
-                    "1-based pattern, not proven: unchanged (pass --shift "
-                    f"{'' if name == NO_SOURCE else name + '='}-1 if its documentation says so)",
+                    f"1-based pattern, not proven: unchanged (pass {flag} if its documentation "
+                    "says so)",
                     rows,
+                    pending=flag,
                 )
             )
         else:

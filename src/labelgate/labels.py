@@ -215,6 +215,14 @@ def _parse_text(arr: pa.Array) -> tuple[I64, npt.NDArray[np.bool_], npt.NDArray[
         ints = pc.cast(pc.if_else(from_numpy(is_int), unsigned, "0"), pa.int64())
         values = numbers(ints).astype(np.int64)
     bad = ~is_int & ~empty
+    long = bool_mask(pc.match_substring_regex(text, r"^[+-]?\d{19,40}$")) & bad
+    for i in np.flatnonzero(long).tolist():  # 19 digits and more: rare, exact in Python
+        v = int(text[i].as_py())
+        if -(2**63) <= v < 2**63:
+            values[i] = v
+            bad[i] = False
+    past = long & bad  # integers past int64: bad, and not to be read as floats below
+    bad &= ~past
     if bad.any():
         pattern = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
         numeric = bool_mask(pc.match_substring_regex(text, pattern)) & bad
@@ -225,4 +233,4 @@ def _parse_text(arr: pa.Array) -> tuple[I64, npt.NDArray[np.bool_], npt.NDArray[
             whole &= f == np.floor(np.where(whole, f, 0.0))
             values[whole] = f[whole].astype(np.int64)
             bad &= ~whole
-    return values, bad, empty
+    return values, bad | past, empty

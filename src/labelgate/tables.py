@@ -104,7 +104,9 @@ def class_table(ctx: Context) -> list[dict[str, Any]]:
     ]
 
 
-def notes(columns: Columns, label_type: str, task: str, first: FileSchema) -> list[str]:
+def notes(
+    columns: Columns, label_type: str, task: str, first: FileSchema, files: list[InputFile]
+) -> list[str]:
     notes = [
         f"{role} column {getattr(columns, role)!r}: {how}" for role, how in columns.how.items()
     ]
@@ -118,6 +120,12 @@ def notes(columns: Columns, label_type: str, task: str, first: FileSchema) -> li
             f"labels are stored as {base}: cast to int64 before building the target (PyTorch "
             "accepts int64 and uint8 class indices, and raises RuntimeError for others: "
             "expected target dtype to be Long or Byte)"
+        )
+    typed = all(f.kind != "csv" for f in files)  # CSV holds text whatever the label is
+    if typed and base in ("string", "large_string", "string_view"):
+        notes.append(
+            f"labels are stored as text ({base}): values such as '3' are read as class 3 here, "
+            "but a loader must convert them to int64 before building the target"
         )
     if task == "tokens":
         notes.append("token task: rows are lists of targets, padded with ignore_index per batch")

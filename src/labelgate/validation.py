@@ -20,7 +20,7 @@ from labelgate.io import InputFile
 from labelgate.io.stream import FileSchema
 from labelgate.report import Example, Finding, Report
 from labelgate.scan import ScanResult
-from labelgate.scan.ids import duplicate_ids
+from labelgate.scan.ids import duplicate_ids, values_at
 from labelgate.scan.plan import supported
 from labelgate.scan.sequential import Chunk, Scan
 from labelgate.section import check_section
@@ -131,7 +131,7 @@ def _validate(
     ctx = Context(
         scan, contract, files, label_type, task, duplicates, _names_seen(scan), section=section
     )
-    findings = _name_files(run_checks(ctx), files, scan.file_rows)
+    findings = _name_files(_completed(run_checks(ctx), data), files, scan.file_rows)
     report = Report(
         findings=tuple(findings),
         counts=tables.counts(scan),
@@ -141,7 +141,7 @@ def _validate(
         batches=tables.batch_summary(ctx),
         sources=tables.source_table(scan),
         classes=tables.class_table(ctx),
-        notes=tuple(tables.notes(columns, label_type, task, schemas[0])),
+        notes=tuple(tables.notes(columns, label_type, task, schemas[0], files)),
         strict=strict,
     )
     return Validation(report, ctx, data)
@@ -213,6 +213,34 @@ def _scan_in_pieces(
         )
     merged = ids_for_examples(merged, pieces, spec, metadata)
     return result_of(merged, spec, data.plan, len(data.files))
+
+
+def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
+    """Examples that checks name by row alone (LG007's first rows, LG010's first pairs) get the
+    row's id, and LG007's its label value, read for those rows only."""
+    columns = [c for c in (data.columns.id, data.columns.label) if c]
+
+    def lacking(f: Finding, e: Example) -> bool:
+        return (data.columns.id is not None and e.id is None) or (
+            f.code == "LG007" and e.value is None and data.task == "multiclass"
+        )
+
+    rows = [e.row for f in findings for e in f.examples if lacking(f, e)]
+    if not rows:
+        return findings
+    at = values_at(rows, data, columns)
+
+    def completed(f: Finding, e: Example) -> Example:
+        if not lacking(f, e) or e.row not in at:
+            return e
+        values = dict(zip(columns, at[e.row], strict=True))
+        return replace(
+            e,
+            id=values.get(data.columns.id or "", e.id) if e.id is None else e.id,
+            value=values[data.columns.label] if f.code == "LG007" and e.value is None else e.value,
+        )
+
+    return [replace(f, examples=tuple(completed(f, e) for e in f.examples)) for f in findings]
 
 
 def _name_files(

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from labelgate.checks.context import Context, join_values
+from labelgate.checks.context import Context, join_values, plural
 from labelgate.checks.registry import check
 from labelgate.classmap import ClassMap, normalise_name
 from labelgate.report import Example, Finding
@@ -287,7 +287,8 @@ def class_usage(ctx: Context) -> list[Finding]:
             )
         )
     used = sorted(n for n in counts if n > 0)
-    median = used[len(used) // 2]
+    mid = len(used) // 2
+    median = used[mid] if len(used) % 2 else (used[mid - 1] + used[mid]) / 2
     rare = [i for i, n in enumerate(counts) if n > 0 and n * 20 < median]
     if rare:
         found.append(
@@ -297,8 +298,8 @@ def class_usage(ctx: Context) -> list[Finding]:
                 count=len(rare),
                 unit="classes",
                 message=(
-                    f"{len(rare)} classes have under 1/20 of the median class count ({median}): "
-                    + join_values([f"{i} ({counts[i]})" for i in rare])
+                    f"{plural(len(rare), 'class', 'classes')} under 1/20 of the median class count "
+                    f"({median:g}): " + join_values([f"{i} ({counts[i]})" for i in rare])
                 ),
                 fix="Consider class weights or more data for these classes.",
                 details={"classes": rare[:1000]},

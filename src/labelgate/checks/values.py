@@ -13,13 +13,31 @@ NEVER_WIDEN = (
 SEGMENTATION_IGNORE = {254, 255, 256}
 
 
+def _past_int64(value: object) -> bool:
+    """Whether a value as written is a whole number outside int64."""
+    try:
+        number = int(value) if isinstance(value, (int, str)) else None
+    except ValueError:
+        number = None
+    if isinstance(value, float) and value.is_integer():
+        number = int(value)
+    return number is not None and not -(2**63) <= number < 2**63
+
+
 @check("LG002")
 def unusable_type(ctx: Context) -> list[Finding]:
     t = ctx.scan.tallies.get("LG002")
     if t is None:
         return []
     kind = ctx.label_type
-    if "string" in kind or "utf8" in kind:
+    past = [e.value for e in t.examples if _past_int64(e.value)]
+    if past and len(past) == len(t.examples):
+        fix = (
+            f"These are integers past int64 (e.g. {past[0]}): no class index is that large, and a "
+            "cast to int64 would overflow. Find where the labels were written: ids or hashes may "
+            "have been stored in the label column."
+        )
+    elif "string" in kind or "utf8" in kind:
         fix = (
             "Labels written as text that is not an integer (class names?) cannot be targets: map "
             "names to indices with a class-name map before training."
@@ -37,7 +55,8 @@ def unusable_type(ctx: Context) -> list[Finding]:
     return tally_finding(
         ctx,
         "LG002",
-        f"{plural(t.count, 'label value')} of type {kind} not integer class indices",
+        f"{plural(t.count, 'label value')} of type {kind} not integer class indices"
+        + (f", some integers past int64 (e.g. {past[0]})" if past else ""),
         fix,
     )
 
@@ -68,8 +87,10 @@ def too_high(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     values = sorted(v for v in scan.other_values if v >= k)
     causes: list[str] = []
-    if k in values:
-        # Class 0 in the sources that hold the value K: unused or rare there means 1-based.
+    sparse = _sparse(ctx) is not None
+    if k in values and not sparse:
+        # Class 0 in the sources that hold the value K: unused or rare there means 1-based
+        # (unless the values are sparse ids, which start at 1 too: LG016 says so).
         holders = [src for src, n in t.by_source.items() if n]
         zero = int(sum(scan.source_hist[src][0] for src in holders))
         there = int(sum(scan.source_hist[src][:k].sum() for src in holders))
@@ -87,8 +108,10 @@ def too_high(ctx: Context) -> list[Finding]:
             "trainId) or a mask saved as grey levels 0..255: declare --ignore-index 255 if it "
             "marks 'ignore'"
         )
-    if len(values) > 1 and values[-1] >= 2 * k and len(values) < values[-1] - values[0] + 1:
-        causes.append("values far above K with gaps look like sparse category ids (see LG016)")
+    if sparse or (
+        len(values) > 1 and values[-1] >= 2 * k and len(values) < values[-1] - values[0] + 1
+    ):
+        causes.append("the values look like sparse category ids with gaps (see LG016)")
     shown = join_values(values) + (" (and more)" if scan.other_values_overflow else "")
     message = f"{plural(t.count, 'label')} >= K={k} (values {shown})"
     cause = "Likely cause: " + "; ".join(causes) + ". " if causes else ""
@@ -117,7 +140,7 @@ def negative(ctx: Context) -> list[Finding]:
     if -1 in values:
         causes.append(
             f"-1 is an 'unlabelled' sentinel from another convention: declare --ignore-index -1, "
-            f"or map -1 to {ignore}"
+            f"or map -1 to {ignore} (labelgate fix --map-value=-1=ignore)"
         )
     if any(v in (-255, -254) for v in values):
         causes.append("-255 suggests a segmentation ignore value with the wrong sign")
@@ -193,22 +216,34 @@ def nothing_usable(ctx: Context) -> list[Finding]:
     ]
 
 
-@check("LG016")
-def sparse_ids(ctx: Context) -> list[Finding]:
-    scan = ctx.scan
-    k = ctx.k
+def _sparse(ctx: Context) -> tuple[list[int], list[int]] | None:
+    """The used values and their gaps when they look like sparse category ids (COCO's 1..90 for
+    80 classes): at least three values starting at 1 or above with two gaps or more, and no more
+    distinct values than classes once they reach K."""
+    scan, k = ctx.scan, ctx.k
     used = [i for i, n in enumerate(scan.class_counts.tolist()) if n > 0]
     used += sorted(v for v in scan.other_values if v >= k)
     if len(used) < 3:
-        return []
+        return None
     lo, hi = used[0], used[-1]
     present = set(used)
     gaps = [v for v in range(lo, min(hi, lo + 100_000)) if v not in present]
-    reaches = hi >= k
     if len(gaps) < 2 or lo < 1:
-        return []  # category ids start at 1; a set that uses 0 is a class range with holes
-    if reaches and len(used) > k:
-        return []  # more distinct values than classes: not a remappable id set
+        return None  # category ids start at 1; a set that uses 0 is a class range with holes
+    if hi >= k and len(used) > k:
+        return None  # more distinct values than classes: not a remappable id set
+    return used, gaps
+
+
+@check("LG016")
+def sparse_ids(ctx: Context) -> list[Finding]:
+    k = ctx.k
+    found = _sparse(ctx)
+    if found is None:
+        return []
+    used, gaps = found
+    lo, hi = used[0], used[-1]
+    reaches = hi >= k
     severity = "error" if reaches else "warning"
     message = (
         f"{len(used)} distinct label values span {lo}..{hi} with {len(gaps)} gaps "

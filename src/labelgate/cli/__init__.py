@@ -29,7 +29,7 @@ __all__ = ["FORMATS", "build_parser", "main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_joined(sys.argv[1:] if argv is None else list(argv)))
     try:
         commands = {
             "validate": _validate,
@@ -61,6 +61,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _joined(argv: list[str]) -> list[str]:
+    """``--map-value -1=ignore`` as ``--map-value=-1=ignore``: argparse takes a value starting
+    with ``-`` for an option of its own."""
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg in ("--map-value", "--shift"):
+            value = next(it, None)
+            out.append(arg if value is None else f"{arg}={value}")
+        else:
+            out.append(arg)
+    return out
 
 
 def _shown(message: str, limit: int = 1000) -> str:
@@ -241,7 +255,9 @@ def _fix(args: argparse.Namespace) -> int:
 
         write_output(args.log, json.dumps(result.to_dict(), indent=2) + "\n")
     sys.stdout.write(render_fix(result, args.format))
-    return EXIT_PASS if result.after is not None and not result.after.failed else EXIT_FAIL
+    settled = not any(s.pending for s in result.sources)
+    passed = result.after is not None and not result.after.failed
+    return EXIT_PASS if passed and settled else EXIT_FAIL
 
 
 def _repro(args: argparse.Namespace) -> int:

@@ -194,7 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fx.add_argument("--in-place", action="store_true", help="allow --out to be the input (atomic)")
     fx.add_argument("--log", metavar="FILE", help="write the fix log as JSON here")
-    fx.add_argument("--format", choices=("text", "json"), default="text")
+    fx.add_argument(
+        "--format", choices=("text", "json"), default="text", help="fix log format (default text)"
+    )
     rp = _command(
         sub,
         "repro",
@@ -246,7 +248,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     df.add_argument("--format", choices=FORMATS, default="text")
     df.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
-    df.add_argument("--max-examples", type=_non_negative, default=20, metavar="N")
+    df.add_argument(
+        "--max-examples",
+        type=_non_negative,
+        default=20,
+        metavar="N",
+        help="offending rows listed per finding (default 20; 0 lists all)",
+    )
     df.add_argument("--strict", action="store_true", help="warnings fail too")
     ex = sub.add_parser(
         "export",

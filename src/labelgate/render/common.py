@@ -9,7 +9,7 @@ from labelgate.catalog import SCOPES, codes_in, entry
 from labelgate.files import escape_controls
 from labelgate.report import Report
 
-__all__ = ["check_titles", "displayed", "verdict"]
+__all__ = ["check_titles", "counted", "displayed", "verdict"]
 
 
 def check_titles(report: Report) -> dict[str, str]:
@@ -37,6 +37,16 @@ def displayed(report: Report) -> Report:
     names, ids, values) written as a visible escape, for the human formats."""
     shown: Report = _shown(report)
     return shown
+
+
+_SINGULAR = {"batches": "batch", "classes": "class", "entries": "entry"}
+
+
+def counted(count: int, unit: str) -> str:
+    """``1 row``, ``2 rows``, ``1 batch``: a count with its unit in the right number."""
+    if count != 1:
+        return f"{count} {unit}"
+    return f"{count} {_SINGULAR.get(unit, unit.removesuffix('s'))}"
 
 
 def verdict(report: Report) -> str:

@@ -18,13 +18,24 @@ def render_fix(result: FixResult, fmt: str) -> str:
         f"fixed file: {result.output}",
     ]
     if result.quarantine:
-        lines.append(f"quarantine: {result.quarantine}")
+        held = (
+            f"{result.rows_quarantined} rows"
+            if result.rows_quarantined
+            else "empty: no row needed it"
+        )
+        lines.append(f"quarantine: {result.quarantine} ({held})")
     for s in result.sources:
         lines.append(f"source {s.name!r} ({s.rows} rows): {s.action}; {s.changed} labels changed")
     for mapping, count in result.value_maps.items():
         lines.append(f"value map {mapping}: {count} targets")
     for code, count in result.quarantined.items():
         lines.append(f"quarantined {count} rows for {code}")
+    for s in result.sources:
+        if s.pending:
+            lines.append(
+                f"not settled: source {s.name!r} still looks 1-based (LG011); pass {s.pending} "
+                "if it is, or set LG011 to off in the contract if it is not"
+            )
     if result.after is not None:
         remaining = [
             f"{f.code} {f.severity}" for f in result.after.findings if f.severity != "info"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labelgate.render.common import verdict
+from labelgate.render.common import counted, verdict
 from labelgate.report import Report
 
 __all__ = ["render_markdown"]
@@ -31,14 +31,15 @@ def render_markdown(report: Report) -> str:
     b = report.batches
     out += [
         "",
-        f"Batches: {b['count']} of {b['size']}; failing: {', '.join(map(str, b['failing'][:20])) or 'none'}",
+        f"Batches: {counted(b['count'], 'batches')} of {b['size']} rows; failing batches: "
+        + (", ".join(f"#{x}" for x in b["failing"][:20]) or "none"),
         "",
     ]
     if report.findings:
         out += ["| | code | count | finding |", "|---|---|---:|---|"]
         for f in report.findings:
             out.append(
-                f"| {ICON[f.severity]} {f.severity} | {f.code} | {f.count} {f.unit} | {_cell(f.message)} |"
+                f"| {ICON[f.severity]} {f.severity} | {f.code} | {counted(f.count, f.unit)} | {_cell(f.message)} |"
             )
         out.append("")
         for f in report.findings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from labelgate.render.common import counted
 from labelgate.report import Finding, Report
 
 __all__ = ["render_text"]
@@ -65,7 +66,7 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
         for f in report.findings:
             style = STYLE.get(f.severity, "")
             console.print(
-                f"[{style}]{f.code} {f.severity}[/{style}] ({f.count} {f.unit}): {escape(f.message)}"
+                f"[{style}]{f.code} {f.severity}[/{style}] ({counted(f.count, f.unit)}): {escape(f.message)}"
             )
             for line in _examples(f):
                 console.print(f"    {escape(line)}")

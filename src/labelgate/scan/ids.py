@@ -14,7 +14,7 @@ from labelgate.scan.result import DuplicateIds, ScanResult
 if TYPE_CHECKING:
     from labelgate.dataset import Dataset
 
-__all__ = ["duplicate_ids"]
+__all__ = ["duplicate_ids", "values_at"]
 
 
 def duplicate_ids(data: Dataset, column: str, scan: ScanResult, max_examples: int) -> DuplicateIds:
@@ -41,7 +41,8 @@ def duplicate_ids(data: Dataset, column: str, scan: ScanResult, max_examples: in
     distinct = len(np.unique(ordered[repeat]))
     limit = len(rows) if max_examples == 0 else max_examples
     wanted = rows[:limit]
-    ids = _ids_at(wanted, data, column)
+    at = values_at(wanted.tolist(), data, [column])
+    ids = [at[r][0] for r in wanted.tolist()]
     kept = scan.plan.kept_batches(scan.rows)
     examples = []
     for row, id_ in zip(wanted.tolist(), ids, strict=True):
@@ -73,13 +74,15 @@ def _hash_text(column: Any) -> np.ndarray[Any, Any]:
     return h
 
 
-def _ids_at(rows: np.ndarray[Any, Any], data: Dataset, column: str) -> list[Any]:
-    """The id of each of ``rows`` (sorted row positions), in one pass over the id column."""
-    found: list[Any] = []
-    for _, start, batch in data.chunks([column]):
-        lo, hi = np.searchsorted(rows, [start, start + batch.num_rows])
-        col = batch.column(0)
-        found.extend(col[int(r) - start].as_py() for r in rows[lo:hi])
-        if len(found) == len(rows):
+def values_at(rows: list[int], data: Dataset, columns: list[str]) -> dict[int, tuple[Any, ...]]:
+    """The values of ``columns`` at each of ``rows``, in one pass over those columns alone (it
+    stops once every row is found)."""
+    wanted = np.array(sorted(set(rows)), dtype=np.int64)
+    found: dict[int, tuple[Any, ...]] = {}
+    for _, start, batch in data.chunks(columns):
+        lo, hi = np.searchsorted(wanted, [start, start + batch.num_rows])
+        for r in wanted[lo:hi].tolist():
+            found[r] = tuple(batch.column(i)[r - start].as_py() for i in range(len(columns)))
+        if len(found) == len(wanted):
             break
     return found
