@@ -425,3 +425,48 @@ class TestCarefulUser:
         pq.write_table(pa.table({"label": [0] * 100 + [1] * 300 + [2] * 3 + [3] * 200}), path)
         result = run_cli("validate", str(path), "-k", "4", "--format", "json")
         assert "median class count (150)" in result.stdout
+
+
+class TestFullDisk:
+    """ENOSPC at the moment of writing: exit 2 with the path, the input intact, nothing partial."""
+
+    @staticmethod
+    def full(*args: object, **kwargs: object) -> None:
+        import errno
+
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    def test_validate_output(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        import labelgate.files
+
+        monkeypatch.setattr(labelgate.files, "write_text_atomic", self.full)
+        out = tmp_path / "report.json"
+        status = quiet_main(["validate", str(SAMPLES / "clean.parquet"), "-k", "4", "-o", str(out)])
+        assert status == 2 and not out.exists()
+
+    def test_fix(self, monkeypatch: pytest.MonkeyPatch, labels: Path, tmp_path: Path) -> None:
+        import pyarrow.parquet
+
+        before = digest(labels)
+        monkeypatch.setattr(pyarrow.parquet.ParquetWriter, "write_table", self.full)
+        out = tmp_path / "fixed.parquet"
+        stderr = io.StringIO()
+        with redirect_stdout(io.StringIO()), redirect_stderr(stderr):
+            status = main(["fix", str(labels), "-k", "4", "--map-value=4=3", "--out", str(out)])
+        assert status == 2 and "No space left on device" in stderr.getvalue()
+        assert digest(labels) == before and not out.exists()
+        assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+    def test_repro(self, monkeypatch: pytest.MonkeyPatch, labels: Path, tmp_path: Path) -> None:
+        import pyarrow.parquet
+
+        monkeypatch.setattr(pyarrow.parquet, "write_table", self.full)
+        out = tmp_path / "case"
+        status = quiet_main(["repro", str(labels), "-k", "4", "--out", str(out)])
+        assert status == 2 and not out.exists()
+        assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+    def test_repro_into_a_missing_folder(self, labels: Path, tmp_path: Path) -> None:
+        out = tmp_path / "missing" / "case"
+        result = run_cli("repro", str(labels), "-k", "4", "--out", str(out))
+        assert result.returncode == 2 and "does not exist" in result.stderr

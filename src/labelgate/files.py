@@ -143,8 +143,6 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | None
         if not flag.endswith("/") and out.is_dir():
             raise UsageError(f"{name} {raw!r} is a directory: name a file")
         folder = out.parent
-        while not folder.exists() and folder != folder.parent and flag.endswith("/"):
-            folder = folder.parent
         if not folder.is_dir():
             raise UsageError(f"{name} {raw!r}: the folder {str(folder)!r} does not exist")
         if not os.access(folder, os.W_OK | os.X_OK):
