@@ -14,7 +14,7 @@ import numpy as np
 
 from labelgate.batchplan import BatchPlan
 from labelgate.report import Example
-from labelgate.rules import Status, judge_one
+from labelgate.rules import Status, judge
 from labelgate.scan.kernel import open_piece_file, scan_piece, unreadable
 from labelgate.scan.partial import Partial, merge
 from labelgate.scan.plan import Piece, Spec
@@ -151,9 +151,12 @@ def result_of(part: Partial, spec: Spec, plan: BatchPlan, files: int) -> ScanRes
     ignore_hits = 0
     pairs: dict[tuple[int, int, str], list[int]] = {}
     overflow = False
-    for (s, name, value), (count, first) in sorted(part.joint.items(), key=lambda kv: kv[1][1]):
+    joint = sorted(part.joint.items(), key=lambda kv: kv[1][1])
+    values = np.array([0 if key[2] is None else key[2] for key, _ in joint], np.int64)
+    nulls = np.array([key[2] is None for key, _ in joint], bool)
+    statuses = judge(values, k, ignore, null=nulls).tolist()  # one call: K reaches 10**6 keys
+    for ((s, name, value), (count, first)), status in zip(joint, statuses, strict=True):
         i = sid[s]
-        status = judge_one(value, k, ignore)
         row_status[status] += count
         source_rows[i] += count
         source_status[i, status] += count
