@@ -287,7 +287,11 @@ def test_random_input_never_crashes(
             argv = ["diff", str(path), str(path), "-k", "4", "--schema", str(schema)]
         else:
             argv = ["triage", str(path)]
+        import time
+
+        start = time.monotonic()
         assert quiet_main(argv) in (0, 1, 2)
+        assert time.monotonic() - start < 60  # a bound, not a benchmark: nothing runs away
         assert [digest(p) for p in inputs] == before
 
 
@@ -470,3 +474,19 @@ class TestFullDisk:
         out = tmp_path / "missing" / "case"
         result = run_cli("repro", str(labels), "-k", "4", "--out", str(out))
         assert result.returncode == 2 and "does not exist" in result.stderr
+
+
+def test_text_never_splits_a_quoted_message() -> None:
+    result = run_cli(
+        "validate",
+        "two_sources_one_based.parquet",
+        "-k",
+        "4",
+        "--class-names",
+        "classes.txt",
+        cwd=SAMPLES,
+    )
+    lines = result.stdout.splitlines()
+    assert any("'t >= 0 && t < n_classes'" in line for line in lines)
+    assert any("'IndexError: Target 4 is out of bounds'" in line for line in lines)
+    assert all(len(line) <= 100 or "'" in line for line in lines)

@@ -20,9 +20,7 @@ from labelgate.io import InputFile
 from labelgate.io.stream import FileSchema
 from labelgate.report import Example, Finding, Report
 from labelgate.scan import ScanResult
-from labelgate.scan.ids import duplicate_ids, values_at
 from labelgate.scan.plan import supported
-from labelgate.scan.sequential import Chunk, Scan
 from labelgate.section import check_section
 
 __all__ = ["Validation", "run", "validate", "validate_in_context"]
@@ -125,6 +123,8 @@ def _validate(
         scan = _scan_sequentially(data, max_examples, progress)
     duplicates = None
     if id_check and columns.id is not None and not scan.ids_increasing:
+        from labelgate.scan.ids import duplicate_ids
+
         duplicates = duplicate_ids(data, columns.id, scan, max_examples)
     label_type, task = str(data.label_type), data.task
     section = check_section(data, max_examples) if contract.pandera is not None else None
@@ -148,6 +148,8 @@ def _validate(
 
 
 def _scan_sequentially(data: Dataset, max_examples: int, progress: Progress | None) -> ScanResult:
+    from labelgate.scan.sequential import Chunk, Scan  # text inputs and the tasks pieces lack
+
     contract, columns = data.contract, data.columns
     scan = Scan(
         num_classes=data.k,
@@ -228,6 +230,8 @@ def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
     rows = [e.row for f in findings for e in f.examples if lacking(f, e)]
     if not rows:
         return findings
+    from labelgate.scan.ids import values_at
+
     at = values_at(rows, data, columns)
 
     def completed(f: Finding, e: Example) -> Example:

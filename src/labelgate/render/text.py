@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import textwrap
+
 from labelgate.render.common import counted
 from labelgate.report import Finding, Report
 
@@ -26,6 +29,24 @@ def _examples(f: Finding) -> list[str]:
     if len(f.examples) > 10:
         lines.append(f"... {len(f.examples) - 10} more examples in --format json")
     return lines
+
+
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]{1,100}'(?!\w)")  # not the apostrophe of "source's"
+
+
+def _wrapped(text: str, width: int, first: int, indent: str) -> str:
+    """``text`` wrapped to ``width`` after a first-line prefix of ``first`` characters, later
+    lines indented; words and quoted messages (``'t >= 0 && t < n_classes'``) are never split."""
+    kept = _QUOTED.sub(lambda m: m[0].replace(" ", "\xa0"), text)
+    out = textwrap.fill(
+        kept,
+        width=width,
+        initial_indent=" " * first,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    return out[first:].replace("\xa0", " ")
 
 
 def render_text(report: Report, *, color: bool = False, width: int = 100) -> str:
@@ -65,13 +86,14 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
         console.print()
         for f in report.findings:
             style = STYLE.get(f.severity, "")
-            console.print(
-                f"[{style}]{f.code} {f.severity}[/{style}] ({counted(f.count, f.unit)}): {escape(f.message)}"
-            )
+            head = f"{f.code} {f.severity} ({counted(f.count, f.unit)}): "
+            body = _wrapped(f.message, width, len(head), "    ")
+            console.print(f"[{style}]{head}[/{style}]{escape(body)}", soft_wrap=True)
             for line in _examples(f):
                 console.print(f"    {escape(line)}")
             if f.fix:
-                console.print(f"  [dim]fix:[/dim] {escape(f.fix)}")
+                fix = _wrapped(f.fix, width, len("  fix: "), "       ")
+                console.print(f"  [dim]fix:[/dim] {escape(fix)}", soft_wrap=True)
         if len(report.sources) > 1:
             table = Table(title="per source", title_justify="left")
             for col in ("source", "rows", "usable", "ignored", "rejected"):

@@ -18,6 +18,8 @@ from labelgate.batchplan import BatchPlan
 from labelgate.report import Example
 
 __all__ = [
+    "MAX_OTHER_VALUES",
+    "MAX_PAIRS",
     "NO_SOURCE",
     "CodeTally",
     "DenseBatches",
@@ -31,6 +33,8 @@ __all__ = [
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
 NO_SOURCE = "(none)"
+MAX_OTHER_VALUES = 1_000  # distinct out-of-range values named; the rest are counted
+MAX_PAIRS = 100_000  # distinct (source, value, name) triples kept for the name checks
 
 
 def frozen(a: npt.NDArray[Any]) -> npt.NDArray[Any]:

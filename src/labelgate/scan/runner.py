@@ -19,6 +19,8 @@ from labelgate.scan.kernel import open_piece_file, scan_piece, unreadable
 from labelgate.scan.partial import Partial, merge
 from labelgate.scan.plan import Piece, Spec
 from labelgate.scan.result import (
+    MAX_OTHER_VALUES,
+    MAX_PAIRS,
     NO_SOURCE,
     CodeTally,
     ScanResult,
@@ -26,7 +28,6 @@ from labelgate.scan.result import (
     frozen,
     without_unkept,
 )
-from labelgate.scan.sequential import MAX_OTHER_VALUES, MAX_PAIRS
 
 if TYPE_CHECKING:
     import pyarrow.parquet as pq

@@ -20,6 +20,8 @@ from labelgate.report import Example
 from labelgate.rules import Status, failing_codes
 from labelgate.scan.keys import triples
 from labelgate.scan.result import (
+    MAX_OTHER_VALUES,
+    MAX_PAIRS,
     NO_SOURCE,
     CodeTally,
     DenseBatches,
@@ -35,8 +37,6 @@ __all__ = ["Chunk", "Scan"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
-MAX_OTHER_VALUES = 1_000
-MAX_PAIRS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
