@@ -82,6 +82,7 @@ def validate(
     strict: bool = False,
     threads: int | None = None,
     dask: str | None = None,
+    id_memory: int | None = None,
     gx_docs: str | None = None,
     progress: Callable[[int, int | None], None] | None = None,
     **options: Unpack[ContractOptions],
@@ -96,6 +97,8 @@ def validate(
         max_examples: offending rows listed per finding (0: all).
         strict: whether warnings fail the run.
         threads, dask: where the Parquet row groups are scanned (streaming engine only).
+        id_memory: bytes the duplicate-id check may hold before it spills to temporary files
+            (default 128 MB; streaming engine only).
         gx_docs: with ``engine="gx"``, a folder where GX builds its Data Docs.
         progress: called with (rows read, rows expected or ``None``) (streaming engine only).
         options: ``classes``, ``class_names``, ``ignore_index``, ``label_column``,
@@ -138,5 +141,6 @@ def validate(
         progress=progress,
         threads=threads,
         dask=dask,
+        id_memory=id_memory,
     )
     return done.report

@@ -21,6 +21,7 @@ from labelgate.io.stream import FileSchema
 from labelgate.report import Example, Finding, Report
 from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
+from labelgate.scan.result import ID_MEMORY
 from labelgate.section import check_section
 
 __all__ = ["Validation", "run", "validate", "validate_in_context"]
@@ -67,6 +68,7 @@ def run(
     threads: int | None = None,
     in_pieces: bool = True,
     dask: str | None = None,
+    id_memory: int | None = None,
 ) -> Validation:
     """Validate label files against a contract.
 
@@ -80,6 +82,8 @@ def run(
         in_pieces: scan Parquet row groups as independent pieces where the input allows it
             (``False`` forces the sequential scan; both give the same report).
         dask: run the pieces on a Dask cluster: ``local[N]`` or a scheduler address.
+        id_memory: bytes the duplicate-id check (LG014) may hold; past that it spills to
+            temporary files, so its memory does not grow with the rows (default 128 MB).
 
     Returns:
         The report (failed checks are findings in it, not exceptions), the context the checks
@@ -93,6 +97,9 @@ def run(
         raise UsageError(f"--max-examples must be 0 or more, got {max_examples!r}")
     if threads is not None and threads < 1:
         raise UsageError(f"--threads must be 1 or more, got {threads!r}")
+    id_memory = ID_MEMORY if id_memory is None else id_memory
+    if id_memory < 1 << 20:
+        raise UsageError(f"--id-memory must be 1 MB or more, got {id_memory!r} bytes")
     with ExitStack() as stack:
         client = None
         if dask is not None:
@@ -100,7 +107,9 @@ def run(
 
             client = stack.enter_context(connect(dask))
         data = open_dataset(paths, contract, None if client is None else _footers_on(client))
-        return _validate(data, max_examples, strict, progress, threads, in_pieces, client)
+        return _validate(
+            data, max_examples, strict, progress, threads, in_pieces, client, id_memory
+        )
 
 
 def _validate(
@@ -111,6 +120,7 @@ def _validate(
     threads: int | None,
     in_pieces: bool,
     client: Any,
+    id_memory: int,
 ) -> Validation:
     contract, columns, files, schemas = data.contract, data.columns, data.files, data.schemas
     id_check = columns.id is not None and contract.severity.get("LG014") != "off"
@@ -125,7 +135,7 @@ def _validate(
     if id_check and columns.id is not None and not scan.ids_increasing:
         from labelgate.scan.ids import duplicate_ids
 
-        duplicates = duplicate_ids(data, columns.id, scan, max_examples)
+        duplicates = duplicate_ids(data, columns.id, scan, max_examples, memory=id_memory)
     label_type, task = str(data.label_type), data.task
     section = check_section(data, max_examples) if contract.pandera is not None else None
     ctx = Context(

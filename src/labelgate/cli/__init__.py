@@ -121,6 +121,7 @@ def _validate(args: argparse.Namespace) -> int:
             progress=progress,
             threads=args.threads,
             dask=args.dask,
+            id_memory=None if args.id_memory is None else args.id_memory << 20,
             gx_docs=args.gx_docs,
         )
     finally:

@@ -131,6 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="threads scanning Parquet row groups in parallel (default: the cores available)",
     )
     v.add_argument(
+        "--id-memory",
+        type=_int(1, 1 << 20),
+        metavar="MB",
+        help="memory the duplicate-id check may hold before it spills to temporary files "
+        "(default 128)",
+    )
+    v.add_argument(
         "--dask",
         metavar="ADDRESS",
         help="run the row groups on a Dask cluster: local[N] starts N local worker processes; "

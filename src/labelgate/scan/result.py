@@ -18,6 +18,7 @@ from labelgate.batchplan import BatchPlan
 from labelgate.report import Example
 
 __all__ = [
+    "ID_MEMORY",
     "MAX_OTHER_VALUES",
     "MAX_PAIRS",
     "NO_SOURCE",
@@ -35,6 +36,7 @@ F64 = npt.NDArray[np.float64]
 NO_SOURCE = "(none)"
 MAX_OTHER_VALUES = 1_000  # distinct out-of-range values named; the rest are counted
 MAX_PAIRS = 100_000  # distinct (source, value, name) triples kept for the name checks
+ID_MEMORY = 128 << 20  # bytes the duplicate-id pass may hold by default
 
 
 def frozen(a: npt.NDArray[Any]) -> npt.NDArray[Any]:

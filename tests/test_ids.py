@@ -1,0 +1,100 @@
+"""The bounded-memory duplicate-id pass equals a plain in-memory set, whatever the ids."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labelgate import Contract
+from labelgate.scan.ids import _partitions, duplicate_ids
+from labelgate.validation import run
+
+
+def plain(ids: list[Any]) -> tuple[list[int], int]:
+    """Rows repeating an earlier id, and how many ids repeat (None counts as one value)."""
+    seen: dict[Any, int] = {}
+    rows = []
+    for row, value in enumerate(ids):
+        if value in seen:
+            rows.append(row)
+        seen[value] = seen.get(value, 0) + 1
+    return rows, sum(1 for n in seen.values() if n > 1)
+
+
+def column(kind: str, draws: list[int], nulls: list[bool]) -> pa.Array:
+    if kind == "int":
+        values: list[Any] = [d * 7919 - 50_000 for d in draws]
+        typ: pa.DataType = pa.int64()
+    elif kind == "uint64":
+        values, typ = [2**64 - 1 - d for d in draws], pa.uint64()
+    elif kind in ("string", "dictionary"):
+        values, typ = [f"images/{d % 7}/{'x' * (d % 13)}{d}.jpg" for d in draws], pa.string()
+    else:  # uuid, as fixed-size binary
+        values, typ = [uuid.UUID(int=d * 2**70 + d).bytes for d in draws], pa.binary(16)
+    values = [None if n else v for v, n in zip(values, nulls, strict=True)]
+    array = pa.array(values, typ)
+    return array.dictionary_encode() if kind == "dictionary" else array
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    kind=st.sampled_from(["int", "uint64", "string", "dictionary", "uuid"]),
+    draws=st.lists(st.integers(0, 60), min_size=1, max_size=300),
+    null_every=st.sampled_from([0, 5, 17]),
+    memory=st.sampled_from([256, 4096, 1 << 30]),  # 256 bytes: spilled into many partitions
+    group=st.sampled_from([7, 64, 1000]),
+)
+def test_equals_a_plain_set(
+    kind: str, draws: list[int], null_every: int, memory: int, group: int
+) -> None:
+    nulls = [null_every > 0 and i % null_every == 3 for i in range(len(draws))]
+    ids = column(kind, draws, nulls)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ids.parquet"
+        pq.write_table(pa.table({"id": ids, "label": [0] * len(draws)}), path, row_group_size=group)
+        done = run([str(path)], Contract(num_classes=1, id_column="id"), max_examples=0)
+        found = duplicate_ids(done.dataset, "id", done.context.scan, 0, memory=memory)
+    expected_rows, expected_distinct = plain(ids.to_pylist())
+    assert [e.row for e in found.examples] == expected_rows
+    assert found.rows == len(expected_rows) and found.distinct == expected_distinct
+    assert [e.id for e in found.examples] == [ids.to_pylist()[r] for r in expected_rows]
+
+
+def test_a_small_budget_spills_and_a_large_one_does_not() -> None:
+    assert _partitions(100_000_000, 256 << 20) > 1
+    assert _partitions(1_000, 256 << 20) == 1
+
+
+def test_examples_are_the_first_repeats() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ids.parquet"
+        ids = [f"id-{i % 50}" for i in range(500)]
+        pq.write_table(pa.table({"id": ids, "label": [0] * 500}), path, row_group_size=64)
+        done = run([str(path)], Contract(num_classes=1, id_column="id"), max_examples=3)
+        found = duplicate_ids(done.dataset, "id", done.context.scan, 3, memory=512)
+    assert [e.row for e in found.examples] == [50, 51, 52]
+    assert found.rows == 450 and found.distinct == 50
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    draws=st.lists(st.integers(0, 40), min_size=1, max_size=200),
+    memory=st.sampled_from([256, 1 << 30]),
+)
+def test_csv_ids_are_text_and_agree(draws: list[int], memory: int) -> None:
+    ids = [f"{d:03d}" if d % 3 else str(d) for d in draws]  # "003" and "3" are different ids
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ids.csv"
+        path.write_text("id,label\n" + "".join(f"{i},0\n" for i in ids))
+        done = run([str(path)], Contract(num_classes=1, id_column="id"), max_examples=0)
+        found = duplicate_ids(done.dataset, "id", done.context.scan, 0, memory=memory)
+    expected_rows, expected_distinct = plain(ids)
+    assert [e.row for e in found.examples] == expected_rows
+    assert found.distinct == expected_distinct
