@@ -3,22 +3,30 @@
     python benchmarks/compare.py [--rows 1000000 10000000 100000000] [--dir /tmp/labelgate-bench]
                                  [--tools bare labelgate ...] [--repeat 3]
                                  [--id-encoding default|delta] [--gx-max-rows 10000000]
+                                 [--id-order sorted|shuffled|string|uuid]
 
 For each size it writes (once) a Parquet file: id int64, label int64 with 0.1% ignore_index (-100),
 two out-of-range values and one all-ignored 32-row batch, a 3-value source string column and a
 label_name string column; zstd; 1M-row groups (`--id-encoding delta` writes the id column
-DELTA_BINARY_PACKED instead of pyarrow's default). Then it runs each tool in a fresh process:
+DELTA_BINARY_PACKED instead of pyarrow's default). `--id-order` chooses the ids as users have them:
+`sorted` integers (the default), `shuffled` integers, `string` paths (`img/000012345.jpg`) or
+`uuid` (16-byte fixed-size binary), the last three in shuffled order with five ids repeated.
+Then it runs each tool in a fresh process:
 
 - bare:      a pyarrow streaming scan of the label column (iter_batches + compute.min_max), the
              floor any tool that reads the labels pays;
+- floor:     a pyarrow streaming decode of the four columns every tool below reads (id, label,
+             source, label_name), doing nothing with them: the decode floor of the same work;
 - labelgate: the full `labelgate validate FILE --classes 4` (every check that applies: ranges,
              ignore_index, the (label, name) pairs per source, duplicate ids, the batch simulation);
 - labelgate (LG014 off): the same without the duplicate-id check, which reads every id;
-- duckdb, polars, pandera, gx: three of the checks only: value counts, the ids of the first 20
-             out-of-range rows, the count of all-ignored 32-row batches.
+- duckdb, polars, pandera, gx: four of the checks: value counts, the ids of the first 20
+             out-of-range rows, the count of all-ignored 32-row batches, the count of rows
+             repeating an earlier id.
 
-Every tool but the bare scan reports those three results and the run stops if any disagrees with
-labelgate's. It prints wall time, peak RSS, and both as ratios to the bare scan in the same run.
+Every tool but the two floors reports those four results and the run stops if any disagrees with
+labelgate's. It prints wall time, peak RSS, and time as ratios to the bare scan and to the decode
+floor in the same run.
 Figures are comparable only within one run, on one machine.
 """
 
@@ -47,8 +55,19 @@ for b in pq.ParquetFile(sys.argv[1]).iter_batches(columns=["label"], batch_size=
 print(json.dumps({"min": lo, "max": hi}))
 """
 
+FLOOR = """
+import sys, json, pyarrow.parquet as pq
+rows = 0
+for b in pq.ParquetFile(sys.argv[1]).iter_batches(
+    columns=["id", "label", "source", "label_name"], batch_size=65536
+):
+    rows += b.num_rows
+print(json.dumps({"rows": rows}))
+"""
+
 DUCKDB = """
-import sys, json, duckdb
+import sys, json, uuid, duckdb
+shown = lambda v: str(uuid.UUID(bytes=v)) if isinstance(v, bytes) else v
 f = sys.argv[1].replace("'", "''")
 con = duckdb.connect()
 rows = f"read_parquet('{f}', file_row_number=true)"
@@ -61,26 +80,30 @@ nan = con.sql(
     f"SELECT count(*) FROM (SELECT file_row_number // 32 AS b FROM {rows} "
     "GROUP BY b HAVING bool_and(label = -100))"
 ).fetchall()[0][0]
-print(json.dumps({"values": {str(v): n for v, n in values}, "first_ids": [r[0] for r in ids],
-                  "nan_batches": nan}))
+dups = con.sql(f"SELECT count(*) - count(DISTINCT id) FROM read_parquet('{f}')").fetchall()[0][0]
+print(json.dumps({"values": {str(v): n for v, n in values}, "first_ids": [shown(r[0]) for r in ids],
+                  "nan_batches": nan, "duplicate_ids": dups}))
 """
 
 POLARS = """
-import sys, json, polars as pl
+import sys, json, uuid, polars as pl
+shown = lambda v: str(uuid.UUID(bytes=v)) if isinstance(v, bytes) else v
 lf = pl.scan_parquet(sys.argv[1]).with_row_index("row")
 label = pl.col("label")
-values, first, nan = pl.collect_all([
+values, first, nan, dups = pl.collect_all([
     lf.group_by("label").len(),
     lf.filter((label != -100) & ((label < 0) | (label >= 4))).sort("row").head(20).select("id"),
     lf.group_by(pl.col("row") // 32).agg((label == -100).all().alias("all"))
       .filter(pl.col("all")).select(pl.len()),
+    lf.select(pl.len() - pl.col("id").n_unique()),
 ], engine="streaming")
 print(json.dumps({"values": {str(v): n for v, n in zip(values["label"], values["len"])},
-                  "first_ids": first["id"].to_list(), "nan_batches": nan.item()}))
+                  "first_ids": [shown(v) for v in first["id"].to_list()],
+                  "nan_batches": nan.item(), "duplicate_ids": dups.item()}))
 """
 
 PANDERA = """
-import sys, json, warnings
+import sys, json, uuid, warnings
 import pandas as pd, pandera.pandas as pa
 df = pd.read_parquet(sys.argv[1], columns=["id", "label"])
 schema = pa.DataFrameSchema(
@@ -93,13 +116,14 @@ except pa.errors.SchemaErrors as e:
     bad = sorted(int(i) for i in e.failure_cases["index"].dropna())
 values = df["label"].value_counts()
 nan = int(df["label"].eq(-100).groupby(df.index // 32).all().sum())
+ids = df["id"].to_numpy()[bad[:20]].tolist()
 print(json.dumps({"values": {str(v): int(n) for v, n in values.items()},
-                  "first_ids": [int(i) for i in df["id"].to_numpy()[bad[:20]]],
-                  "nan_batches": nan}))
+                  "first_ids": [str(uuid.UUID(bytes=i)) if isinstance(i, bytes) else i for i in ids],
+                  "nan_batches": nan, "duplicate_ids": int(df["id"].duplicated().sum())}))
 """
 
 GX = """
-import sys, json, logging
+import sys, json, logging, uuid
 import pandas as pd, great_expectations as gx
 logging.disable(logging.WARNING)
 df = pd.read_parquet(sys.argv[1], columns=["id", "label"])
@@ -121,13 +145,22 @@ for v in [-100, 0, 1, 2, 3] + [d["value"] for d in in_range.result["partial_unex
     values[str(int(v))] = int(one.result["element_count"] - one.result["unexpected_count"])
 bad = sorted(in_range.result["unexpected_index_list"])[:20]
 nan_rows = nan.result["unexpected_index_list"]
-print(json.dumps({"values": values, "first_ids": [int(i) for i in df["id"].to_numpy()[bad]],
-                  "nan_batches": len({int(i) // 32 for i in nan_rows})}))
+ids = df["id"].to_numpy()[bad].tolist()
+print(json.dumps({"values": values,
+                  "first_ids": [str(uuid.UUID(bytes=i)) if isinstance(i, bytes) else i for i in ids],
+                  "nan_batches": len({int(i) // 32 for i in nan_rows}),
+                  "duplicate_ids": int(df["id"].duplicated().sum())}))
 """
 
 
 def make(
-    path: Path, rows: int, *, first_id: int = 0, seed: int = 0, id_encoding: str = "default"
+    path: Path,
+    rows: int,
+    *,
+    first_id: int = 0,
+    seed: int = 0,
+    id_encoding: str = "default",
+    id_order: str = "sorted",
 ) -> None:
     """The benchmark file (see the module docstring); ``first_id`` and ``seed`` make shards;
     ``id_encoding="delta"`` writes the id column DELTA_BINARY_PACKED (pyarrow's default is a
@@ -139,9 +172,16 @@ def make(
     rng = np.random.default_rng(seed)
     names = np.array(["cat", "dog", "bird", "fish"])
     sources = np.array(["web", "vendor", "archive"])
+    id_type = {"string": pa.string(), "uuid": pa.binary(16)}.get(id_order, pa.int64())
+    # Ids as users have them: shuffled (a global permutation), with five repeated (rows 5-9
+    # repeat rows 100-104), except the sorted ids of the original benchmark.
+    order = np.arange(first_id, first_id + rows, dtype=np.int64)
+    if id_order != "sorted":
+        order = rng.permutation(order)
+        order[5:10] = order[100:105] if rows > 105 else order[5:10]
     schema = pa.schema(
         [
-            ("id", pa.int64()),
+            ("id", id_type),
             ("label", pa.int64()),
             ("source", pa.string()),
             ("label_name", pa.string()),
@@ -166,7 +206,7 @@ def make(
             w.write_table(
                 pa.table(
                     {
-                        "id": np.arange(first_id + start, first_id + start + n, dtype=np.int64),
+                        "id": _ids(order[start : start + n], id_order),
                         "label": label,
                         "source": sources[rng.integers(0, 3, n)],
                         "label_name": named,
@@ -194,7 +234,7 @@ def run(argv: list[str]) -> tuple[float, float, str]:
 
 
 def from_labelgate(text: str) -> dict[str, Any]:
-    """The three shared results, read from labelgate's JSON report."""
+    """The four shared results, read from labelgate's JSON report."""
     doc = json.loads(text)
     out_of_range = sorted(
         (e["row"], e["id"])
@@ -211,6 +251,7 @@ def from_labelgate(text: str) -> dict[str, Any]:
         "values": values,
         "first_ids": [i for _, i in out_of_range[:20]],
         "nan_batches": doc["batches"]["no_usable"],
+        "duplicate_ids": sum(f["count"] for f in doc["findings"] if f["code"] == "LG014"),
     }
 
 
@@ -219,6 +260,7 @@ def normal(result: dict[str, Any]) -> dict[str, Any]:
         "values": {v: n for v, n in sorted(result["values"].items()) if n},
         "first_ids": list(result["first_ids"]),
         "nan_batches": int(result["nan_batches"]),
+        "duplicate_ids": int(result.get("duplicate_ids", 0)),
     }
 
 
@@ -230,6 +272,7 @@ def tools(path: Path, folder: Path) -> dict[str, list[str]]:
     no_ids.write_text(f'num_classes: {K}\nseverity:\n  LG014: "off"\n')
     return {
         "bare": [py, "-c", BARE, str(path)],
+        "floor": [py, "-c", FLOOR, str(path)],
         "labelgate": validate,
         "labelgate-no-LG014": [*validate, "--schema", str(no_ids)],
         "duckdb": [py, "-c", DUCKDB, str(path)],
@@ -239,9 +282,27 @@ def tools(path: Path, folder: Path) -> dict[str, list[str]]:
     }
 
 
+def _ids(values: Any, id_order: str) -> Any:
+    """The id column for ``values`` (int64): as they are, as paths, or as 16-byte UUIDs."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if id_order == "string":
+        digits = pc.utf8_lpad(pc.cast(pa.array(values), pa.string()), 9, "0")
+        return pc.binary_join_element_wise("img/", digits, ".jpg", "")
+    if id_order == "uuid":
+        mixed = (values.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)).astype(">u8")
+        raw = np.stack([mixed, mixed ^ np.uint64(0xA5A5A5A5A5A5A5A5)], axis=1).tobytes()
+        return pa.FixedSizeBinaryArray.from_buffers(
+            pa.binary(16), len(values), [None, pa.py_buffer(raw)]
+        )
+    return values
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--make"]:
-        make(Path(sys.argv[2]), int(sys.argv[3]), id_encoding=sys.argv[4])
+        make(Path(sys.argv[2]), int(sys.argv[3]), id_encoding=sys.argv[4], id_order=sys.argv[5])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
@@ -253,6 +314,12 @@ def main() -> None:
         choices=("default", "delta"),
         default="default",
         help="how the id column is written: pyarrow's default, or DELTA_BINARY_PACKED",
+    )
+    parser.add_argument(
+        "--id-order",
+        choices=("sorted", "shuffled", "string", "uuid"),
+        default="sorted",
+        help="the ids: sorted integers, shuffled integers, text paths or 16-byte UUIDs",
     )
     parser.add_argument(
         "--gx-max-rows",
@@ -268,19 +335,22 @@ def main() -> None:
         f"{len(os.sched_getaffinity(0))} cores available"
     )
     print(
-        f"{'rows':>12} {'tool':<20} {'wall s':>8} {'peak MB':>8} {'x bare time':>11} {'x bare mem':>10}"
+        f"{'rows':>12} {'tool':<20} {'wall s':>8} {'peak MB':>8} {'x bare time':>11} "
+        f"{'x bare mem':>10} {'x floor time':>12}"
     )
     for rows in args.rows:
         suffix = "" if args.id_encoding == "default" else f"_id_{args.id_encoding}"
+        suffix += "" if args.id_order == "sorted" else f"_{args.id_order}"
         path = folder / f"labels_{rows}{suffix}.parquet"
         if not path.exists():
             # In a child process: a child forked from a parent holding the data would inherit
             # its resident memory in its peak RSS.
             make_cmd = [sys.executable, __file__, "--make", str(path), str(rows), args.id_encoding]
+            make_cmd.append(args.id_order)
             subprocess.run(make_cmd, check=True)
         chosen = tools(path, folder)
         if args.tools:
-            chosen = {n: c for n, c in chosen.items() if n == "bare" or n in args.tools}
+            chosen = {n: c for n, c in chosen.items() if n in ("bare", "floor") or n in args.tools}
         if rows > args.gx_max_rows and chosen.pop("gx", None):
             print(f"{rows:>12,} gx skipped: over --gx-max-rows {args.gx_max_rows:,}")
         results: dict[str, tuple[float, float]] = {}
@@ -289,19 +359,23 @@ def main() -> None:
             runs = [run(cmd) for _ in range(args.repeat)]
             wall, mem = min(r[0] for r in runs), min(r[1] for r in runs)
             results[name] = (wall, mem)
-            if name == "bare":
+            if name in ("bare", "floor"):
                 continue
             text = runs[0][2]
             got = normal(from_labelgate(text) if name.startswith("labelgate") else json.loads(text))
             if reference is None:
                 reference = got
+            elif name == "labelgate-no-LG014":  # the one tool that does not count duplicates
+                if {**got, "duplicate_ids": reference["duplicate_ids"]} != reference:
+                    raise SystemExit(f"{name} disagrees with labelgate:\n{got}\n{reference}")
             elif got != reference:
                 raise SystemExit(f"{name} disagrees with labelgate:\n{got}\n{reference}")
         base_wall, base_mem = results["bare"]
+        floor_wall = results["floor"][0]
         for name, (wall, mem) in results.items():
             print(
                 f"{rows:>12,} {name:<20} {wall:>8.2f} {mem:>8.0f} "
-                f"{wall / base_wall:>11.2f} {mem / base_mem:>10.2f}"
+                f"{wall / base_wall:>11.2f} {mem / base_mem:>10.2f} {wall / floor_wall:>12.2f}"
             )
         if reference is not None:
             print(f"{'':>12} all tools agree: {json.dumps(reference)}")

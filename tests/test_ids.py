@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labelgate import Contract
+from labelgate import Contract, Example
 from labelgate.scan.ids import _partitions, duplicate_ids
 from labelgate.validation import run
 
@@ -64,7 +64,8 @@ def test_equals_a_plain_set(
     expected_rows, expected_distinct = plain(ids.to_pylist())
     assert [e.row for e in found.examples] == expected_rows
     assert found.rows == len(expected_rows) and found.distinct == expected_distinct
-    assert [e.id for e in found.examples] == [ids.to_pylist()[r] for r in expected_rows]
+    shown = [Example(row=r, id=ids.to_pylist()[r]).id for r in expected_rows]  # UUIDs as text
+    assert [e.id for e in found.examples] == shown
 
 
 def test_a_small_budget_spills_and_a_large_one_does_not() -> None:

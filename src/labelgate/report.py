@@ -35,6 +35,10 @@ class Example:
     file: str | None = None
     file_row: int | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.id, bytes):  # a binary id: as a UUID when it has 16 bytes, else hex
+            object.__setattr__(self, "id", _binary_id(self.id))
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON; ``position`` only for token targets."""
         out: dict[str, Any] = {
@@ -50,6 +54,14 @@ class Example:
             out["file"] = self.file
             out["file_row"] = self.file_row
         return out
+
+
+def _binary_id(value: bytes) -> str:
+    if len(value) == 16:
+        import uuid
+
+        return str(uuid.UUID(bytes=value))
+    return value.hex()
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,7 +99,9 @@ def stream_columns(
         if file.kind == "parquet":
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(file.open(), read_dictionary=dictionary or None)
+            # pre_buffer caches the ranges it coalesces and keeps them while the file is open:
+            # 390 MB held after streaming one int64 column of 100M rows, 0 without it.
+            pf = pq.ParquetFile(file.open(), read_dictionary=dictionary or None, pre_buffer=False)
             yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=True)
             return
         if file.kind == "csv":

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["ID_MEMORY", "duplicate_ids", "values_at"]
 
 _PAIR = np.dtype([("key", "<i8"), ("row", "<i8")])
+_FLUSH = 1 << 20  # pairs held before they are written out, partition by partition
 _NULL = np.int64(-0x5A5A5A5A5A5A5A5B)  # the key of a null text id (nulls repeat each other)
 
 Array = np.ndarray[Any, Any]
@@ -178,11 +179,19 @@ class _Spill:
     def add(self, keys: Array, rows: Array) -> None:
         pairs = np.empty(len(keys), _PAIR)
         pairs["key"], pairs["row"] = keys, rows
-        if self.parts == 1:
-            self.memory.append(pairs)
+        self.memory.append(pairs)
+        self.held = getattr(self, "held", 0) + len(pairs)
+        if self.parts > 1 and self.held >= _FLUSH:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write what is held, partition by partition (rows stay in order within each)."""
+        if not self.memory:
             return
-        part = (_mix(keys) >> np.uint64(64 - self.bits)).astype(np.int64)
-        order = np.argsort(part, kind="stable")
+        pairs = np.concatenate(self.memory)
+        self.memory, self.held = [], 0
+        part = (_mix(pairs["key"]) >> np.uint64(64 - self.bits)).astype(np.uint16)
+        order = np.argsort(part, kind="stable")  # a radix sort for 16-bit keys: linear
         pairs, part = pairs[order], part[order]
         bounds = np.searchsorted(part, np.arange(self.parts + 1))
         for p in np.flatnonzero(np.diff(bounds)).tolist():
@@ -192,6 +201,7 @@ class _Spill:
         if self.parts == 1:
             yield np.concatenate(self.memory) if self.memory else np.empty(0, _PAIR)
             return
+        self._flush()
         for f in self.files:
             f.close()
         for f in self.files:
@@ -200,7 +210,13 @@ class _Spill:
 
 
 def _sorted(pairs: Array) -> tuple[Array, Array, Array]:
-    """Keys and rows sorted by (key, row), and where a key equals the one before."""
+    """Keys and rows sorted by (key, row), and where a key equals the one before; only the pairs
+    whose key repeats (found by one sort of the keys alone: usually none)."""
+    keys = pairs["key"]
+    ordered = np.sort(keys)
+    repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
+    if len(repeated) < len(keys):
+        pairs = pairs[np.isin(keys, repeated)]
     order = np.lexsort((pairs["row"], pairs["key"]))
     keys, rows = pairs["key"][order], pairs["row"][order]
     same = np.zeros(len(keys), bool)
