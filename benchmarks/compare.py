@@ -70,6 +70,7 @@ import sys, json, uuid, duckdb
 shown = lambda v: str(uuid.UUID(bytes=v)) if isinstance(v, bytes) else v
 f = sys.argv[1].replace("'", "''")
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")  # it writes to stdout on long queries
 rows = f"read_parquet('{f}', file_row_number=true)"
 values = con.sql(f"SELECT label, count(*) FROM read_parquet('{f}') GROUP BY label").fetchall()
 ids = con.sql(
