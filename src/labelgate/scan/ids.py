@@ -265,9 +265,16 @@ def _confirmed(pairs: Array, data: Dataset, column: str, memory: int) -> tuple[A
 
 
 def values_at(rows: list[int], data: Dataset, columns: list[str]) -> dict[int, tuple[Any, ...]]:
-    """The values of ``columns`` at each of ``rows``, in one pass over those columns alone (it
-    stops once every row is found)."""
+    """The values of ``columns`` at each of ``rows``: for Parquet, from the row groups holding
+    them alone (the footers say where each row lies); else in one pass over those columns, which
+    stops once every row is found."""
     wanted = np.array(sorted(set(rows)), dtype=np.int64)
+    if not len(wanted):
+        return {}
+    if all(f.kind == "parquet" for f in data.files) and all(
+        s.metadata is not None for s in data.schemas
+    ):
+        return _parquet_values_at(wanted, data, columns)
     found: dict[int, tuple[Any, ...]] = {}
     for _, start, batch in data.chunks(columns):
         lo, hi = np.searchsorted(wanted, [start, start + batch.num_rows])
@@ -275,4 +282,30 @@ def values_at(rows: list[int], data: Dataset, columns: list[str]) -> dict[int, t
             found[r] = tuple(batch.column(i)[r - start].as_py() for i in range(len(columns)))
         if len(found) == len(wanted):
             break
+    return found
+
+
+def _parquet_values_at(
+    wanted: Array, data: Dataset, columns: list[str]
+) -> dict[int, tuple[Any, ...]]:
+    import pyarrow.parquet as pq
+
+    groups: list[tuple[int, int, int, int]] = []  # (first row, rows, file, row group)
+    start = 0
+    for index, schema in enumerate(data.schemas):
+        meta = schema.metadata
+        for g in range(meta.num_row_groups):
+            n = meta.row_group(g).num_rows
+            groups.append((start, n, index, g))
+            start += n
+    firsts = np.array([g[0] for g in groups], dtype=np.int64)
+    which = np.searchsorted(firsts, wanted, side="right") - 1
+    found: dict[int, tuple[Any, ...]] = {}
+    for g in np.unique(which).tolist():
+        first, _, index, group = groups[g]
+        f = data.files[index]
+        pf = pq.ParquetFile(f.open(), metadata=data.schemas[index].metadata)
+        table = pf.read_row_group(group, columns=columns, use_threads=False)
+        for r in wanted[which == g].tolist():
+            found[r] = tuple(table.column(i)[r - first].as_py() for i in range(len(columns)))
     return found
