@@ -141,7 +141,11 @@ def _hash_keys(col: Any) -> Array:
         if length:
             words = (length + 7) // 8
             block = np.zeros((len(idx), words * 8), np.uint8)
-            block[:, :length] = data[starts[idx, None] + np.arange(length)]
+            if len(idx) == n and offsets[-1] - offsets[0] == n * length:
+                # One length for the whole chunk (paths, UUID text): the bytes are the matrix.
+                block[:, :length] = data[offsets[0] : offsets[-1]].reshape(n, length)
+            else:
+                block[:, :length] = data[starts[idx, None] + np.arange(length)]
             matrix = block.view(np.uint64)
             for w in range(words):
                 acc = _mix(acc ^ matrix[:, w])
