@@ -8,12 +8,13 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from labelgate._version import __version__
+from labelgate.api import ENGINES
 from labelgate.contract import LIMITS
+from labelgate.render import FORMATS
 
 __all__ = ["EXIT_FAIL", "EXIT_INTERNAL", "EXIT_PASS", "EXIT_USAGE", "FORMATS", "build_parser"]
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-FORMATS = ("text", "json", "junit", "github", "markdown", "html")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,6 +72,20 @@ def _contract_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _report_options(p: argparse.ArgumentParser) -> None:
+    """The report's flags, alike for validate and diff."""
+    p.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
+    p.add_argument(
+        "--max-examples",
+        type=_non_negative,
+        default=20,
+        metavar="N",
+        help="offending rows listed per finding (default 20; 0 lists all)",
+    )
+    p.add_argument("--strict", action="store_true", help="warnings fail too")
+
+
 def _command(
     sub: argparse._SubParsersAction[_Parser],
     name: str,
@@ -105,19 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         paths="label file(s), directory or glob",
     )
-    v.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
-    v.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
-    v.add_argument(
-        "--max-examples",
-        type=_non_negative,
-        default=20,
-        metavar="N",
-        help="rows shown per finding; 0 = all",
-    )
-    v.add_argument("--strict", action="store_true", help="warnings fail too")
+    _report_options(v)
     v.add_argument(
         "--engine",
-        choices=("streaming", "pandera", "gx"),
+        choices=ENGINES,
         default="streaming",
         help="streaming (default: every check, constant memory), or pandera or gx (Great "
         "Expectations): the row-level checks through that library",
@@ -253,16 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="X",
         help="share shift to report (default 0.05)",
     )
-    df.add_argument("--format", choices=FORMATS, default="text")
-    df.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
-    df.add_argument(
-        "--max-examples",
-        type=_non_negative,
-        default=20,
-        metavar="N",
-        help="offending rows listed per finding (default 20; 0 lists all)",
-    )
-    df.add_argument("--strict", action="store_true", help="warnings fail too")
+    _report_options(df)
     ex = sub.add_parser(
         "export",
         help="the contract as a schema of another library",
