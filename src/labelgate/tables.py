@@ -8,6 +8,7 @@ from typing import Any
 from labelgate.checks import Context
 from labelgate.detect import Columns
 from labelgate.io import InputFile
+from labelgate.io.sources import typed
 from labelgate.io.stream import FileSchema
 from labelgate.rules import Status
 from labelgate.scan import ScanResult
@@ -121,8 +122,7 @@ def notes(
             "accepts int64 and uint8 class indices, and raises RuntimeError for others: "
             "expected target dtype to be Long or Byte)"
         )
-    typed = all(f.kind != "csv" for f in files)  # CSV holds text whatever the label is
-    if typed and base in ("string", "large_string", "string_view"):
+    if typed(files) and base in ("string", "large_string", "string_view"):
         notes.append(
             f"labels are stored as text ({base}): values such as '3' are read as class 3 here, "
             "but a loader must convert them to int64 before building the target"

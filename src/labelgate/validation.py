@@ -197,7 +197,7 @@ def _scan_in_pieces(
     """Row groups in parallel, partial results merged in order (see :mod:`labelgate.scan`);
     on a Dask cluster through ``client`` (see :mod:`labelgate.distributed`)."""
     from labelgate.scan.plan import Spec, plan_pieces
-    from labelgate.scan.runner import ids_for_examples, result_of, run_pieces, threads_default
+    from labelgate.scan.runner import result_of, run_pieces, threads_default
 
     columns = data.columns
     metadata = [sch.metadata for sch in data.schemas]
@@ -223,13 +223,13 @@ def _scan_in_pieces(
         merged = run_pieces(
             pieces, spec, metadata, threads=threads or threads_default(), progress=report
         )
-    merged = ids_for_examples(merged, pieces, spec, metadata)
     return result_of(merged, spec, data.plan, len(data.files))
 
 
 def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
-    """Examples that checks name by row alone (LG007's first rows, LG010's first pairs) get the
-    row's id, and LG007's its label value, read for those rows only."""
+    """Examples named by row alone get their row's id (the pieces read ids only for LG014; LG007
+    and LG010 name rows), and LG007's its label value: one read, of those rows' row groups only
+    for Parquet."""
     columns = [c for c in (data.columns.id, data.columns.label) if c]
 
     def lacking(f: Finding, e: Example) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from labelgate.checks.context import Context, join_values, plural, tally_finding
 from labelgate.checks.registry import check
+from labelgate.io.sources import typed
 from labelgate.labels import Status
 from labelgate.report import Finding
 
@@ -304,8 +305,8 @@ def float_labels(ctx: Context) -> list[Finding]:
     """Whole numbers stored as floats: valid values, but a float (N,) target makes the loss raise."""
     if ctx.task != "multiclass" or not ctx.label_type.startswith(FLOAT_TYPES):
         return []
-    if any(f.kind == "csv" for f in ctx.files):
-        return []  # CSV holds text: the float type is the reader's guess, not the file's
+    if not typed(ctx.files):
+        return []  # CSV: the float type is the reader's guess, not the file's
     st = ctx.scan.row_status
     whole = int(st[Status.USABLE] + st[Status.IGNORED] + st[Status.HIGH] + st[Status.NEGATIVE])
     if whole == 0:

@@ -10,7 +10,7 @@ from typing import Any
 
 from labelgate.errors import InputError, one_line
 
-__all__ = ["KINDS", "InputFile", "resolve_inputs"]
+__all__ = ["KINDS", "InputFile", "resolve_inputs", "typed"]
 
 KINDS = {
     ".parquet": "parquet",
@@ -70,6 +70,11 @@ class InputFile:
 
 def _kind(path: Path) -> str | None:
     return KINDS.get(path.suffix.lower())
+
+
+def typed(files: list[InputFile]) -> bool:
+    """Whether every file stores its columns' types: CSV holds text, whatever a column is."""
+    return all(f.kind != "csv" for f in files)
 
 
 def resolve_inputs(paths: list[str]) -> list[InputFile]:

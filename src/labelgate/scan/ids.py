@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from labelgate.arrow import bool_mask, numbers
+from labelgate.io.sources import typed
 from labelgate.report import Example
+from labelgate.scan.kernel import unreadable
 from labelgate.scan.result import ID_MEMORY, DuplicateIds, ScanResult
 
 if TYPE_CHECKING:
@@ -41,8 +43,9 @@ def duplicate_ids(
 
     # Integer ids are their own keys where every file stores them as integers; CSV holds text,
     # so there (and in a mix) every id is hashed by its text, alike across files.
-    typed = all(f.kind != "csv" for f in data.files)
-    integer = typed and all(pa.types.is_integer(s.schema.field(column).type) for s in data.schemas)
+    integer = typed(data.files) and all(
+        pa.types.is_integer(s.schema.field(column).type) for s in data.schemas
+    )
     limit = None if max_examples == 0 else max_examples
     count, distinct, first = 0, 0, np.zeros(0, np.int64)  # first: the earliest repeats, kept
 
@@ -163,7 +166,8 @@ class _Spill:
     def __init__(self, parts: int) -> None:
         self.parts = parts
         self.bits = parts.bit_length() - 1
-        self.memory: list[Array] = []
+        self.memory: list[Array] = []  # pairs held: all of them, or those not yet written
+        self.held = 0
         self.folder: tempfile.TemporaryDirectory[str] | None = None
         self.files: list[Any] = []
 
@@ -184,7 +188,7 @@ class _Spill:
         pairs = np.empty(len(keys), _PAIR)
         pairs["key"], pairs["row"] = keys, rows
         self.memory.append(pairs)
-        self.held = getattr(self, "held", 0) + len(pairs)
+        self.held += len(pairs)
         if self.parts > 1 and self.held >= _FLUSH:
             self._flush()
 
@@ -292,6 +296,7 @@ def values_at(rows: list[int], data: Dataset, columns: list[str]) -> dict[int, t
 def _parquet_values_at(
     wanted: Array, data: Dataset, columns: list[str]
 ) -> dict[int, tuple[Any, ...]]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     groups: list[tuple[int, int, int, int]] = []  # (first row, rows, file, row group)
@@ -308,8 +313,11 @@ def _parquet_values_at(
     for g in np.unique(which).tolist():
         first, _, index, group = groups[g]
         f = data.files[index]
-        pf = pq.ParquetFile(f.open(), metadata=data.schemas[index].metadata)
-        table = pf.read_row_group(group, columns=columns, use_threads=False)
+        try:
+            pf = pq.ParquetFile(f.open(), metadata=data.schemas[index].metadata)
+            table = pf.read_row_group(group, columns=columns, use_threads=False)
+        except (pa.ArrowException, OSError) as exc:
+            raise unreadable(f.location or f.path, group, exc) from None
         for r in wanted[which == g].tolist():
             found[r] = tuple(table.column(i)[r - first].as_py() for i in range(len(columns)))
     return found

@@ -61,13 +61,13 @@ def scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None = None
     except InputError:
         raise
     except (pa.ArrowException, OSError) as exc:
-        raise unreadable(piece, exc) from None
+        raise unreadable(piece.path, piece.row_group, exc) from None
 
 
-def unreadable(piece: Piece, exc: BaseException) -> InputError:
+def unreadable(path: str, row_group: int, exc: BaseException) -> InputError:
+    """The error for a row group that cannot be read, naming the file without its query string."""
     return InputError(
-        f"cannot read parquet row group {piece.row_group} ({one_line(exc)})",
-        path=shown(piece.path),
+        f"cannot read parquet row group {row_group} ({one_line(exc)})", path=shown(path)
     )
 
 

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import bisect
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from labelgate.batchplan import BatchPlan
-from labelgate.report import Example
 from labelgate.rules import Status, judge
-from labelgate.scan.kernel import open_piece_file, scan_piece, unreadable
+from labelgate.scan.kernel import scan_piece
 from labelgate.scan.partial import Partial, merge
 from labelgate.scan.plan import Piece, Spec
 from labelgate.scan.result import (
@@ -32,7 +29,7 @@ from labelgate.scan.result import (
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
-__all__ = ["ids_for_examples", "result_of", "run_pieces", "threads_default"]
+__all__ = ["result_of", "run_pieces", "threads_default"]
 
 
 def threads_default() -> int:
@@ -91,44 +88,6 @@ def _ordered(
                 for f in pending:
                     f.cancel()
                 raise
-
-
-def ids_for_examples(
-    part: Partial, pieces: list[Piece], spec: Spec, metadata: list[Any]
-) -> Partial:
-    """The partial with every example given its id, read from the id column of the row groups
-    holding examples only."""
-    import pyarrow as pa
-
-    if spec.id is None:
-        return part
-    lists = [h.examples for h in part.hits.values()] + list(part.firsts.values())
-    wanted = sorted({e.row for ex in lists for e in ex})
-    if not wanted:
-        return part
-    starts = [p.first_row for p in pieces]
-    by_piece: dict[int, list[int]] = {}
-    for row in wanted:
-        by_piece.setdefault(bisect.bisect_right(starts, row) - 1, []).append(row)
-    found: dict[int, Any] = {}
-    for i, rows in by_piece.items():
-        p = pieces[i]
-        pf = open_piece_file(p.path, spec, metadata[p.file_index])
-        try:
-            col = pf.read_row_group(p.row_group, columns=[spec.id], use_threads=False).column(0)
-        except (pa.ArrowException, OSError) as exc:
-            raise unreadable(p, exc) from None
-        for row in rows:
-            found[row] = col[row - p.first_row].as_py()
-
-    def named(ex: list[Example]) -> list[Example]:
-        return [replace(e, id=found[e.row]) for e in ex]
-
-    return replace(
-        part,
-        hits={c: replace(h, examples=named(h.examples)) for c, h in part.hits.items()},
-        firsts={s: named(ex) for s, ex in part.firsts.items()},
-    )
 
 
 def result_of(part: Partial, spec: Spec, plan: BatchPlan, files: int) -> ScanResult:
