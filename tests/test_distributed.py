@@ -150,6 +150,44 @@ def test_local_cluster_from_the_command_line(shards: tuple[Path, dict[str, Any]]
     assert a == b
 
 
+@pytest.mark.parametrize("kind", ["int", "string", "uuid", "int-with-nulls"])
+def test_duplicate_ids_partitioned_across_workers_equal_the_local_check(
+    tmp_path: Path, scheduler: str, kind: str
+) -> None:
+    """LG014 on the cluster: ids keyed by map tasks, one reduce task per partition of keys; the
+    same count, ids that repeat and first rows as the local engine and as a plain set."""
+    rng = np.random.default_rng(5)
+    pool = rng.integers(0, 40_000, 60_000)  # about 12,000 ids repeat
+    rows = 0
+    every: list[Any] = []
+    for i, n in enumerate([9_000, 14_000, 11_000, 12_000, 14_000]):
+        draw = pool[rows : rows + n]
+        ids: Any
+        if kind == "string":
+            ids = pa.array([f"img/{d:06d}.jpg" for d in draw])
+        elif kind == "uuid":
+            ids = pa.array([int(d).to_bytes(16, "big") for d in draw], pa.binary(16))
+        else:
+            nulls = (np.arange(rows, rows + n) % 997 == 3) if kind == "int-with-nulls" else None
+            ids = pa.array(draw, pa.int64(), mask=nulls)
+        every += ids.to_pylist()
+        table = pa.table({"id": ids, "label": np.zeros(n, np.int64)})
+        pq.write_table(table, tmp_path / f"part-{i}.parquet", row_group_size=4_000)
+        rows += n
+    seen: set[Any] = set()
+    repeats = []
+    for row, value in enumerate(every):
+        if value in seen:
+            repeats.append(row)
+        seen.add(value)
+    contract = Contract(num_classes=1)
+    local = validate([str(tmp_path)], contract, max_examples=0)
+    remote = validate([str(tmp_path)], contract, max_examples=0, dask=scheduler)
+    assert plain(remote, str(tmp_path)) == plain(local, str(tmp_path))
+    (lg014,) = [f for f in remote.findings if f.code == "LG014"]
+    assert [e.row for e in lg014.examples] == repeats and lg014.count == len(repeats)
+
+
 def test_an_unreadable_shard_is_named(tmp_path: Path, scheduler: str) -> None:
     for i in range(3):
         pq.write_table(pa.table({"label": np.zeros(5_000, np.int64)}), tmp_path / f"p{i}.parquet")

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labelgate import Contract, Example
-from labelgate.scan.ids import _partitions, duplicate_ids
+from labelgate.scan.idkeys import partitions as _partitions
+from labelgate.scan.ids import duplicate_ids
 from labelgate.validation import run
 
 
@@ -99,3 +100,56 @@ def test_csv_ids_are_text_and_agree(draws: list[int], memory: int) -> None:
     expected_rows, expected_distinct = plain(ids)
     assert [e.row for e in found.examples] == expected_rows
     assert found.distinct == expected_distinct
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    kind=st.sampled_from(["int", "uint64", "string", "dictionary", "uuid"]),
+    prefix=st.integers(0, 200),  # ids that strictly increase first: keyed late, or never
+    draws=st.lists(st.integers(0, 60), max_size=200),
+    null_every=st.sampled_from([0, 7]),
+    memory=st.sampled_from([256, 1 << 30]),
+    group=st.sampled_from([5, 64, 1000]),
+    threads=st.sampled_from([1, 2]),
+)
+def test_ids_keyed_by_the_scan_workers_equal_a_plain_set(
+    kind: str,
+    prefix: int,
+    draws: list[int],
+    null_every: int,
+    memory: int,
+    group: int,
+    threads: int,
+) -> None:
+    """The pieces key ids as they decode them once any meets ids that do not increase; the rows
+    they did not key are read afterwards. Whatever is keyed where, the answer is the plain one."""
+    from labelgate.scan.idkeys import IdKeys
+    from labelgate.scan.ids import integer_ids
+    from labelgate.scan.plan import Spec, plan_pieces
+    from labelgate.scan.runner import run_pieces
+
+    everything = [1000 + i for i in range(prefix)] + draws
+    if not everything:
+        return
+    nulls = [null_every > 0 and i % null_every == 3 and i >= prefix for i in range(len(everything))]
+    ids = column(kind, everything, nulls)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ids.parquet"
+        table = pa.table({"id": ids, "label": [0] * len(everything)})
+        pq.write_table(table, path, row_group_size=group)
+        contract = Contract(num_classes=1, id_column="id")
+        done = run([str(path)], contract, max_examples=0, threads=threads)
+        data = done.dataset
+        metadata = [s.metadata for s in data.schemas]
+        spec = Spec(num_classes=1, ignore_index=-100, batch_size=32, label="label", id="id")
+        with IdKeys(len(everything), memory, integer=integer_ids(data, "id"), limit=None) as keys:
+            merged = run_pieces(plan_pieces(data, metadata), spec, metadata, threads=2, keys=keys)
+            fed = sum(n for _, n in keys.covered)
+            found = duplicate_ids(data, "id", done.context.scan, 0, memory=memory, keyed=keys)
+    expected_rows, expected_distinct = plain(ids.to_pylist())
+    assert [e.row for e in found.examples] == expected_rows
+    assert found.rows == len(expected_rows) and found.distinct == expected_distinct
+    assert fed <= len(everything)  # the workers key each row at most once
+    assert merged.ids is not None and not (merged.ids.increasing and expected_rows)
+    lg014 = [f for f in done.report.findings if f.code == "LG014"]  # the whole run agrees
+    assert [e.row for f in lg014 for e in f.examples] == expected_rows

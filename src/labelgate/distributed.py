@@ -18,12 +18,24 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from labelgate.errors import UsageError
-from labelgate.scan.kernel import scan_piece
+from labelgate.scan.idkeys import PAIR, keyed_pairs, partitions, split_pairs
+from labelgate.scan.ids import Tally, confirmed, repeats
+from labelgate.scan.kernel import SLICE_ROWS, open_piece_file, scan_piece, unreadable
 from labelgate.scan.partial import Partial, merge
 from labelgate.scan.plan import Piece, Spec
 
-__all__ = ["cluster_map", "connect", "parse_address", "run_on_dask", "scan_group"]
+__all__ = [
+    "cluster_map",
+    "connect",
+    "duplicate_ids_on_dask",
+    "parse_address",
+    "run_on_dask",
+    "scan_group",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -163,3 +175,130 @@ def run_on_dask(
         for f in futures:
             f.release()
     return merge(p for p in parts if p is not None)
+
+
+def key_group(
+    pieces: list[Piece], spec: Spec, parts: int, integer: bool
+) -> tuple[list[npt.NDArray[Any]], int, npt.NDArray[np.int64]]:
+    """One map task of the duplicate-id check (runs on a worker): the ids of consecutive pieces
+    as (key, row) pairs, split into ``parts`` partitions by key; and its null integer ids (how
+    many, the first rows)."""
+    assert spec.id is not None
+    chunks: list[npt.NDArray[Any]] = []
+    nulls: list[npt.NDArray[np.int64]] = []
+    for p in pieces:
+        row = p.first_row
+        pf = open_piece_file(p.path, spec, None)
+        try:
+            for batch in pf.iter_batches(
+                batch_size=SLICE_ROWS, row_groups=[p.row_group], columns=[spec.id]
+            ):
+                pairs, null_rows = keyed_pairs(batch.column(0), row, integer=integer)
+                chunks.append(pairs)
+                nulls.append(null_rows)
+                row += batch.num_rows
+        except OSError as exc:
+            raise unreadable(p.path, p.row_group, exc) from None
+    pairs, bounds = split_pairs(np.concatenate(chunks) if chunks else np.empty(0, PAIR), parts)
+    null_rows = np.concatenate(nulls) if nulls else np.zeros(0, np.int64)
+    limit = spec.limit
+    kept = null_rows if limit is None else null_rows[: limit + 1]
+    return [pairs[bounds[i] : bounds[i + 1]].copy() for i in range(parts)], len(null_rows), kept
+
+
+def repeat_partition(
+    pieces: list[Piece], spec: Spec, integer: bool, memory: int, *chunks: npt.NDArray[Any]
+) -> tuple[npt.NDArray[np.int64], int]:
+    """One reduce task (runs on a worker): one partition's pairs from every map task, sorted;
+    the rows repeating an earlier id, and how many ids repeat. Equal hashes are confirmed
+    against the ids, read by this worker from the row groups holding them."""
+    pairs = np.concatenate(chunks) if chunks else np.empty(0, PAIR)
+    found, groups = repeats(pairs)
+    if not integer and len(found):
+        found, groups = confirmed(pairs, lambda rows: ids_at(rows, pieces, spec), memory)
+    return found, groups
+
+
+def ids_at(rows: list[int], pieces: list[Piece], spec: Spec) -> dict[int, tuple[Any, ...]]:
+    """The id at each of ``rows``, read from the row groups holding them (a slice at a time)."""
+    assert spec.id is not None
+    wanted = np.array(sorted(set(rows)), np.int64)
+    firsts = np.array([p.first_row for p in pieces], np.int64)
+    which = np.searchsorted(firsts, wanted, side="right") - 1
+    found: dict[int, tuple[Any, ...]] = {}
+    for i in np.unique(which).tolist():
+        p, here = pieces[i], wanted[which == i]
+        row = p.first_row
+        pf = open_piece_file(p.path, spec, None)
+        for batch in pf.iter_batches(
+            batch_size=SLICE_ROWS, row_groups=[p.row_group], columns=[spec.id]
+        ):
+            lo, hi = np.searchsorted(here, [row, row + batch.num_rows])
+            for r in here[lo:hi].tolist():
+                found[r] = (batch.column(0)[r - row].as_py(),)
+            row += batch.num_rows
+    return found
+
+
+def duplicate_ids_on_dask(
+    client: Any, pieces: list[Piece], spec: Spec, *, integer: bool, memory: int, tally: Tally
+) -> None:
+    """The duplicate-id check across the cluster, into ``tally``: map tasks key the ids of
+    consecutive pieces and split them by key into partitions sized for ``memory``; one reduce
+    task per partition gathers that partition from every map task and finds its repeats. The
+    driver holds only the counts and the first rows, never the ids."""
+    rows = sum(p.rows for p in pieces)
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    parts = max(partitions(rows, memory), 1 << max(0, (2 * workers - 1).bit_length()))
+    groups = _groups(pieces, TASKS_PER_WORKER * workers)
+    run = uuid.uuid4().hex[:12]
+    mapped = [
+        client.submit(
+            key_group, g, spec, parts, integer, key=f"labelgate-ids-{run}-{i}", pure=False
+        )
+        for i, g in enumerate(groups)
+    ]
+    # One small task per (map task, partition) picks that partition out where it was made, so
+    # a reduce task fetches its own partition from each map task, not every map task's output.
+    picked = [
+        [
+            client.submit(_partition_of, m, p, key=f"labelgate-part-{run}-{i}-{p}", pure=False)
+            for p in range(parts)
+        ]
+        for i, m in enumerate(mapped)
+    ]
+    reduced = [
+        client.submit(
+            repeat_partition,
+            pieces,
+            spec,
+            integer,
+            memory,
+            *[row[p] for row in picked],
+            key=f"labelgate-dups-{run}-{p}",
+            pure=False,
+        )
+        for p in range(parts)
+    ]
+    try:
+        for found, repeated in client.gather(reduced):
+            tally.add(found, repeated)
+        nulls = client.gather([client.submit(_nulls_of, m, pure=False) for m in mapped])
+        seen = sum(n for n, _ in nulls)
+        first = np.sort(np.concatenate([r for _, r in nulls] or [np.zeros(0, np.int64)]))
+        tally.add_nulls(seen, first if spec.limit is None else first[: spec.limit + 1])
+    finally:
+        for f in reduced + [f for row in picked for f in row] + mapped:
+            f.release()
+
+
+def _partition_of(
+    keyed: tuple[list[npt.NDArray[Any]], int, npt.NDArray[np.int64]], part: int
+) -> npt.NDArray[Any]:
+    return keyed[0][part]
+
+
+def _nulls_of(
+    keyed: tuple[list[npt.NDArray[Any]], int, npt.NDArray[np.int64]],
+) -> tuple[int, npt.NDArray[np.int64]]:
+    return keyed[1], keyed[2]

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,11 @@ from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
 from labelgate.scan.result import ID_MEMORY
 from labelgate.section import check_section
+
+if TYPE_CHECKING:
+    from labelgate.scan.idkeys import IdKeys
+    from labelgate.scan.plan import Spec
+    from labelgate.scan.result import DuplicateIds
 
 __all__ = ["Validation", "run", "validate", "validate_in_context"]
 
@@ -127,15 +132,30 @@ def _validate(
     why_not = supported(data) if in_pieces else "sequential scan requested"
     if client is not None and why_not is not None:
         raise UsageError(f"--dask runs Parquet row groups as pieces, and here {why_not}")
-    if why_not is None:
-        scan = _scan_in_pieces(data, max_examples, id_check, threads, progress, client)
-    else:
-        scan = _scan_sequentially(data, max_examples, progress)
-    duplicates = None
-    if id_check and columns.id is not None and not scan.ids_increasing:
-        from labelgate.scan.ids import duplicate_ids
+    with ExitStack() as stack:
+        keyed = None  # the ids, keyed by the scan's workers as they decode them (see scan.idkeys)
+        if why_not is None and client is None and id_check and columns.id is not None:
+            from labelgate.scan.idkeys import IdKeys
+            from labelgate.scan.ids import integer_ids
 
-        duplicates = duplicate_ids(data, columns.id, scan, max_examples, memory=id_memory)
+            integer = integer_ids(data, columns.id)
+            limit = None if max_examples == 0 else max_examples
+            keyed = IdKeys(data.known_rows or 0, id_memory, integer=integer, limit=limit)
+            stack.enter_context(keyed)
+        if why_not is None:
+            scan = _scan_in_pieces(data, max_examples, id_check, threads, progress, client, keyed)
+        else:
+            scan = _scan_sequentially(data, max_examples, progress)
+        duplicates = None
+        if id_check and columns.id is not None and not scan.ids_increasing:
+            from labelgate.scan.ids import duplicate_ids
+
+            if client is None:
+                duplicates = duplicate_ids(
+                    data, columns.id, scan, max_examples, memory=id_memory, keyed=keyed
+                )
+            else:
+                duplicates = _duplicate_ids_on_dask(data, client, max_examples, id_memory, scan)
     label_type, task = str(data.label_type), data.task
     section = check_section(data, max_examples) if contract.pandera is not None else None
     ctx = Context(
@@ -193,16 +213,39 @@ def _scan_in_pieces(
     threads: int | None,
     progress: Progress | None,
     client: Any = None,
+    keyed: IdKeys | None = None,
 ) -> ScanResult:
     """Row groups in parallel, partial results merged in order (see :mod:`labelgate.scan`);
     on a Dask cluster through ``client`` (see :mod:`labelgate.distributed`)."""
-    from labelgate.scan.plan import Spec, plan_pieces
+    from labelgate.scan.plan import plan_pieces
     from labelgate.scan.runner import result_of, run_pieces, threads_default
 
-    columns = data.columns
     metadata = [sch.metadata for sch in data.schemas]
     pieces = plan_pieces(data, metadata)
-    spec = Spec(
+    spec = _spec(data, max_examples, id_check)
+    total = data.known_rows
+    report = None if progress is None else (lambda rows: progress(rows, total))
+    if client is not None:
+        from labelgate.distributed import run_on_dask
+
+        merged = run_on_dask(client, pieces, spec, progress=report)
+    else:
+        merged = run_pieces(
+            pieces,
+            spec,
+            metadata,
+            threads=threads or threads_default(),
+            progress=report,
+            keys=keyed,
+        )
+    return result_of(merged, spec, data.plan, len(data.files))
+
+
+def _spec(data: Dataset, max_examples: int, id_check: bool) -> Spec:
+    from labelgate.scan.plan import Spec
+
+    columns = data.columns
+    return Spec(
         num_classes=data.k,
         ignore_index=data.contract.ignore_index,
         batch_size=data.plan.size,
@@ -213,17 +256,25 @@ def _scan_in_pieces(
         max_examples=max_examples,
         read_ids=id_check,
     )
-    total = data.known_rows
-    report = None if progress is None else (lambda rows: progress(rows, total))
-    if client is not None:
-        from labelgate.distributed import run_on_dask
 
-        merged = run_on_dask(client, pieces, spec, progress=report)
-    else:
-        merged = run_pieces(
-            pieces, spec, metadata, threads=threads or threads_default(), progress=report
-        )
-    return result_of(merged, spec, data.plan, len(data.files))
+
+def _duplicate_ids_on_dask(
+    data: Dataset, client: Any, max_examples: int, memory: int, scan: ScanResult
+) -> DuplicateIds:
+    """LG014 with its ids partitioned by key across the cluster's workers (see
+    :func:`labelgate.distributed.duplicate_ids_on_dask`)."""
+    from labelgate.distributed import duplicate_ids_on_dask
+    from labelgate.scan.ids import Tally, integer_ids
+    from labelgate.scan.plan import plan_pieces
+
+    column = data.columns.id
+    assert column is not None
+    spec = _spec(data, max_examples, True)
+    tally = Tally(spec.limit)
+    pieces = plan_pieces(data, [sch.metadata for sch in data.schemas])
+    integer = integer_ids(data, column)
+    duplicate_ids_on_dask(client, pieces, spec, integer=integer, memory=memory, tally=tally)
+    return tally.result(data, column, scan)
 
 
 def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -27,9 +28,25 @@ if TYPE_CHECKING:
 __all__ = ["FORMATS", "build_parser", "main"]
 
 
+_SCANNING = frozenset({"validate", "smoke", "fix", "repro", "diff", "export"})
+
+
+def _system_memory_pool() -> None:
+    """Arrow buffers from the C library's allocator, unless ARROW_DEFAULT_MEMORY_POOL says
+    otherwise: the default (mimalloc) keeps freed pages per thread, which added 60-80 MB of
+    peak memory to a threaded scan of 10M text ids at the same speed."""
+    if "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
+        return
+    import pyarrow as pa
+
+    pa.set_memory_pool(pa.system_memory_pool())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(_joined(sys.argv[1:] if argv is None else list(argv)))
+    if args.command in _SCANNING:
+        _system_memory_pool()
     try:
         commands = {
             "validate": _validate,

@@ -21,6 +21,7 @@ from labelgate.errors import InputError, one_line
 from labelgate.io.sources import filesystem, is_uri, shown
 from labelgate.report import Example
 from labelgate.rules import Status, failing_codes, judge, not_usable
+from labelgate.scan.idkeys import IdKeys
 from labelgate.scan.partial import Hits, Ids, Key, Partial, fold
 from labelgate.scan.plan import Piece, Spec
 from labelgate.scan.result import NO_SOURCE
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-__all__ = ["open_piece_file", "scan_piece", "unreadable"]
+__all__ = ["SLICE_ROWS", "open_piece_file", "scan_piece", "unreadable"]
 
 I64 = npt.NDArray[np.int64]
 SLICE_ROWS = 1 << 18  # rows decoded at once per worker: bounds memory whatever the row group size
@@ -48,8 +49,14 @@ def open_piece_file(path: str, spec: Spec, metadata: pq.FileMetaData | None) -> 
     return pq.ParquetFile(path, read_dictionary=text or None, metadata=metadata)
 
 
-def scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None = None) -> Partial:
-    """Scan one row group into a partial, reading at most SLICE_ROWS rows at a time.
+def scan_piece(
+    piece: Piece,
+    spec: Spec,
+    metadata: pq.FileMetaData | None = None,
+    keys: IdKeys | None = None,
+) -> Partial:
+    """Scan one row group into a partial, reading at most SLICE_ROWS rows at a time; ids that do
+    not strictly increase are fed to ``keys`` (for the duplicate-id check) as they are decoded.
 
     Raises:
         InputError: the row group cannot be read, or holds another row count than its footer says.
@@ -57,7 +64,7 @@ def scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None = None
     import pyarrow as pa
 
     try:
-        return _scan_piece(piece, spec, metadata)
+        return _scan_piece(piece, spec, metadata, keys)
     except InputError:
         raise
     except (pa.ArrowException, OSError) as exc:
@@ -71,7 +78,9 @@ def unreadable(path: str, row_group: int, exc: BaseException) -> InputError:
     )
 
 
-def _scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None) -> Partial:
+def _scan_piece(
+    piece: Piece, spec: Spec, metadata: pq.FileMetaData | None, keys: IdKeys | None
+) -> Partial:
     pf = open_piece_file(piece.path, spec, metadata)
     columns = [spec.label] + [c for c in (spec.source, spec.name) if c]
     if spec.id and spec.read_ids:
@@ -81,7 +90,7 @@ def _scan_piece(piece: Piece, spec: Spec, metadata: pq.FileMetaData | None) -> P
     for batch in pf.iter_batches(
         batch_size=SLICE_ROWS, row_groups=[piece.row_group], columns=columns, use_threads=False
     ):
-        part = _scan_slice(batch, row, piece.file_index, spec, out)
+        part = _scan_slice(batch, row, piece.file_index, spec, out, keys)
         if out is None:
             out = part
         else:
@@ -148,9 +157,11 @@ def _scan_slice(
     file_index: int,
     spec: Spec,
     before: Partial | None = None,
+    id_keys: IdKeys | None = None,
 ) -> Partial:
     """Scan decoded rows; ``before`` is what the earlier slices of the same piece found (first
-    rows already known there are not searched for again).
+    rows already known there are not searched for again); ``id_keys`` takes the ids once any
+    worker has met ids that do not strictly increase.
 
     The labels' bounds are computed, not taken from footer statistics: a key built on a wrong
     bound would count a row under another (source, name, value)."""
@@ -232,7 +243,12 @@ def _scan_slice(
     if spec.name:
         _source_firsts(out, values, null, src, src_names, nam, len(nam_names) - 1, spec, before)
     if spec.id and spec.read_ids:
-        out.ids = _id_order(batch.column(names.index(spec.id)), buf.flag)
+        ids = batch.column(names.index(spec.id))
+        keyed = id_keys is not None and id_keys.active
+        out.ids = Ids(increasing=False) if keyed else _id_order(ids, buf.flag)
+        if id_keys is not None and not out.ids.increasing:
+            id_keys.active = True  # from now on every worker keys its ids as it decodes them
+            id_keys.add(ids, first_row)
     return out
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from labelgate.batchplan import BatchPlan
 from labelgate.rules import Status, judge
+from labelgate.scan.idkeys import IdKeys
 from labelgate.scan.kernel import scan_piece
 from labelgate.scan.partial import Partial, merge
 from labelgate.scan.plan import Piece, Spec
@@ -47,8 +48,10 @@ def run_pieces(
     *,
     threads: int,
     progress: Callable[[int], None] | None = None,
+    keys: IdKeys | None = None,
 ) -> Partial:
-    """Scan every piece on ``threads`` threads, merging partials in row order as they finish.
+    """Scan every piece on ``threads`` threads, merging partials in row order as they finish;
+    ids that do not strictly increase go to ``keys`` as they are decoded.
 
     At most two pieces per thread are in flight, so memory stays flat whatever the row count.
     """
@@ -57,7 +60,7 @@ def run_pieces(
 
     def reported() -> Iterator[Partial]:
         rows = 0
-        for part in _ordered(pieces, spec, metadata, threads):
+        for part in _ordered(pieces, spec, metadata, threads, keys):
             yield part
             rows += part.rows
             if progress is not None:
@@ -67,11 +70,15 @@ def run_pieces(
 
 
 def _ordered(
-    pieces: list[Piece], spec: Spec, metadata: list[pq.FileMetaData], threads: int
+    pieces: list[Piece],
+    spec: Spec,
+    metadata: list[pq.FileMetaData],
+    threads: int,
+    keys: IdKeys | None,
 ) -> Iterator[Partial]:
     if threads <= 1 or len(pieces) == 1:
         for p in pieces:
-            yield scan_piece(p, spec, metadata[p.file_index])
+            yield scan_piece(p, spec, metadata[p.file_index], keys)
         return
     window = 2 * threads
     with ThreadPoolExecutor(threads, thread_name_prefix="labelgate") as pool:
@@ -80,7 +87,7 @@ def _ordered(
         while nxt < len(pieces) or pending:
             while nxt < len(pieces) and len(pending) < window:
                 p = pieces[nxt]
-                pending.append(pool.submit(scan_piece, p, spec, metadata[p.file_index]))
+                pending.append(pool.submit(scan_piece, p, spec, metadata[p.file_index], keys))
                 nxt += 1
             try:
                 yield pending.pop(0).result()

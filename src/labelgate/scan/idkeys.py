@@ -1,0 +1,277 @@
+"""Ids as 64-bit keys, radix-partitioned into bounded memory: what the duplicate-id check reads.
+
+An integer id is its own key; a text, binary, UUID or other id is hashed by its bytes. Each
+(key, row) pair goes to one of a power-of-two number of partitions (by a mix of the key), held in
+memory while one partition fits the budget, else appended to temporary files. The scan's workers
+feed :class:`IdKeys` from their threads as they decode the id column, so the column is decoded
+once; the duplicate-id check (:mod:`labelgate.scan.ids`) then reads one partition at a time.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from labelgate.arrow import bool_mask, numbers
+
+__all__ = [
+    "PAIR",
+    "RESOLVERS",
+    "IdKeys",
+    "hash_keys",
+    "keyed_pairs",
+    "mix",
+    "partitions",
+    "split_pairs",
+]
+
+PAIR = np.dtype([("key", "<i8"), ("row", "<i8")])
+_FLUSH = 1 << 20  # pairs held before they are written out, partition by partition
+RESOLVERS = 2  # partitions sorted at once, each in its share of the budget
+_NULL = np.int64(-0x5A5A5A5A5A5A5A5B)  # the key of a null text id (nulls repeat each other)
+
+Array = np.ndarray[Any, Any]
+
+
+def partitions(rows: int, memory: int) -> int:
+    """Partitions (a power of two) such that one, with its sort's copies, fits ``memory``."""
+    need = 4 * PAIR.itemsize * max(rows, 1)  # the pairs, a sort order and two sorted columns
+    parts = 1
+    while need / parts > memory and parts < 4096:
+        parts *= 2
+    return parts
+
+
+def mix(x: Array) -> Array:
+    """splitmix64's finaliser (as uint64): every input bit reaches every output bit."""
+    z = x.view(np.uint64).copy()
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def _integer_keys(col: Any) -> tuple[Array, Array | None]:
+    """An integer id is its own key (a uint64 by its bits), and which ids are null."""
+    values = numbers(col, 0)
+    keys = values.view(np.int64) if values.dtype == np.uint64 else values.astype(np.int64)
+    nulls = bool_mask(col.is_null()) if col.null_count else None
+    return np.ascontiguousarray(keys), nulls
+
+
+def hash_keys(col: Any) -> Array:
+    """A 64-bit hash of each id's bytes (of its text, for a type that is neither text nor binary).
+
+    Ids of one length are hashed together, one 8-byte word at a time (a word that would run past
+    the end overlaps the one before; ids under 8 bytes are zero-padded), read in place where the
+    whole chunk has one length (paths, UUIDs, hashes), gathered otherwise. Null ids share a key.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if pa.types.is_dictionary(col.type):
+        col = col.dictionary_decode()
+    t = col.type
+    n = len(col)
+    if pa.types.is_fixed_size_binary(t):  # UUIDs: n ids of one width, back to back
+        width = t.byte_width
+        data = np.frombuffer(col.buffers()[1] or b"", np.uint8)
+        lo = col.offset * width
+        out = _hash_fixed(data[lo : lo + n * width], n, width)
+    else:
+        if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+            wide = "<i8"
+        else:
+            wide = "<i4"
+            if not (pa.types.is_string(t) or pa.types.is_binary(t)):
+                col = pc.cast(col, pa.string())  # decimals, dates, floats: by their text
+        offsets = np.frombuffer(col.buffers()[1], wide)[col.offset : col.offset + n + 1]
+        offsets = offsets.astype(np.int64)
+        data = np.frombuffer(col.buffers()[2] or b"", np.uint8)
+        lengths = np.diff(offsets)
+        if n and (lengths == lengths[0]).all():
+            out = _hash_fixed(data[offsets[0] : offsets[-1]], n, int(lengths[0]))
+        else:
+            out = np.empty(n, np.uint64)
+            for length in np.unique(lengths).tolist():
+                idx = np.flatnonzero(lengths == length)
+                block = data[offsets[idx, None] + np.arange(length)]
+                out[idx] = _hash_fixed(block.reshape(-1), len(idx), length)
+    keys = out.view(np.int64)
+    if col.null_count:
+        keys[bool_mask(col.is_null())] = _NULL
+    return keys
+
+
+_PRIME = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _hash_fixed(data: Array, n: int, length: int) -> Array:
+    """The hash of ``n`` ids of ``length`` bytes each, back to back in ``data``."""
+    h = np.full(n, length + 1, np.uint64)
+    h *= _PRIME
+    if length == 0:
+        return mix(h)
+    if length < 8:
+        padded = np.zeros((n, 8), np.uint8)
+        padded[:, :length] = data.reshape(n, length)
+        words: list[Array] = [padded.view(np.uint64).reshape(n)]
+    else:
+        at = list(range(0, length - 7, 8))
+        if length % 8:
+            at.append(length - 8)  # the last word overlaps the one before
+        buffer = np.ascontiguousarray(data)
+        words = [np.ndarray((n,), "<u8", buffer=buffer, offset=o, strides=(length,)) for o in at]
+    for w in words:
+        h ^= w
+        h *= _PRIME
+    return mix(h)
+
+
+def _allow_open_files(n: int) -> None:
+    """Raise this process's soft limit on open files to ``n`` where it is lower (up to the hard
+    limit): a billion rows take 1,024 partition files, and 1,024 is a common soft limit.
+
+    Raises:
+        OSError: the hard limit is lower than ``n`` (the message says how to avoid it).
+    """
+    try:
+        import resource
+    except ImportError:  # not POSIX: no such limit to raise
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= n:
+        return
+    if hard != resource.RLIM_INFINITY and hard < n:
+        raise OSError(
+            f"the duplicate-id check needs {n} open files and the limit is {hard}: "
+            "raise --id-memory (fewer, larger partitions) or `ulimit -n`"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (n, hard))
+
+
+def keyed_pairs(col: Any, first_row: int, *, integer: bool) -> tuple[Array, Array]:
+    """The (key, row) pairs of ids at rows ``first_row``, ... (an Arrow array), and the rows of
+    null integer ids, which are kept apart (no integer key can stand for a null)."""
+    keys, nulls = _integer_keys(col) if integer else (hash_keys(col), None)
+    rows = np.arange(first_row, first_row + len(keys), dtype=np.int64)
+    null_rows = np.zeros(0, np.int64)
+    if nulls is not None and nulls.any():
+        null_rows = rows[nulls]
+        keys, rows = keys[~nulls], rows[~nulls]
+    pairs = np.empty(len(keys), PAIR)
+    pairs["key"], pairs["row"] = keys, rows
+    return pairs, null_rows
+
+
+def split_pairs(pairs: Array, parts: int) -> tuple[Array, Array]:
+    """Pairs ordered by partition (the top bits of the mixed key; rows stay in order within
+    each), and where each of the ``parts`` partitions starts (``parts + 1`` bounds)."""
+    if parts == 1:
+        return pairs, np.array([0, len(pairs)])
+    bits = parts.bit_length() - 1
+    part = (mix(pairs["key"]) >> np.uint64(64 - bits)).astype(np.uint16)
+    order = np.argsort(part, kind="stable")  # a radix sort for 16-bit keys: linear
+    bounds = np.searchsorted(part[order], np.arange(parts + 1))
+    return pairs[order], bounds
+
+
+class IdKeys:
+    """The (key, row) pairs of every row fed so far, radix-partitioned; safe to feed from threads.
+
+    Attributes:
+        integer: integer ids are their own keys (no hash to confirm); else every id is hashed.
+        active: whether the scan's workers feed it (set by the first worker whose ids do not
+            strictly increase: while they do, the scan proves them distinct and nothing is kept).
+        covered: the row ranges fed, as (first row, rows).
+        nulls_seen, null_rows: for integer ids, how many were null, and the first few such rows.
+    """
+
+    def __init__(self, rows: int, memory: int, *, integer: bool, limit: int | None) -> None:
+        self.integer = integer
+        self.limit = limit
+        self.parts = partitions(rows, memory // RESOLVERS)
+        self.active = False
+        self.covered: list[tuple[int, int]] = []
+        self.nulls_seen = 0
+        self.null_rows = np.zeros(0, np.int64)
+        self._lock = threading.Lock()
+        self._memory: list[Array] = []  # pairs held: all of them, or those not yet written
+        self._held = 0
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self._files: list[Any] = []
+
+    def __enter__(self) -> IdKeys:
+        if self.parts > 1:
+            _allow_open_files(self.parts + 64)
+            self._folder = tempfile.TemporaryDirectory(prefix="labelgate-ids-")
+            root = Path(self._folder.name)
+            self._files = [(root / f"{p}.bin").open("wb") for p in range(self.parts)]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for f in self._files:
+            f.close()
+        if self._folder is not None:
+            self._folder.cleanup()
+
+    def add(self, col: Any, first_row: int) -> None:
+        """Key the ids of rows ``first_row``, ``first_row + 1``, ... (an Arrow array)."""
+        pairs, null_rows = keyed_pairs(col, first_row, integer=self.integer)
+        big = self.parts > 1 and len(pairs) >= _FLUSH // 8
+        split = split_pairs(pairs, self.parts) if big else None
+        with self._lock:
+            self.covered.append((first_row, len(col)))
+            if len(null_rows):
+                self.nulls_seen += len(null_rows)
+                held = np.sort(np.concatenate([self.null_rows, null_rows]))
+                self.null_rows = held if self.limit is None else held[: self.limit + 1]
+            if split is not None:  # large enough to write at once, without holding it
+                self._write(*split)
+                return
+            self._memory.append(pairs)
+            self._held += len(pairs)
+            if self.parts > 1 and self._held >= _FLUSH:
+                held_pairs = np.concatenate(self._memory)
+                self._memory, self._held = [], 0
+                self._write(*split_pairs(held_pairs, self.parts))
+
+    def _write(self, pairs: Array, bounds: Array) -> None:
+        for p in np.flatnonzero(np.diff(bounds)).tolist():
+            pairs[bounds[p] : bounds[p + 1]].tofile(self._files[p])
+
+    def partitions(self) -> Iterator[Array]:
+        """Each partition's pairs in turn (call once, after the last ``add``)."""
+        if self.parts == 1:
+            yield np.concatenate(self._memory) if self._memory else np.empty(0, PAIR)
+            return
+        if self._memory:
+            held = np.concatenate(self._memory)
+            self._memory, self._held = [], 0
+            self._write(*split_pairs(held, self.parts))
+        for f in self._files:
+            f.close()
+        for f in self._files:
+            yield np.fromfile(f.name, PAIR)
+            Path(f.name).unlink()
+
+    def missing(self, rows: int) -> list[tuple[int, int]]:
+        """The row ranges of ``[0, rows)`` not fed yet, as (first row, end)."""
+        out: list[tuple[int, int]] = []
+        at = 0
+        for start, n in sorted(self.covered):
+            if start > at:
+                out.append((at, start))
+            at = max(at, start + n)
+        if at < rows:
+            out.append((at, rows))
+        return out
