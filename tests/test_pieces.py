@@ -8,6 +8,7 @@ row groups, files, threads, dtypes and faults.
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -241,3 +242,32 @@ def test_a_damaged_row_group_names_its_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         validate_in_context([str(tmp_path)], Contract(num_classes=4), threads=2)
     assert info.value.path == str(bad)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    size=st.sampled_from([1, 2, 3]),
+    drop_last=st.booleans(),
+    ignored=st.sampled_from([0.05, 0.3, 0.6]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_many_batches_keep_failing_ones_only_and_agree(
+    size: int, drop_last: bool, ignored: float, seed: int
+) -> None:
+    """Past PER_BATCH_MAX batches the merge keeps only failing batches (flat memory); the
+    verdicts (failing batches, counts, LG007/LG004 findings) equal the sequential scan's."""
+    from labelgate.scan.result import PER_BATCH_MAX
+
+    rng = np.random.default_rng(seed)
+    rows = size * (PER_BATCH_MAX + 2_000) + int(rng.integers(0, size))
+    label = rng.integers(0, 4, rows)
+    label[rng.random(rows) < ignored] = -100
+    label[rng.random(rows) < 0.0005] = 7  # rejected rows in a few batches
+    with tempfile.TemporaryDirectory() as folder:
+        pq.write_table(pa.table({"label": label}), Path(folder) / "a.parquet", row_group_size=97)
+        contract = Contract(num_classes=4, batching=Batching(size=size, drop_last=drop_last))
+        sequential = report_dict(Path(folder), contract, max_examples=0, in_pieces=False)
+        merged = report_dict(Path(folder), contract, max_examples=0, threads=2)
+    assert sequential["batches"].pop("usable_per_batch") is None
+    assert merged["batches"].pop("usable_per_batch") is None
+    assert merged == sequential

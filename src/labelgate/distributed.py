@@ -25,7 +25,7 @@ from labelgate.errors import UsageError
 from labelgate.scan.idkeys import PAIR, keyed_pairs, partitions, split_pairs
 from labelgate.scan.ids import Tally, confirmed, repeats
 from labelgate.scan.kernel import SLICE_ROWS, open_piece_file, scan_piece, unreadable
-from labelgate.scan.partial import Partial, merge
+from labelgate.scan.partial import Compact, Partial, merge
 from labelgate.scan.plan import Piece, Spec
 
 __all__ = [
@@ -137,8 +137,10 @@ def run_on_dask(
     spec: Spec,
     *,
     progress: Callable[[int], None] | None = None,
+    compact: Compact | None = None,
 ) -> Partial:
-    """Scan every piece on the cluster and merge the partials in row order.
+    """Scan every piece on the cluster and merge the partials in row order (``compact``: see
+    :func:`~labelgate.scan.partial.merge`).
 
     Args:
         client: from :func:`connect`.
@@ -174,7 +176,7 @@ def run_on_dask(
     finally:
         for f in futures:
             f.release()
-    return merge(p for p in parts if p is not None)
+    return merge((p for p in parts if p is not None), compact)
 
 
 def key_group(

@@ -12,6 +12,7 @@ from labelgate.io.sources import typed
 from labelgate.io.stream import FileSchema
 from labelgate.rules import Status
 from labelgate.scan import ScanResult
+from labelgate.scan.result import PER_BATCH_MAX
 
 __all__ = ["batch_summary", "class_table", "counts", "input_table", "notes", "source_table"]
 
@@ -71,7 +72,7 @@ def batch_summary(ctx: Context) -> dict[str, Any]:
         "with_rejected": len(crash),
         "no_usable": len(nan),
         "failing": sorted(set(crash) | set(nan))[:1000],
-        "usable_per_batch": scan.usable_per_batch().tolist() if kept <= 10_000 else None,
+        "usable_per_batch": scan.usable_per_batch().tolist() if kept <= PER_BATCH_MAX else None,
     }
 
 

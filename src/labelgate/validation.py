@@ -21,7 +21,7 @@ from labelgate.io.stream import FileSchema
 from labelgate.report import Example, Finding, Report
 from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
-from labelgate.scan.result import ID_MEMORY
+from labelgate.scan.result import ID_MEMORY, PER_BATCH_MAX
 from labelgate.section import check_section
 
 if TYPE_CHECKING:
@@ -217,6 +217,7 @@ def _scan_in_pieces(
 ) -> ScanResult:
     """Row groups in parallel, partial results merged in order (see :mod:`labelgate.scan`);
     on a Dask cluster through ``client`` (see :mod:`labelgate.distributed`)."""
+    from labelgate.scan.partial import failing_only
     from labelgate.scan.plan import plan_pieces
     from labelgate.scan.runner import result_of, run_pieces, threads_default
 
@@ -225,10 +226,16 @@ def _scan_in_pieces(
     spec = _spec(data, max_examples, id_check)
     total = data.known_rows
     report = None if progress is None else (lambda rows: progress(rows, total))
+    rows = sum(p.rows for p in pieces)
+    # Past PER_BATCH_MAX batches the report lists no batch's usable rows, so the merge keeps only
+    # the failing batches: the sparse batch table stays small however many rows there are.
+    compact = None
+    if data.plan.kept_batches(rows) > PER_BATCH_MAX:
+        compact = failing_only(data.plan.size, rows)
     if client is not None:
         from labelgate.distributed import run_on_dask
 
-        merged = run_on_dask(client, pieces, spec, progress=report)
+        merged = run_on_dask(client, pieces, spec, progress=report, compact=compact)
     else:
         merged = run_pieces(
             pieces,
@@ -237,8 +244,9 @@ def _scan_in_pieces(
             threads=threads or threads_default(),
             progress=report,
             keys=keyed,
+            compact=compact,
         )
-    return result_of(merged, spec, data.plan, len(data.files))
+    return result_of(merged, spec, data.plan, len(data.files), complete=compact is None)
 
 
 def _spec(data: Dataset, max_examples: int, id_check: bool) -> Spec:

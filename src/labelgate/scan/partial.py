@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -11,9 +11,12 @@ import numpy.typing as npt
 
 from labelgate.report import Example
 
-__all__ = ["Hits", "Ids", "Key", "Partial", "fold", "merge"]
+__all__ = ["Compact", "Hits", "Ids", "Key", "Partial", "failing_only", "fold", "merge"]
 
 I64 = npt.NDArray[np.int64]
+Table = tuple[I64, I64, I64]
+Compact = Callable[[Table], Table]
+_JOIN_EVERY = 64  # partials whose batch tables are joined (and compacted) at once
 Key = tuple[str | None, str | None, int | None]  # (source, name, label value); None: null
 
 
@@ -70,8 +73,10 @@ class Partial:
     limit: int | None = 20
 
 
-def merge(parts: Iterable[Partial]) -> Partial:
-    """Fold partials of consecutive rows, in row order; associative.
+def merge(parts: Iterable[Partial], compact: Compact | None = None) -> Partial:
+    """Fold partials of consecutive rows, in row order; associative. ``compact``, when given,
+    drops the sparse batch entries no check needs (see :func:`failing_only`) as tables are joined,
+    so that the merged table does not grow with the rows.
 
     Raises:
         ValueError: a partial does not start where the previous one ended.
@@ -82,12 +87,31 @@ def merge(parts: Iterable[Partial]) -> Partial:
     except StopIteration:
         raise ValueError("nothing to merge") from None
     acc = _copy(first)
-    tables = [first.batch]  # joined once at the end: joining at every fold copies them again
+    tables = [first.batch]  # joined now and then: joining at every fold copies them again
     for p in it:
         fold(acc, p, join_batches=False)
         tables.append(p.batch)
+        if compact is not None and len(tables) >= _JOIN_EVERY:
+            tables = [compact(_join_sparse(tables))]
     acc.batch = _join_sparse(tables)
     return acc
+
+
+def failing_only(batch_size: int, rows: int) -> Compact:
+    """A ``compact`` for :func:`merge` that keeps the batches that fail (every row unusable, or a
+    row rejected) of a dataset of ``rows`` rows, and the last entry, which may continue in the
+    next partial."""
+
+    def compact(table: Table) -> Table:
+        index, bad, rejected = table
+        if not len(index):
+            return table
+        full = np.minimum(batch_size, rows - index * batch_size)
+        keep = (bad >= full) | (rejected > 0)
+        keep[-1] = True
+        return index[keep], bad[keep], rejected[keep]
+
+    return compact
 
 
 def _copy(p: Partial) -> Partial:
@@ -158,7 +182,7 @@ def fold(acc: Partial, p: Partial, *, join_batches: bool = True) -> None:
             acc.ids.increasing = acc.ids.increasing and p.ids.increasing
 
 
-def _join_sparse(tables: list[tuple[I64, I64, I64]]) -> tuple[I64, I64, I64]:
+def _join_sparse(tables: list[Table]) -> Table:
     """Sum sparse batch tables of consecutive rows, in one pass: each is sorted and only the
     batch on a shared edge can be in two of them.
 

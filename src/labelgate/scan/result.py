@@ -22,6 +22,7 @@ __all__ = [
     "MAX_OTHER_VALUES",
     "MAX_PAIRS",
     "NO_SOURCE",
+    "PER_BATCH_MAX",
     "CodeTally",
     "DenseBatches",
     "DuplicateIds",
@@ -36,6 +37,7 @@ F64 = npt.NDArray[np.float64]
 NO_SOURCE = "(none)"
 MAX_OTHER_VALUES = 1_000  # distinct out-of-range values named; the rest are counted
 MAX_PAIRS = 100_000  # distinct (source, value, name) triples kept for the name checks
+PER_BATCH_MAX = 10_000  # kept batches up to which the report lists each batch's usable rows
 ID_MEMORY = 128 << 20  # bytes the duplicate-id pass may hold by default
 
 
@@ -94,17 +96,22 @@ class DuplicateIds:
 class SparseBatches:
     """Per-batch counts kept only for batches holding a row that is not usable (file order).
 
-    A batch absent from the table is full of usable rows.
+    A batch absent from the table is full of usable rows, unless the table is not ``complete``:
+    past PER_BATCH_MAX kept batches (where no per-batch list is reported) the merge keeps only
+    the batches that fail, all rows unusable or a row rejected, so that memory does not grow with
+    the rows.
 
     Attributes:
         index: batch indices, increasing.
         bad: rows in that batch that are not usable.
         rejected: rows in that batch whose target makes the loss raise.
+        complete: whether every batch holding a row that is not usable is listed.
     """
 
     index: I64
     bad: I64
     rejected: I64
+    complete: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +221,8 @@ class ScanResult:
         if self.sparse is None:
             assert self.dense is not None
             return self.dense.usable[:kept]
+        if not self.sparse.complete:
+            raise ValueError("per-batch counts were kept for failing batches only")
         size = self.plan.size
         out = np.minimum(size, self.rows - np.arange(kept, dtype=np.int64) * size)
         sel = self.sparse.index < kept

@@ -14,7 +14,7 @@ from labelgate.batchplan import BatchPlan
 from labelgate.rules import Status, judge
 from labelgate.scan.idkeys import IdKeys
 from labelgate.scan.kernel import scan_piece
-from labelgate.scan.partial import Partial, merge
+from labelgate.scan.partial import Compact, Partial, merge
 from labelgate.scan.plan import Piece, Spec
 from labelgate.scan.result import (
     MAX_OTHER_VALUES,
@@ -49,9 +49,11 @@ def run_pieces(
     threads: int,
     progress: Callable[[int], None] | None = None,
     keys: IdKeys | None = None,
+    compact: Compact | None = None,
 ) -> Partial:
-    """Scan every piece on ``threads`` threads, merging partials in row order as they finish;
-    ids that do not strictly increase go to ``keys`` as they are decoded.
+    """Scan every piece on ``threads`` threads, merging partials in row order as they finish
+    (``compact``: see :func:`~labelgate.scan.partial.merge`); ids that do not strictly increase
+    go to ``keys`` as they are decoded.
 
     At most two pieces per thread are in flight, so memory stays flat whatever the row count.
     """
@@ -66,7 +68,7 @@ def run_pieces(
             if progress is not None:
                 progress(rows)
 
-    return merge(reported())
+    return merge(reported(), compact)
 
 
 def _ordered(
@@ -97,8 +99,11 @@ def _ordered(
                 raise
 
 
-def result_of(part: Partial, spec: Spec, plan: BatchPlan, files: int) -> ScanResult:
-    """The scan result of the merged partial of every piece: the same as the sequential scan's."""
+def result_of(
+    part: Partial, spec: Spec, plan: BatchPlan, files: int, *, complete: bool = True
+) -> ScanResult:
+    """The scan result of the merged partial of every piece: the same as the sequential scan's
+    (``complete``: whether the merge kept every batch holding a row that is not usable)."""
     k, ignore = spec.num_classes, spec.ignore_index
     # Sources in the order they first appear in the rows.
     first_seen: dict[str | None, int] = {}
@@ -189,5 +194,5 @@ def result_of(part: Partial, spec: Spec, plan: BatchPlan, files: int) -> ScanRes
         ids_seen=spec.id is not None,
         ids_increasing=part.ids.increasing if part.ids is not None else True,
         soft_reasons={},
-        sparse=SparseBatches(*part.batch),
+        sparse=SparseBatches(*part.batch, complete=complete),
     )
