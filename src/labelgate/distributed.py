@@ -201,7 +201,9 @@ def key_group(
                 row += batch.num_rows
         except OSError as exc:
             raise unreadable(p.path, p.row_group, exc) from None
-    pairs, bounds = split_pairs(np.concatenate(chunks) if chunks else np.empty(0, PAIR), parts)
+    pairs, bounds = split_pairs(
+        np.concatenate(chunks) if chunks else np.empty(0, PAIR), parts, hashed=not integer
+    )
     null_rows = np.concatenate(nulls) if nulls else np.zeros(0, np.int64)
     limit = spec.limit
     kept = null_rows if limit is None else null_rows[: limit + 1]

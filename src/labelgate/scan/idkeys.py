@@ -173,13 +173,15 @@ def keyed_pairs(col: Any, first_row: int, *, integer: bool) -> tuple[Array, Arra
     return pairs, null_rows
 
 
-def split_pairs(pairs: Array, parts: int) -> tuple[Array, Array]:
-    """Pairs ordered by partition (the top bits of the mixed key; rows stay in order within
-    each), and where each of the ``parts`` partitions starts (``parts + 1`` bounds)."""
+def split_pairs(pairs: Array, parts: int, *, hashed: bool = False) -> tuple[Array, Array]:
+    """Pairs ordered by partition (the top bits of the key, mixed unless it is a ``hashed`` one
+    already; rows stay in order within each), and where each of the ``parts`` partitions starts
+    (``parts + 1`` bounds)."""
     if parts == 1:
         return pairs, np.array([0, len(pairs)])
     bits = parts.bit_length() - 1
-    part = (mix(pairs["key"]) >> np.uint64(64 - bits)).astype(np.uint16)
+    spread = pairs["key"].view(np.uint64) if hashed else mix(pairs["key"])
+    part = (spread >> np.uint64(64 - bits)).astype(np.uint16)
     order = np.argsort(part, kind="stable")  # a radix sort for 16-bit keys: linear
     bounds = np.searchsorted(part[order], np.arange(parts + 1))
     return pairs[order], bounds
@@ -228,7 +230,7 @@ class IdKeys:
         """Key the ids of rows ``first_row``, ``first_row + 1``, ... (an Arrow array)."""
         pairs, null_rows = keyed_pairs(col, first_row, integer=self.integer)
         big = self.parts > 1 and len(pairs) >= _FLUSH // 8
-        split = split_pairs(pairs, self.parts) if big else None
+        split = split_pairs(pairs, self.parts, hashed=not self.integer) if big else None
         with self._lock:
             self.covered.append((first_row, len(col)))
             if len(null_rows):
@@ -243,7 +245,7 @@ class IdKeys:
             if self.parts > 1 and self._held >= _FLUSH:
                 held_pairs = np.concatenate(self._memory)
                 self._memory, self._held = [], 0
-                self._write(*split_pairs(held_pairs, self.parts))
+                self._write(*split_pairs(held_pairs, self.parts, hashed=not self.integer))
 
     def _write(self, pairs: Array, bounds: Array) -> None:
         for p in np.flatnonzero(np.diff(bounds)).tolist():
@@ -257,7 +259,7 @@ class IdKeys:
         if self._memory:
             held = np.concatenate(self._memory)
             self._memory, self._held = [], 0
-            self._write(*split_pairs(held, self.parts))
+            self._write(*split_pairs(held, self.parts, hashed=not self.integer))
         for f in self._files:
             f.close()
         for f in self._files:

@@ -137,23 +137,34 @@ def _resolve(
 ) -> DuplicateIds:
     tally = Tally(limit)
 
-    def of_partition(pairs: Array) -> tuple[Array, int]:
+    def of_partition(pairs: Array) -> tuple[Array, int, Array | None]:
         found, groups = repeats(pairs)
-        if not keyed.integer and len(found):
-            found, groups = confirmed(pairs, lambda rows: values_at(rows, data, [column]), memory)
-        return found, groups
+        if keyed.integer or not len(found):
+            return found, groups, None
+        return (
+            found,
+            groups,
+            pairs[np.isin(pairs["key"], pairs["key"][np.isin(pairs["row"], found)])],
+        )
+
+    def add(result: tuple[Array, int, Array | None]) -> None:
+        found, groups, to_confirm = result
+        if to_confirm is not None:  # equal hashes: confirmed here, one partition at a time
+            found, groups = confirmed(to_confirm, lambda r: values_at(r, data, [column]), memory)
+        tally.add(found, groups)
 
     # Two partitions are sorted at once (numpy's sort runs without the GIL): IdKeys sizes them
-    # so that two fit the budget.
+    # so that two fit the budget. Equal hashes are confirmed on this thread: the ids it reads
+    # are decoded into this thread's memory, not into one more thread's.
     with ThreadPoolExecutor(RESOLVERS, thread_name_prefix="labelgate-ids") as pool:
-        pending: list[Future[tuple[Array, int]]] = []
+        pending: list[Future[tuple[Array, int, Array | None]]] = []
         for pairs in keyed.partitions():
             if len(pending) == RESOLVERS:
-                tally.add(*pending.pop(0).result())
+                add(pending.pop(0).result())
             pending.append(pool.submit(of_partition, pairs))
             del pairs
         for done in pending:
-            tally.add(*done.result())
+            add(done.result())
     tally.add_nulls(keyed.nulls_seen, keyed.null_rows)
     return tally.result(data, column, scan)
 
