@@ -9,6 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -153,3 +154,22 @@ def test_ids_keyed_by_the_scan_workers_equal_a_plain_set(
     assert merged.ids is not None and not (merged.ids.increasing and expected_rows)
     lg014 = [f for f in done.report.findings if f.code == "LG014"]  # the whole run agrees
     assert [e.row for f in lg014 for e in f.examples] == expected_rows
+
+
+def test_too_few_open_files_for_the_partitions_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import resource
+
+    from labelgate.scan import idkeys
+
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (256, 512))
+    too_many = idkeys.IdKeys(10**9, 128 << 20, integer=True, limit=20)
+    with pytest.raises(OSError, match=r"needs 1088 open files and the limit is 512.*--id-memory"):
+        too_many.__enter__()
+    raised: list[tuple[int, int]] = []
+    monkeypatch.setattr(resource, "getrlimit", lambda _: (256, 4096))
+    monkeypatch.setattr(resource, "setrlimit", lambda _, limits: raised.append(limits))
+    with idkeys.IdKeys(10**9, 128 << 20, integer=True, limit=20) as keys:
+        assert keys.parts == 1024
+    assert raised == [(1088, 4096)]
