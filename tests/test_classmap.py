@@ -41,6 +41,23 @@ class TestFormats:
         p.write_text("names:\n  0: person\n  1: cat\n")
         assert load_class_map(p).name_of() == {0: "person", 1: "cat"}
 
+    def test_yolo_data_yaml_names_beside_other_keys(self, tmp_path: Path) -> None:
+        p = tmp_path / "data.yaml"
+        p.write_text(
+            "path: ../datasets/coco8\ntrain: images/train\nval: images/val\nnc: 3\n"
+            "names: [person, bicycle]\n"
+        )
+        found = load_class_map(p)
+        assert found.name_of() == {0: "person", 1: "bicycle"} and found.declared == 3
+        assert f"{p} states 3 classes and names 2" in found.problems(2)
+        p.write_text("nc: 2\nnames:\n  0: person\n  1: bicycle\n")
+        assert load_class_map(p).problems(2) == []
+
+    def test_ultralytics_coco_yaml_as_class_names(self, real_world: Path) -> None:
+        found = load_class_map(real_world / "annotations/yolo/ultralytics_coco8.yaml")
+        assert len(found.entries) == 80 and found.name_of()[79] == "toothbrush"
+        assert found.problems(80) == []
+
     def test_csv_with_and_without_header(self, tmp_path: Path) -> None:
         for text in ("index,name\n0,a\n1,b\n", "0,a\n1,b\n"):
             p = tmp_path / "c.csv"

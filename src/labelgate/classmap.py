@@ -9,7 +9,7 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -36,11 +36,14 @@ class ClassMap:
         origin: the file it came from, or ``"inline"``.
         trailing_blank_lines: blank lines at the end of a txt map (each would be read as a class
             by a loader that splits on newlines).
+        declared: a class count the file states besides its names (YOLO ``nc``, Darknet
+            ``classes``, Hugging Face ``num_classes``), or ``None``.
     """
 
     entries: tuple[tuple[int, str], ...]
     origin: str = "inline"
     trailing_blank_lines: int = 0
+    declared: int | None = None
 
     @classmethod
     def from_names(cls, names: list[str] | tuple[str, ...], *, origin: str = "inline") -> ClassMap:
@@ -109,6 +112,10 @@ class ClassMap:
         missing = [i for i in range(num_classes) if i not in index_counts]
         if missing:
             found.append(f"no name for indices {_join(missing)}")
+        if self.declared is not None and self.declared != len(self.entries):
+            found.append(
+                f"{self.origin} states {self.declared} classes and names {len(self.entries)}"
+            )
         if self.trailing_blank_lines:
             found.append(
                 f"{self.origin} ends with {self.trailing_blank_lines} blank line(s): a loader that "
@@ -202,8 +209,18 @@ def _from_lines(text: str, origin: str) -> ClassMap:
 
 
 def _from_structure(data: Any, origin: str) -> ClassMap:
-    if isinstance(data, dict) and set(data) == {"names"}:
-        data = data["names"]  # the Hugging Face ClassLabel / YOLO data.yaml spelling
+    declared = None
+    if isinstance(data, dict) and "names" in data and isinstance(data["names"], list | dict):
+        # A YOLO data.yaml (names beside nc, path, train, val...) or a Hugging Face ClassLabel
+        # (names beside num_classes): the names are the map, the count is checked against them.
+        count = data.get("nc", data.get("num_classes"))
+        declared = count if isinstance(count, int) and not isinstance(count, bool) else None
+        data = data["names"]
+    found = _names_of(data, origin)
+    return found if declared is None else replace(found, declared=declared)
+
+
+def _names_of(data: Any, origin: str) -> ClassMap:
     if isinstance(data, list):
         if not all(isinstance(n, str) for n in data):
             raise ClassMapError("a list map must hold class names (strings)", path=origin)
