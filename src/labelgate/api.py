@@ -85,6 +85,8 @@ def validate(
     id_memory: int | None = None,
     gx_docs: str | None = None,
     progress: Callable[[int, int | None], None] | None = None,
+    input_format: str = "auto",
+    background: int | None = None,
     **options: Unpack[ContractOptions],
 ) -> Report:
     """Validate label files.
@@ -101,6 +103,9 @@ def validate(
             (default 128 MB; streaming engine only).
         gx_docs: with ``engine="gx"``, a folder where GX builds its Data Docs.
         progress: called with (rows read, rows expected or ``None``) (streaming engine only).
+        input_format: ``auto`` (detected), ``table``, ``coco``, ``yolo``, ``voc``,
+            ``imagefolder`` or ``hf`` (streaming engine only; docs/formats.md).
+        background: the detection background index, whose use as a label is LG032.
         options: ``classes``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
             ``shuffle_seed`` (:class:`ContractOptions`): each overrides the contract's field, as
@@ -117,6 +122,8 @@ def validate(
         raise UsageError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if gx_docs is not None and engine != "gx":
         raise UsageError("--gx-docs needs --engine gx")
+    if engine != "streaming" and input_format not in ("auto", "table"):
+        raise UsageError(f"--input-format {input_format} runs the streaming engine")
     if engine != "streaming" and dask is not None:
         raise UsageError(f"--dask runs the streaming engine; the {engine} engine loads a frame")
     applied = build_contract(contract, **options)
@@ -142,5 +149,7 @@ def validate(
         threads=threads,
         dask=dask,
         id_memory=id_memory,
+        input_format=input_format,
+        background=background,
     )
     return done.report

@@ -241,6 +241,61 @@ CATALOG: tuple[Entry, ...] = (
         "warning",
         "row",
     ),
+    Entry(
+        "LG027",
+        "box without area",
+        "detection boxes whose width or height is zero or negative: torchvision's detection models "
+        "raise 'All bounding boxes should have positive height and width'",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG028",
+        "box outside its image",
+        "boxes reaching past their image's edges, or YOLO coordinates outside [0, 1]",
+        "warning",
+        "row",
+    ),
+    Entry(
+        "LG029",
+        "non-finite box coordinate",
+        "box coordinates that are NaN or infinite: the box loss is NaN from the first batch",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG030",
+        "class not in the format's table",
+        "annotations naming a category or class absent from the format's own class table (COCO "
+        "categories, YOLO names, the class map of VOC files)",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG031",
+        "malformed annotation",
+        "annotation records that cannot be read as their format says (a YOLO line of the wrong "
+        "length, a non-numeric field, an annotation of an image that is not listed), by file and "
+        "line or by annotation id",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG032",
+        "background index as a label",
+        "detection targets labelled with the background index (`--background 0`): torchvision's "
+        "detection heads train them as background, silently",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG033",
+        "class folders",
+        "ImageFolder trees whose class folders shift the indices (a stray `.ipynb_checkpoints` or "
+        "`__MACOSX`), are empty (ImageFolder raises), or differ between splits given together",
+        "error",
+        "class map",
+    ),
 )
 
 _BY_CODE = {e.code: e for e in CATALOG}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -25,6 +27,8 @@ from labelgate.scan.result import ID_MEMORY, PER_BATCH_MAX
 from labelgate.section import check_section
 
 if TYPE_CHECKING:
+    from labelgate.annotations import AnnotationFacts
+    from labelgate.formats import Converted
     from labelgate.scan.idkeys import IdKeys
     from labelgate.scan.plan import Spec
     from labelgate.scan.result import DuplicateIds
@@ -74,6 +78,8 @@ def run(
     in_pieces: bool = True,
     dask: str | None = None,
     id_memory: int | None = None,
+    input_format: str = "auto",
+    background: int | None = None,
 ) -> Validation:
     """Validate label files against a contract.
 
@@ -89,6 +95,11 @@ def run(
         dask: run the pieces on a Dask cluster: ``local[N]`` or a scheduler address.
         id_memory: bytes the duplicate-id check (LG014) may hold; past that it spills to
             temporary files, so its memory does not grow with the rows (default 128 MB).
+        input_format: ``auto`` (detected from the path), ``table`` (Parquet, CSV, JSONL label
+            columns), or an annotation format: ``coco``, ``yolo``, ``voc``, ``imagefolder``,
+            ``hf`` (see :mod:`labelgate.formats`).
+        background: the detection background index (torchvision: 0), whose use as a label is
+            LG032.
 
     Returns:
         The report (failed checks are findings in it, not exceptions), the context the checks
@@ -111,10 +122,95 @@ def run(
             from labelgate.distributed import connect
 
             client = stack.enter_context(connect(dask))
+        limit = None if max_examples == 0 else max_examples
+        converted = _converted(paths, input_format, contract, background, limit)
+        facts = None
+        if converted is not None:
+            if client is not None:
+                raise UsageError("--dask reads Parquet tables; annotation formats run locally")
+            contract = _with_format(contract, converted)
+            paths, facts = converted.paths, converted.facts
         data = open_dataset(paths, contract, None if client is None else _footers_on(client))
-        return _validate(
-            data, max_examples, strict, progress, threads, in_pieces, client, id_memory
+        done = _validate(
+            data, max_examples, strict, progress, threads, in_pieces, client, id_memory, facts
         )
+        return done if converted is None else _as_given(done, converted)
+
+
+_KEPT: list[tempfile.TemporaryDirectory[str]] = []  # converted annotations, kept for this process
+
+
+def _converted(
+    paths: list[str],
+    input_format: str,
+    contract: Contract,
+    background: int | None,
+    limit: int | None,
+) -> Converted | None:
+    """An annotation input read into rows, or ``None`` for a label table. The rows stay on disk
+    until the process ends: fix, diff and repro read them again through the validation."""
+    from labelgate.formats import convert
+
+    folder = tempfile.TemporaryDirectory(prefix="labelgate-format-")
+    try:
+        found = convert(
+            paths,
+            input_format,
+            Path(folder.name),
+            class_map=contract.class_map,
+            background=background,
+            limit=limit,
+        )
+    except BaseException:
+        folder.cleanup()
+        raise
+    if found is None:
+        folder.cleanup()
+        return None
+    _KEPT.append(folder)
+    return found
+
+
+def _with_format(contract: Contract, converted: Converted) -> Contract:
+    """The contract with the format's class map (and K from it, when not given); a class map
+    given as well is compared with the format's own (LG030 where they differ)."""
+    own, given = converted.class_map, contract.class_map
+    if contract.num_classes is None and (given or own) is not None:
+        contract = contract.replace(num_classes=len((given or own).entries))  # type: ignore[union-attr]
+    if own is None:
+        return contract
+    if given is not None:
+        a, b = given.name_of(), own.name_of()
+        differ = sorted(i for i in set(a) | set(b) if a.get(i) != b.get(i))
+        if differ:
+            shown = "; ".join(f"{i}: {a.get(i)!r} vs {b.get(i)!r}" for i in differ[:5])
+            converted.facts.hit(
+                "LG030",
+                message=f"the class map given ({given.origin}) and the format's own "
+                f"({own.origin}) differ at {len(differ)} indices ({shown})",
+                fix="make one the source of truth: a model trained with one map and evaluated "
+                "with the other names every differing class wrongly",
+                unit="classes",
+                count=len(differ),
+            )
+        return contract
+    return contract.replace(class_map=own)
+
+
+def _as_given(done: Validation, converted: Converted) -> Validation:
+    """The report naming the user's input and its format, not the converted rows."""
+    report = done.report
+    facts = converted.facts
+    files = report.input.get("files", [])
+    if converted.paths != converted.inputs:  # rows written by the reader: name the source
+        files = [{"path": p, "format": facts.format} for p in converted.inputs]
+    note = f"read as {facts.format} ({facts.why})"
+    report = replace(
+        report,
+        input=report.input | {"files": files, "annotations": facts.to_dict()},
+        notes=(note, *report.notes),
+    )
+    return replace(done, report=report)
 
 
 def _validate(
@@ -126,6 +222,7 @@ def _validate(
     in_pieces: bool,
     client: Any,
     id_memory: int,
+    facts: AnnotationFacts | None = None,
 ) -> Validation:
     contract, columns, files, schemas = data.contract, data.columns, data.files, data.schemas
     id_check = columns.id is not None and contract.severity.get("LG014") != "off"
@@ -159,7 +256,15 @@ def _validate(
     label_type, task = str(data.label_type), data.task
     section = check_section(data, max_examples) if contract.pandera is not None else None
     ctx = Context(
-        scan, contract, files, label_type, task, duplicates, _names_seen(scan), section=section
+        scan,
+        contract,
+        files,
+        label_type,
+        task,
+        duplicates,
+        _names_seen(scan),
+        section=section,
+        annotations=facts,
     )
     findings = _name_files(_completed(run_checks(ctx), data), files, scan.file_rows)
     report = Report(

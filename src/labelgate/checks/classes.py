@@ -269,7 +269,8 @@ def class_usage(ctx: Context) -> list[Finding]:
     if sum(counts) == 0 or ctx.task == "soft":
         return []
     found: list[Finding] = []
-    unused = [i for i, n in enumerate(counts) if n == 0]
+    background = ctx.annotations.background if ctx.annotations is not None else None
+    unused = [i for i, n in enumerate(counts) if n == 0 and i != background]
     if unused:
         named = [f"{i} ({ctx.class_name(i)!r})" if ctx.class_name(i) else str(i) for i in unused]
         found.append(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from labelgate.annotations import AnnotationFacts
 from labelgate.catalog import entry
 from labelgate.contract import Contract
 from labelgate.io.sources import InputFile
@@ -29,6 +30,7 @@ class Context:
         names_seen: class index -> the name most rows give it, from a name column.
         section: failures of the contract's pandera section (other columns), if it has one.
         shifts: per-source shift evidence (filled by the class checks' helper).
+        annotations: what an annotation-format reader found (COCO, YOLO, VOC, ImageFolder, HF).
     """
 
     scan: ScanResult
@@ -40,6 +42,7 @@ class Context:
     names_seen: dict[int, str] = field(default_factory=dict)
     section: dict[str, Any] | None = None
     shifts: dict[str, Any] = field(default_factory=dict)
+    annotations: AnnotationFacts | None = None
 
     @property
     def k(self) -> int:

@@ -138,7 +138,13 @@ def negative(ctx: Context) -> list[Finding]:
     ignore = ctx.contract.ignore_index
     values = sorted((v for v in scan.other_values if v < 0), reverse=True)
     causes: list[str] = []
-    if -1 in values:
+    if -1 in values and ctx.annotations is not None and ctx.annotations.format == "hf":
+        causes.append(
+            "-1 is Hugging Face datasets' 'no label' (ClassLabel), written for every example of "
+            "an unlabelled split such as test: drop that split from training, or declare "
+            "--ignore-index -1"
+        )
+    elif -1 in values:
         causes.append(
             f"-1 is an 'unlabelled' sentinel from another convention: declare --ignore-index -1, "
             f"or map -1 to {ignore} (labelgate fix --map-value=-1=ignore)"

@@ -144,6 +144,8 @@ def _validate(args: argparse.Namespace) -> int:
             dask=args.dask,
             id_memory=None if args.id_memory is None else args.id_memory << 20,
             gx_docs=args.gx_docs,
+            input_format=args.input_format,
+            background=args.background,
         )
     finally:
         if progress is not None:

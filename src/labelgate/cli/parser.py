@@ -10,6 +10,7 @@ from typing import NoReturn
 from labelgate._version import __version__
 from labelgate.api import ENGINES
 from labelgate.contract import LIMITS
+from labelgate.formats import INPUT_FORMATS
 from labelgate.render import FORMATS
 
 __all__ = ["EXIT_FAIL", "EXIT_INTERNAL", "EXIT_PASS", "EXIT_USAGE", "FORMATS", "build_parser"]
@@ -142,6 +143,19 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MB",
         help="memory the duplicate-id check may hold before it spills to temporary files "
         "(default 128)",
+    )
+    v.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        default="auto",
+        help="what PATH is: auto (default: detected, and the report says why), table (Parquet, "
+        "CSV, JSONL label columns), coco, yolo, voc, imagefolder or hf (docs/formats.md)",
+    )
+    v.add_argument(
+        "--background",
+        type=_int(-(2**63), 2**63 - 1),
+        metavar="INDEX",
+        help="the detection background index (torchvision: 0); objects labelled with it are LG032",
     )
     v.add_argument(
         "--dask",

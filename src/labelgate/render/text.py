@@ -6,7 +6,7 @@ import re
 import textwrap
 
 from labelgate.render.common import counted
-from labelgate.report import Finding, Report
+from labelgate.report import Example, Finding, Report
 
 __all__ = ["render_text"]
 
@@ -16,6 +16,9 @@ STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 def _examples(f: Finding) -> list[str]:
     lines = []
     for e in f.examples[:10]:
+        if e.row < 0:  # a record of an annotation file that is no row (a malformed line, a folder)
+            lines.append(", ".join(_record(e)))
+            continue
         parts = [f"row {e.row}" + ("" if e.file is None else f" ({e.file} row {e.file_row})")]
         if e.position is not None:
             parts.append(f"token {e.position}")
@@ -29,6 +32,15 @@ def _examples(f: Finding) -> list[str]:
     if len(f.examples) > 10:
         lines.append(f"... {len(f.examples) - 10} more examples in --format json")
     return lines
+
+
+def _record(e: Example) -> list[str]:
+    parts = [f"id {e.id!r}"]
+    if e.source is not None:
+        parts.append(f"source {e.source!r}")
+    if e.value is not None:
+        parts.append(f"value {e.value!r}")
+    return parts
 
 
 _QUOTED = re.compile(r"(?<!\w)'[^'\n]{1,100}'(?!\w)")  # not the apostrophe of "source's"

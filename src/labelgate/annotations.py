@@ -1,0 +1,84 @@
+"""What an annotation-format reader found besides the rows: the format and why, and the records that
+break the format's own rules (by file and line, or by annotation id), for the checks to report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from labelgate.report import Example
+
+__all__ = ["AnnotationFacts", "Hits"]
+
+
+@dataclass(slots=True)
+class Hits:
+    """Records failing one check: how many, the first few, and what the finding should say.
+
+    Attributes:
+        count: records (rows, boxes, folders) concerned.
+        examples: the first ones, named by file and line or by annotation id.
+        message: what was found (the reader knows the format's words for it); each different
+            message of the same check is kept (at most five) and shown in turn.
+        fix: what to do, in words.
+        unit: what ``count`` counts.
+        details: further evidence as plain data.
+    """
+
+    count: int = 0
+    examples: list[Example] = field(default_factory=list)
+    message: str = ""
+    fix: str = ""
+    unit: str = "rows"
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class AnnotationFacts:
+    """A reader's account of one annotation input.
+
+    Attributes:
+        format: ``coco``, ``yolo``, ``voc``, ``imagefolder`` or ``hf``.
+        why: how the format was recognised (or that ``--input-format`` named it).
+        task: ``classification`` or ``detection``.
+        hits: check code -> the records failing it.
+        counts: what was read (images, annotations, files, empty label files...), for the report.
+        limit: examples kept per check (``None``: all).
+        background: the detection background index, which no object should carry.
+    """
+
+    format: str
+    why: str
+    task: str = "classification"
+    hits: dict[str, Hits] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    limit: int | None = 20
+    background: int | None = None
+
+    def hit(
+        self,
+        code: str,
+        example: Example | None = None,
+        *,
+        message: str,
+        fix: str,
+        unit: str = "rows",
+        count: int = 1,
+    ) -> Hits:
+        """Count ``count`` records failing ``code`` (the first fix stands; up to five different
+        messages are kept, joined)."""
+        h = self.hits.get(code)
+        if h is None:
+            h = self.hits[code] = Hits(message=message, fix=fix, unit=unit)
+        elif message not in h.message.split("; ") and h.message.count("; ") < 4:
+            h.message += "; " + message
+        h.count += count
+        if example is not None and (self.limit is None or len(h.examples) < self.limit):
+            h.examples.append(example)
+        return h
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the report's input section."""
+        return {"format": self.format, "detected_because": self.why, "task": self.task} | {
+            "read": dict(self.counts)
+        }

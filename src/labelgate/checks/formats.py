@@ -1,0 +1,82 @@
+"""Checks on what an annotation-format reader found: boxes, class tables, records, class folders.
+
+The reader (:mod:`labelgate.formats`) knows its format's words; it counts the failing records and
+keeps the first few (by file and line, or by annotation id) in
+:class:`~labelgate.annotations.AnnotationFacts`. These checks turn them into findings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from labelgate.catalog import entry
+from labelgate.checks.context import Context
+from labelgate.checks.registry import check
+from labelgate.report import Example, Finding
+
+__all__ = ["format_finding"]
+
+
+def format_finding(ctx: Context, code: str) -> list[Finding]:
+    """The finding of ``code`` from the reader's hits, if it counted any."""
+    facts = ctx.annotations
+    if facts is None or code not in facts.hits:
+        return []
+    h = facts.hits[code]
+    plan, rows = ctx.scan.plan, ctx.scan.rows
+    kept = plan.kept_batches(rows)
+
+    def placed(e: Example) -> Example:
+        """A row's batch, as for every row-level finding; a record that is no row has none."""
+        if e.row < 0 or e.row >= rows:
+            return e
+        batch = int(plan.batch_of(e.row, 1)[0])
+        return replace(e, batch=batch if batch < kept else None)
+
+    return [
+        Finding(
+            code=code,
+            severity=entry(code).severity,
+            count=h.count,
+            unit=h.unit,
+            message=h.message,
+            fix=h.fix,
+            examples=tuple(placed(e) for e in h.examples),
+            details=dict(h.details),
+        )
+    ]
+
+
+@check("LG027")
+def box_without_area(ctx: Context) -> list[Finding]:
+    return format_finding(ctx, "LG027")
+
+
+@check("LG028")
+def box_outside_image(ctx: Context) -> list[Finding]:
+    return format_finding(ctx, "LG028")
+
+
+@check("LG029")
+def box_not_finite(ctx: Context) -> list[Finding]:
+    return format_finding(ctx, "LG029")
+
+
+@check("LG030")
+def class_not_in_table(ctx: Context) -> list[Finding]:
+    return format_finding(ctx, "LG030")
+
+
+@check("LG031")
+def malformed_record(ctx: Context) -> list[Finding]:
+    return format_finding(ctx, "LG031")
+
+
+@check("LG032")
+def background_as_label(ctx: Context) -> list[Finding]:
+    return format_finding(ctx, "LG032")
+
+
+@check("LG033")
+def class_folders(ctx: Context) -> list[Finding]:
+    return format_finding(ctx, "LG033")

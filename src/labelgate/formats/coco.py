@@ -1,0 +1,282 @@
+"""COCO JSON (instances, keypoints, panoptic): streamed with ijson, never loaded whole.
+
+Rows are annotations (panoptic: segments): id = the annotation id (panoptic: ``image/segment``),
+label = the category id as written, source = the JSON file's name. The category table is the class
+map (index = category id). One pass: images and categories may come before or after the
+annotations, so what needs them (boxes against image sizes, categories not in the table, images not
+listed) is settled at the end from small per-id tallies.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from labelgate.annotations import AnnotationFacts
+from labelgate.classmap import ClassMap
+from labelgate.errors import InputError, one_line
+from labelgate.formats.rows import RowWriter, check_box
+from labelgate.report import Example
+
+__all__ = ["looks_like_coco", "read_coco"]
+
+_KEYS = (b'"images"', b'"annotations"', b'"categories"')
+
+
+def looks_like_coco(path: Path) -> bool:
+    """Whether the file is a JSON object naming one of COCO's arrays in its first 64 KB (the file
+    is not parsed: its images alone may fill many megabytes before the annotations)."""
+    with path.open("rb") as f:
+        head = f.read(1 << 16)
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text.startswith(b"{") and any(re.search(k + rb"\s*:\s*\[", head) for k in _KEYS)
+
+
+def read_coco(
+    path: Path, out: Path, facts: AnnotationFacts, background: int | None
+) -> ClassMap | None:
+    """Stream ``path`` into rows at ``out``.
+
+    Raises:
+        InputError: the file is not valid JSON, or not COCO.
+    """
+    import ijson
+
+    facts.task = "detection"
+    writer = RowWriter(out, id_type="int")
+    source = path.name
+    images: dict[Any, tuple[float, float] | None] = {}
+    categories: list[tuple[int, str]] = []
+    used: Counter[Any] = Counter()  # category id -> annotations naming it
+    first_of: dict[Any, Example] = {}  # category id -> its first annotation
+    missing_image: dict[Any, list[Example]] = {}  # image id not yet listed -> first annotations
+    image_refs: Counter[Any] = Counter()  # image id not yet listed -> annotations naming it
+    deferred: list[tuple[list[float], Any, Example]] = []  # boxes met before their image
+    counts: Counter[str] = Counter()
+
+    def image(item: dict[str, Any]) -> None:
+        w, h = item.get("width"), item.get("height")
+        if isinstance(w, int | float) and isinstance(h, int | float):
+            images[item.get("id")] = (float(w), float(h))
+        else:
+            images[item.get("id")] = None
+        counts["images"] += 1
+
+    def category(item: dict[str, Any]) -> None:
+        cid, name = item.get("id"), item.get("name")
+        if not isinstance(cid, int) or isinstance(cid, bool):
+            raise InputError(f"category {cid!r} has no integer id", path=str(path))
+        categories.append((cid, str(name)))
+
+    handlers = {"images": image, "categories": category}
+    try:
+        # The arrays before "annotations" (usually images) in one pass of Python events that
+        # stops there; the annotations with ijson's C item builder; an array that comes after
+        # them (usually categories) in one more C pass.
+        with path.open("rb") as f:
+            done: set[str] = set()
+            for key, item in _head(ijson.parse(f, use_float=True), done):
+                handlers[key](item)
+        with path.open("rb") as f:
+            for item in ijson.items(f, "annotations.item", use_float=True):
+                _annotation(
+                    item,
+                    writer,
+                    facts,
+                    source,
+                    images,
+                    used,
+                    first_of,
+                    (missing_image, image_refs),
+                    deferred,
+                    counts,
+                    background,
+                )
+        for key in ("images", "categories"):
+            if key not in done:
+                with path.open("rb") as f:
+                    for item in ijson.items(f, f"{key}.item", use_float=True):
+                        handlers[key](item)
+    except ijson.JSONError as exc:
+        raise InputError(f"not valid JSON ({one_line(exc)})", path=str(path)) from None
+    writer.close()
+    if not counts["images"] and not categories and not writer.rows:
+        raise InputError("no images, annotations or categories: not a COCO file", path=str(path))
+    for box, image, example in deferred:
+        _box(facts, box, images.get(image), example)
+    _settle(facts, categories, used, first_of, (missing_image, image_refs), images)
+    counts["annotations"] = writer.rows
+    counts["categories"] = len(categories)
+    facts.counts.update(counts)
+    return ClassMap(tuple(categories), origin=f"{path} (categories)") if categories else None
+
+
+def _head(events: Any, done: set[str]) -> Any:
+    """(key, object) for each item of the images and categories arrays met before the
+    annotations (whose key ends the pass); ``done`` gets the arrays read to their end."""
+    import ijson
+
+    builder: Any = None
+    key = ""
+    for prefix, event, value in events:
+        if builder is None:
+            if prefix == "" and event == "map_key" and value == "annotations":
+                return
+            if event == "start_map" and prefix in ("images.item", "categories.item"):
+                key = prefix.split(".")[0]
+                builder = ijson.ObjectBuilder()
+                builder.event(event, value)
+            elif event == "end_array" and prefix in ("images", "categories"):
+                done.add(prefix)
+            continue
+        builder.event(event, value)
+        if event == "end_map" and prefix == f"{key}.item":
+            yield key, builder.value
+            builder = None
+
+
+def _annotation(
+    item: dict[str, Any],
+    writer: RowWriter,
+    facts: AnnotationFacts,
+    source: str,
+    images: dict[Any, tuple[float, float] | None],
+    used: Counter[Any],
+    first_of: dict[Any, Example],
+    unlisted: tuple[dict[Any, list[Example]], Counter[Any]],
+    deferred: list[tuple[list[float], Any, Example]],
+    counts: Counter[str],
+    background: int | None,
+) -> None:
+    image = item.get("image_id")
+    segments = item.get("segments_info")
+    if segments is None and _plain(item, images.get(image), used, background):
+        writer.add(item["id"], item["category_id"], source, None)  # the usual case, at speed
+        if item.get("iscrowd"):
+            counts["crowd"] += 1
+        return
+    parts = segments if isinstance(segments, list) else [item]
+    for part in parts:
+        ident = part.get("id")
+        cid = part.get("category_id")
+        row = writer.rows
+        shown = f"{image}/{ident}" if segments is not None else ident
+        example = Example(row=row, id=shown, source=source, value=cid)
+        if not isinstance(cid, int) or isinstance(cid, bool):
+            facts.hit(
+                "LG031",
+                replace(example, row=-1),
+                message="annotations without an integer category_id",
+                fix="give each annotation the id of a category in the categories table",
+            )
+            continue
+        writer.add(
+            ident if isinstance(ident, int) and segments is None else None, cid, source, None
+        )
+        used[cid] += 1
+        first_of.setdefault(cid, example)
+        if background is not None and cid == background:
+            facts.hit(
+                "LG032",
+                example,
+                message=f"annotations labelled {background}, the background index",
+                fix=(
+                    "torchvision's detection models reserve label 0 for the background "
+                    "(FasterRCNN(num_classes=K+1)): map the object classes to 1..K"
+                ),
+            )
+        if image not in images:
+            unlisted[1][image] += 1
+            if len(unlisted[0].setdefault(image, [])) < 3:
+                unlisted[0][image].append(example)
+        if part.get("iscrowd"):
+            counts["crowd"] += 1
+        box = part.get("bbox")
+        if segments is None and box is not None:
+            if not (isinstance(box, list) and len(box) == 4):
+                facts.hit(
+                    "LG031",
+                    example,
+                    message="annotations whose bbox is not [x, y, w, h]",
+                    fix="write bbox as four numbers: x, y, width, height in pixels",
+                )
+            elif image in images:
+                _box(facts, box, images[image], example)
+            elif len(deferred) < 1_000_000:
+                deferred.append((box, image, example))
+
+
+def _plain(
+    item: dict[str, Any],
+    size: tuple[float, float] | None,
+    used: Counter[Any],
+    background: int | None,
+) -> bool:
+    """Whether an annotation breaks no rule and names a category already met (so it needs no
+    example): counted here when it does."""
+    cid, ident, box = item.get("category_id"), item.get("id"), item.get("bbox")
+    if type(cid) is not int or cid not in used or cid == background or type(ident) is not int:
+        return False
+    if size is None or type(box) is not list or len(box) != 4:
+        return False
+    try:
+        x, y, w, h = (float(v) for v in box)
+    except (TypeError, ValueError):
+        return False
+    if not (w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= size[0] and y + h <= size[1]):
+        return False  # (NaN fails every comparison)
+    used[cid] += 1
+    return True
+
+
+def _box(
+    facts: AnnotationFacts, box: list[Any], size: tuple[float, float] | None, example: Example
+) -> None:
+    try:
+        x, y, w, h = (float(v) for v in box)
+    except (TypeError, ValueError):
+        facts.hit(
+            "LG031",
+            example,
+            message="annotations whose bbox is not [x, y, w, h]",
+            fix="write bbox as four numbers: x, y, width, height in pixels",
+        )
+        return
+    check_box(facts, (x, y, x + w, y + h), size, example)
+
+
+def _settle(
+    facts: AnnotationFacts,
+    categories: list[tuple[int, str]],
+    used: Counter[Any],
+    first_of: dict[Any, Example],
+    unlisted: tuple[dict[Any, list[Example]], Counter[Any]],
+    images: dict[Any, tuple[float, float] | None],
+) -> None:
+    """What needs the whole file: categories used but not in the table, images not listed."""
+    table = {cid for cid, _ in categories}
+    unknown = sorted(c for c in used if c not in table)
+    if unknown and categories:
+        h = facts.hit(
+            "LG030",
+            message=f"annotations name category ids absent from the categories table: "
+            f"{', '.join(str(c) for c in unknown[:20])}",
+            fix="add these categories to the table, or map the annotations to categories in it",
+            count=sum(used[c] for c in unknown),
+        )
+        h.examples = [first_of[c] for c in unknown[: facts.limit]]
+        h.details = {"categories": {str(c): used[c] for c in unknown[:50]}}
+    lost = [i for i in unlisted[1] if i not in images]
+    if lost and images:
+        examples = sorted((e for i in lost for e in unlisted[0][i]), key=lambda e: e.row)
+        h = facts.hit(
+            "LG031",
+            message=f"annotations of images not in the images list (image ids "
+            f"{', '.join(str(i) for i in lost[:10])})",
+            fix="add the images, or drop their annotations: a loader indexing by image finds none",
+            count=sum(unlisted[1][i] for i in lost),
+        )
+        h.examples = (h.examples + examples)[: facts.limit]

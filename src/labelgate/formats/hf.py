@@ -1,0 +1,106 @@
+"""Hugging Face datasets: ``save_to_disk`` folders and Parquet files with ``huggingface`` metadata.
+
+The ``ClassLabel`` feature's ``names`` are the class map; read with pyarrow alone (no ``datasets``).
+A ``save_to_disk`` folder's Arrow streams are copied to Parquet batch by batch; Parquet is read as
+it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from labelgate.annotations import AnnotationFacts
+from labelgate.classmap import ClassMap
+from labelgate.errors import InputError, one_line
+from labelgate.files import read_small_text
+
+__all__ = ["hf_features", "read_hf"]
+
+
+def hf_features(path: Path) -> dict[str, Any] | None:
+    """The ``features`` of a Parquet file's ``huggingface`` metadata, or ``None``."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (pa.ArrowException, OSError):
+        return None
+    raw = meta.get(b"huggingface")
+    if raw is None:
+        return None
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    features = doc.get("info", {}).get("features")
+    return features if isinstance(features, dict) else None
+
+
+def class_label(features: dict[str, Any], origin: str) -> tuple[str, ClassMap] | None:
+    """The first ``ClassLabel`` feature (or ``Sequence(ClassLabel)``): its column and names."""
+    for column, feature in features.items():
+        inner = feature.get("feature", feature) if isinstance(feature, dict) else None
+        if isinstance(inner, dict) and inner.get("_type") == "ClassLabel":
+            names = inner.get("names")
+            if isinstance(names, list) and all(isinstance(n, str) for n in names):
+                return column, ClassMap.from_names(names, origin=f"{origin} ClassLabel {column!r}")
+    return None
+
+
+def read_hf(path: Path, out: Path, facts: AnnotationFacts) -> tuple[ClassMap | None, list[str]]:
+    """The class map and the files to scan (``out`` for a save_to_disk folder)."""
+    if path.is_file():
+        features = hf_features(path) or {}
+        found = class_label(features, str(path))
+        facts.counts["files"] = 1
+        _note(facts, found)
+        return (found[1] if found else None), [str(path)]
+    info_path = path / "dataset_info.json"
+    try:
+        info = json.loads(read_small_text(info_path, "dataset_info.json"))
+    except (InputError, ValueError) as exc:
+        raise InputError(
+            f"cannot read dataset_info.json ({one_line(exc)})", path=str(path)
+        ) from None
+    found = class_label(info.get("features") or {}, str(info_path))
+    _note(facts, found)
+    _to_parquet(sorted(path.glob("*.arrow")), out, facts)
+    return (found[1] if found else None), [str(out)]
+
+
+def _note(facts: AnnotationFacts, found: tuple[str, ClassMap] | None) -> None:
+    facts.counts["class_label_names"] = len(found[1].entries) if found else 0
+    if found is None:
+        facts.why += "; no ClassLabel feature, so no class names"
+
+
+def _to_parquet(files: list[Path], out: Path, facts: AnnotationFacts) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not files:
+        raise InputError("no .arrow files in this save_to_disk folder", path=str(out.parent))
+    writer: Any = None
+    counts: Counter[str] = Counter()
+    try:
+        for f in files:
+            with pa.memory_map(str(f)) as source:
+                reader = pa.ipc.open_stream(source)
+                for batch in reader:
+                    if writer is None:
+                        writer = pq.ParquetWriter(out, batch.schema, compression="zstd")
+                    writer.write_batch(batch)
+                    counts["rows"] += batch.num_rows
+            counts["arrow_files"] += 1
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(
+            f"cannot read a datasets Arrow file ({one_line(exc)})", path=str(files[0])
+        ) from None
+    finally:
+        if writer is not None:
+            writer.close()
+    facts.counts.update(counts)

@@ -1,0 +1,121 @@
+"""torchvision ImageFolder trees: the classes are the sorted subfolders, each image a row.
+
+``ImageFolder`` builds ``class_to_idx`` from ``sorted(entry.name for entry in os.scandir(root) if
+entry.is_dir())`` and walks each class folder (links followed) for files with an image extension;
+a class folder without one makes it raise. A root whose subfolders are splits (``train``, ``val``,
+``test``...) each holding class folders is read split by split (source = the split) and the splits'
+class lists compared. Rows: id = the file's path under the root, label = its class index,
+name = its class folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+from labelgate.annotations import AnnotationFacts
+from labelgate.classmap import ClassMap
+from labelgate.formats.rows import RowWriter
+from labelgate.report import Example
+
+__all__ = ["IMG_EXTENSIONS", "looks_like_imagefolder", "read_imagefolder"]
+
+# torchvision.datasets.folder.IMG_EXTENSIONS
+IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
+_SPLITS = {"train", "training", "val", "valid", "validation", "test", "testing", "dev"}
+_STRAY = (".ipynb_checkpoints", "__MACOSX", "__pycache__", ".DS_Store", ".git")
+
+
+def _classes(root: Path) -> list[str]:
+    return sorted(e.name for e in os.scandir(root) if e.is_dir())
+
+
+def _has_images(folder: Path) -> bool:
+    return any(f.lower().endswith(IMG_EXTENSIONS) for _, _, files in os.walk(folder) for f in files)
+
+
+def looks_like_imagefolder(root: Path) -> bool:
+    """Whether some subfolder (or a split's subfolder) holds an image."""
+    for name in _classes(root):
+        sub = root / name
+        if _has_images(sub):
+            return True
+    return False
+
+
+def read_imagefolder(root: Path, out: Path, facts: AnnotationFacts) -> ClassMap | None:
+    """Read ``root`` as ImageFolder does into rows at ``out``; the class map is the first split's
+    class folders, in ImageFolder's order."""
+    top = _classes(root)
+    splits = [s for s in top if s.casefold() in _SPLITS and _classes(root / s)]
+    roots = (
+        [(root / s, s) for s in splits]
+        if splits and len(splits) == len([t for t in top if not t.startswith(".")])
+        else [(root, root.name)]
+    )
+    writer = RowWriter(out, names=True)
+    counts: Counter[str] = Counter()
+    lists: dict[str, list[str]] = {}
+    for folder, source in roots:
+        classes = _classes(folder)
+        lists[source] = classes
+        for index, name in enumerate(classes):
+            if name.startswith(".") or name in _STRAY:
+                after = len(classes) - index - 1
+                facts.hit(
+                    "LG033",
+                    Example(row=-1, id=f"{source}/{name}", source=source),
+                    message=f"folder {name!r} in {source!r} becomes class {index}"
+                    + (f" and shifts the {after} classes after it" if after else ""),
+                    fix=f"delete {name!r} (ImageFolder makes every subfolder a class)",
+                    unit="folders",
+                )
+            files = sorted(
+                Path(dirpath, f)
+                for dirpath, _, names in os.walk(folder / name, followlinks=True)
+                for f in names
+            )
+            images = [f for f in files if f.name.lower().endswith(IMG_EXTENSIONS)]
+            counts["skipped_files"] += len(files) - len(images)
+            if not images:
+                facts.hit(
+                    "LG033",
+                    Example(row=-1, id=f"{source}/{name}", source=source),
+                    message=f"class folder {name!r} in {source!r} holds no image: ImageFolder "
+                    "raises 'Found no valid file for the classes'",
+                    fix="add its images or remove the folder (and the class)",
+                    unit="folders",
+                )
+            for f in images:
+                writer.add(f.relative_to(root).as_posix(), index, source, name)
+        counts["images"] = writer.rows
+        counts["classes"] = len(classes)
+    _compare(facts, lists)
+    writer.close()
+    facts.counts.update(counts)
+    first = next(iter(lists.values()))
+    origin = f"{roots[0][0]} (class folders, sorted)"
+    return ClassMap.from_names(first, origin=origin) if first else None
+
+
+def _compare(facts: AnnotationFacts, lists: dict[str, list[str]]) -> None:
+    """Splits whose class lists differ: the same index names another class in each."""
+    items = list(lists.items())
+    for split, classes in items[1:]:
+        base_split, base = items[0]
+        if classes == base:
+            continue
+        shifted = next(
+            (i for i, (a, b) in enumerate(zip(base, classes, strict=False)) if a != b),
+            min(len(base), len(classes)),
+        )
+        facts.hit(
+            "LG033",
+            Example(row=-1, id=split, source=split),
+            message=f"split {split!r} has {len(classes)} class folders and {base_split!r} "
+            f"{len(base)}; from index {shifted} the same index names another class in each",
+            fix="give every split the same class folders (an empty one raises; add images or "
+            "build class_to_idx once and pass it to each split)",
+            unit="splits",
+        )

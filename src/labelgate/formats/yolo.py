@@ -1,0 +1,138 @@
+"""YOLO label folders: ``class cx cy w h`` (or a polygon ``class x1 y1 x2 y2 ...``) per line.
+
+The class list is ``data.yaml`` (names as list or dict, ``nc``), ``classes.txt`` or Darknet's
+``obj.names`` (with ``obj.data``'s ``classes``). Rows are objects: id = ``file:line``, label = the
+class id, source = the split (the first folder under the root). An empty label file is an image
+without objects, not an error.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+from labelgate.annotations import AnnotationFacts
+from labelgate.classmap import ClassMap, load_class_map
+from labelgate.errors import ClassMapError, InputError
+from labelgate.formats.rows import RowWriter, check_box
+from labelgate.report import Example
+
+__all__ = ["CLASS_LISTS", "read_yolo"]
+
+CLASS_LISTS = {"classes.txt", "obj.names", "classes.names"}
+_NOT_LABELS = CLASS_LISTS | {"train.txt", "val.txt", "valid.txt", "test.txt", "labels.txt"}
+_MAX_LINE = 1 << 20  # bytes: a label line longer than this is not a label line
+
+
+def read_yolo(
+    root: Path, out: Path, facts: AnnotationFacts, background: int | None
+) -> ClassMap | None:
+    """Read every label file under ``root`` into rows at ``out``."""
+    facts.task = "detection"
+    found = _class_list(root)
+    writer = RowWriter(out)
+    counts: Counter[str] = Counter()
+    files = sorted(p for p in root.rglob("*.txt") if p.name not in _NOT_LABELS and p.is_file())
+    under_labels = [p for p in files if "labels" in p.relative_to(root).parts[:-1]]
+    for path in under_labels or files:
+        rel = path.relative_to(root).as_posix()
+        parts = path.relative_to(root).parts
+        source = parts[0] if len(parts) > 1 else root.name
+        counts["label_files"] += 1
+        objects = _read_file(path, rel, source, writer, facts, background)
+        counts["objects"] += objects
+        if objects == 0:
+            counts["images_without_objects"] += 1
+    writer.close()
+    if not counts["label_files"]:
+        raise InputError("no YOLO label files (.txt) under this folder", path=str(root))
+    facts.counts.update(counts)
+    return found
+
+
+def _class_list(root: Path) -> ClassMap | None:
+    for name in ("data.yaml", "data.yml", "classes.txt", "obj.names", "classes.names"):
+        p = root / name
+        if p.is_file():
+            try:
+                found = load_class_map(p)
+            except ClassMapError as exc:
+                raise InputError(exc.reason, path=str(p)) from None
+            data = root / "obj.data"
+            if found.declared is None and data.is_file():
+                for line in data.read_text(encoding="utf-8", errors="replace").splitlines():
+                    key, _, value = line.partition("=")
+                    if key.strip() == "classes" and value.strip().isdigit():
+                        from dataclasses import replace
+
+                        found = replace(found, declared=int(value.strip()))
+            return found
+    return None
+
+
+def _read_file(
+    path: Path,
+    rel: str,
+    source: str,
+    writer: RowWriter,
+    facts: AnnotationFacts,
+    background: int | None,
+) -> int:
+    objects = 0
+    with path.open("rb") as f:
+        for number, raw in enumerate(f, start=1):
+            line = raw[:_MAX_LINE].decode("utf-8", errors="replace").strip()
+            if not line:
+                continue
+            fields = line.split()
+            example = Example(row=-1, id=f"{rel}:{number}", source=source)
+            n = len(fields)
+            if n != 5 and (n < 7 or n % 2 == 0):
+                facts.hit(
+                    "LG031",
+                    example,
+                    message="YOLO lines that are neither 'class cx cy w h' (5 fields) nor a "
+                    "polygon 'class x1 y1 x2 y2 x3 y3 ...'",
+                    fix="rewrite these lines; a loader splitting on spaces misreads them",
+                )
+                continue
+            try:
+                cls = int(fields[0])
+                values = [float(v) for v in fields[1:]]
+            except ValueError:
+                facts.hit(
+                    "LG031",
+                    example,
+                    message="YOLO lines whose class is not an integer or whose "
+                    "coordinates are not numbers",
+                    fix="rewrite these lines: class ids are integers, coordinates numbers",
+                )
+                continue
+            writer.add(f"{rel}:{number}", cls, source, None)
+            objects += 1
+            example = Example(
+                row=writer.rows - 1,
+                id=f"{rel}:{number}",
+                source=source,
+                value=cls,
+            )
+            if background is not None and cls == background:
+                facts.hit(
+                    "LG032",
+                    example,
+                    message=f"objects labelled {background}, the background index",
+                    fix="torchvision's detection models reserve 0 for the background: "
+                    "shift the object classes to 1..K where you build the targets",
+                )
+            if n == 5:
+                cx, cy, w, h = values
+                box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+            else:
+                xs, ys = values[0::2], values[1::2]
+                if not all(math.isfinite(v) for v in values):
+                    box = (math.nan, math.nan, math.nan, math.nan)
+                else:
+                    box = (min(xs), min(ys), max(xs), max(ys))
+            check_box(facts, box, None, example, normalised=True)
+    return objects
