@@ -105,6 +105,99 @@ def main() -> None:
         for i, v in enumerate(image_rows(40)["label"]):
             f.write(json.dumps({"id": i, "label": v}) + "\n")
 
+    formats(HERE / "formats")
+
+
+def formats(root: Path) -> None:
+    """One small good and one small bad example per annotation format."""
+    import shutil
+
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir()
+    animals = ["cat", "dog", "bird"]
+
+    def coco(name: str, annotations: list[dict], images: list[dict], categories: list[dict]) -> None:
+        doc = {"images": images, "annotations": annotations, "categories": categories}
+        (root / name).write_text(json.dumps(doc, indent=1) + "\n")
+
+    images = [{"id": i, "file_name": f"{i:06d}.jpg", "width": 640, "height": 480} for i in range(6)]
+    good = [
+        {"id": 100 + i, "image_id": i % 6, "category_id": 1 + i % 3, "bbox": [10, 20, 30, 40],
+         "iscrowd": 0, "area": 1200}
+        for i in range(18)
+    ]
+    cats = [{"id": 1 + i, "name": n, "supercategory": "animal"} for i, n in enumerate(animals)]
+    cats0 = [{"id": 0, "name": "background", "supercategory": "none"}, *cats]
+    coco("coco_good.json", good, images, cats0)
+    bad = [dict(a) for a in good]
+    bad[3]["bbox"] = [50, 60, 0, 40]  # zero width (LG027)
+    bad[5]["bbox"] = [600, 400, 80, 100]  # past the image's edges (LG028)
+    bad[7]["category_id"] = 7  # not in the table (LG030)
+    bad[9]["image_id"] = 99  # an image that is not listed (LG031)
+    bad[11]["id"] = 100  # a repeated annotation id (LG014)
+    coco("coco_bad.json", bad, images, cats0)
+
+    for kind in ("good", "bad"):
+        base = root / f"yolo_{kind}"
+        (base / "train" / "labels").mkdir(parents=True)
+        (base / "val" / "labels").mkdir(parents=True)
+        (base / "data.yaml").write_text(
+            "path: .\ntrain: train/images\nval: val/images\nnc: 3\nnames: [cat, dog, bird]\n"
+        )
+        for split, n in (("train", 4), ("val", 2)):
+            for i in range(n):
+                lines = [f"{(i + j) % 3} 0.5 0.5 0.2 0.3" for j in range(3)]
+                (base / split / "labels" / f"img_{i}.txt").write_text("\n".join(lines) + "\n")
+        (base / "train" / "labels" / "empty.txt").write_text("")  # an image without objects
+    bad_dir = root / "yolo_bad" / "train" / "labels"
+    (bad_dir / "img_1.txt").write_text("1 0.5 0.5 0.2\n3 0.5 0.5 0.2 0.3\n0 0.95 0.5 0.2 0.3\n")
+    (bad_dir / "img_2.txt").write_text("2 0.5 0.5 0.0 0.3\n")
+
+    for kind in ("good", "bad"):
+        base = root / f"voc_{kind}"
+        base.mkdir()
+        (base / "class_names.txt").write_text("\n".join(animals) + "\n")
+        for i in range(4):
+            objects = "".join(
+                f"<object><name>{animals[(i + j) % 3]}</name><difficult>{j % 2}</difficult>"
+                f"<bndbox><xmin>{10 + j}</xmin><ymin>20</ymin><xmax>{60 + j}</xmax>"
+                "<ymax>90</ymax></bndbox></object>"
+                for j in range(2)
+            )
+            (base / f"{i:04d}.xml").write_text(
+                f"<annotation><filename>{i:04d}.jpg</filename><size><width>320</width>"
+                f"<height>240</height><depth>3</depth></size>{objects}</annotation>\n"
+            )
+    (root / "voc_bad" / "0002.xml").write_text(
+        "<annotation><filename>0002.jpg</filename><size><width>320</width><height>240</height>"
+        "</size><object><name>tvmonitor</name><bndbox><xmin>1</xmin><ymin>1</ymin>"
+        "<xmax>9</xmax><ymax>9</ymax></bndbox></object><object><name>dog</name><bndbox>"
+        "<xmin>300</xmin><ymin>20</ymin><xmax>400</xmax><ymax>90</ymax></bndbox></object>"
+        "</annotation>\n"
+    )
+
+    for kind in ("good", "bad"):
+        for split in ("train", "val"):
+            for name in animals:
+                folder = root / f"imagefolder_{kind}" / split / name
+                folder.mkdir(parents=True)
+                for i in range(2):
+                    (folder / f"{name}_{i}.jpg").write_bytes(b"\xff\xd8\xff\xd9")
+    bad_tree = root / "imagefolder_bad"
+    (bad_tree / "train" / ".ipynb_checkpoints").mkdir()
+    (bad_tree / "train" / ".ipynb_checkpoints" / "cat_0-checkpoint.jpg").write_bytes(b"\xff\xd8")
+    shutil.rmtree(bad_tree / "val" / "bird")
+    (bad_tree / "val" / "bird").mkdir()
+    (bad_tree / "val" / "bird" / "notes.txt").write_text("to label\n")
+
+    features = {"text": {"dtype": "string", "_type": "Value"},
+                "label": {"names": ["neg", "pos"], "_type": "ClassLabel"}}
+    meta = {b"huggingface": json.dumps({"info": {"features": features}}).encode()}
+    for kind, labels in (("good", [0, 1] * 10), ("bad", [0, 1] * 7 + [-1] * 6)):
+        table = pa.table({"text": [f"review {i}" for i in range(20)], "label": labels})
+        pq.write_table(table.replace_schema_metadata(meta), root / f"hf_{kind}.parquet")
+
 
 if __name__ == "__main__":
     main()

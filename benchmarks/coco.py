@@ -1,0 +1,164 @@
+"""labelgate on a large COCO JSON against json.load and a plain Python loop doing the same checks.
+
+    python benchmarks/coco.py [--mb 1024] [--dir /tmp/labelgate-bench] [--repeat 1]
+
+Writes (once) a COCO instances file of about --mb megabytes: 80 categories with COCO's sparse ids
+(1..90), images of 640x480, annotations with boxes; planted: 3 zero-width boxes, 2 boxes past their
+image, 2 annotations naming category 95 (not in the table). Then, each in a fresh process:
+
+- python:    `json.load` of the whole file and a loop over the annotations doing the checks
+             labelgate's COCO reader does (category in the table, box with area, box inside its
+             image, image listed), counting each;
+- labelgate: `labelgate validate FILE --format json` (the reader, then every check).
+
+Both must find the same counts, or the run stops. Printed: wall time, peak RSS, and labelgate's
+throughput and ratios against the plain loop in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compare import run
+
+PLAIN = """
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cats = {c["id"] for c in doc["categories"]}
+size = {i["id"]: (i["width"], i["height"]) for i in doc["images"]}
+out = {"rows": 0, "LG027": 0, "LG028": 0, "LG030": 0, "LG031": 0}
+for a in doc["annotations"]:
+    out["rows"] += 1
+    if a["category_id"] not in cats:
+        out["LG030"] += 1
+    if a["image_id"] not in size:
+        out["LG031"] += 1
+        continue
+    x, y, w, h = a["bbox"]
+    W, H = size[a["image_id"]]
+    if w <= 0 or h <= 0:
+        out["LG027"] += 1
+    if x < 0 or y < 0 or x + w > W or y + h > H:
+        out["LG028"] += 1
+print(json.dumps(out))
+"""
+
+
+def make(path: Path, megabytes: int) -> None:
+    """Write the file in pieces (never the whole document in memory)."""
+    import random
+
+    rng = random.Random(0)
+    ids = [i for i in range(1, 91) if i not in (12, 26, 29, 30, 45, 66, 68, 69, 71, 83)]
+    images = 200_000
+    per = 230  # bytes per annotation, about
+    count = megabytes * (1 << 20) // per
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w") as f:
+        f.write('{"info": {"description": "labelgate benchmark"}, "images": [')
+        f.write(
+            ",".join(
+                json.dumps({"id": i, "file_name": f"{i:012d}.jpg", "width": 640, "height": 480})
+                for i in range(images)
+            )
+        )
+        f.write('], "annotations": [')
+        for n in range(count):
+            x, y = rng.uniform(0, 500), rng.uniform(0, 380)
+            box = [
+                round(x, 2),
+                round(y, 2),
+                round(rng.uniform(5, 130), 2),
+                round(rng.uniform(5, 90), 2),
+            ]
+            cat = ids[n % len(ids)]
+            if n in (17, 1000, 5000):
+                box[2] = 0.0
+            if n in (333, 4444):
+                box[0] = 630.0
+            if n in (77, 7777):
+                cat = 95
+            ann = {
+                "id": n + 1,
+                "image_id": n % images,
+                "category_id": cat,
+                "bbox": box,
+                "area": round(box[2] * box[3], 2),
+                "iscrowd": 0,
+                "segmentation": [
+                    [box[0], box[1], box[0] + box[2], box[1], box[0], box[1] + box[3]]
+                ],
+            }
+            f.write(("," if n else "") + json.dumps(ann))
+        f.write('], "categories": [')
+        f.write(
+            ",".join(json.dumps({"id": i, "name": f"class_{i}", "supercategory": "x"}) for i in ids)
+        )
+        f.write("]}\n")
+    tmp.rename(path)
+
+
+def from_report(text: str) -> dict[str, int]:
+    doc = json.loads(text)
+    out = {"rows": doc["counts"]["rows"] + 0}
+    for code in ("LG027", "LG028", "LG030", "LG031"):
+        out[code] = sum(f["count"] for f in doc["findings"] if f["code"] == code)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=1024)
+    parser.add_argument("--dir", default="/tmp/labelgate-bench")
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"coco_{args.mb}mb.json"
+    if not path.exists():
+        make(path, args.mb)
+    size = path.stat().st_size / (1 << 20)
+    print(f"python {platform.python_version()}, {size:,.0f} MB COCO file")
+    py = sys.executable
+    tools = {
+        "python": [py, "-c", PLAIN, str(path)],
+        "labelgate": [
+            py,
+            "-m",
+            "labelgate",
+            "validate",
+            str(path),
+            "--format",
+            "json",
+            "--no-progress",
+            "--max-examples",
+            "5",
+        ],
+    }
+    best: dict[str, tuple[float, float, dict[str, int]]] = {}
+    for _ in range(args.repeat):
+        for name, argv in tools.items():
+            wall, peak, out = run(argv)
+            found = json.loads(out) if name == "python" else from_report(out)
+            if name not in best or wall < best[name][0]:
+                best[name] = (wall, peak, found)
+    if best["python"][2] != best["labelgate"][2]:
+        raise SystemExit(f"the counts differ: {best}")
+    base_wall, base_peak, _ = best["python"]
+    print(f"{'tool':10} {'wall s':>8} {'peak MB':>8} {'MB/s':>7} {'x time':>7} {'x memory':>9}")
+    for name, (wall, peak, _) in best.items():
+        print(
+            f"{name:10} {wall:8.2f} {peak:8.0f} {size / wall:7.1f} {wall / base_wall:7.2f} "
+            f"{peak / base_peak:9.3f}"
+        )
+    print("both found:", json.dumps(best["labelgate"][2]))
+
+
+if __name__ == "__main__":
+    main()
