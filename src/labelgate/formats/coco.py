@@ -18,7 +18,7 @@ from typing import Any
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap
 from labelgate.errors import InputError, one_line
-from labelgate.formats.rows import RowWriter, check_box
+from labelgate.formats.rows import RowWriter, check_background, check_box
 from labelgate.report import Example
 
 __all__ = ["looks_like_coco", "read_coco"]
@@ -178,16 +178,7 @@ def _annotation(
         )
         used[cid] += 1
         first_of.setdefault(cid, example)
-        if background is not None and cid == background:
-            facts.hit(
-                "LG032",
-                example,
-                message=f"annotations labelled {background}, the background index",
-                fix=(
-                    "torchvision's detection models reserve label 0 for the background "
-                    "(FasterRCNN(num_classes=K+1)): map the object classes to 1..K"
-                ),
-            )
+        check_background(facts, cid, background, example)
         if image not in images:
             unlisted[1][image] += 1
             if len(unlisted[0].setdefault(image, [])) < 3:

@@ -12,7 +12,7 @@ from labelgate.report import Example
 if TYPE_CHECKING:
     pass
 
-__all__ = ["RowWriter", "check_box"]
+__all__ = ["RowWriter", "check_background", "check_box"]
 
 _BATCH = 65_536
 
@@ -101,3 +101,21 @@ def check_box(
             fix="clip them to the image, or check the coordinate convention (pixels, normalised, "
             "xywh or xyxy) of the tool that wrote them",
         )
+
+
+def check_background(
+    facts: AnnotationFacts, label: int, background: int | None, example: Example
+) -> None:
+    """Count an object labelled with the detection background index (LG032)."""
+    if background is None or label != background:
+        return
+    facts.hit(
+        "LG032",
+        example,
+        message=f"objects labelled {background}, the background index",
+        fix=(
+            "torchvision's detection models reserve the background index "
+            "(FasterRCNN(num_classes=K+1), 0 the background): map the object classes to 1..K "
+            "where the targets are built"
+        ),
+    )

@@ -16,7 +16,7 @@ from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap, load_class_map, normalise_name
 from labelgate.errors import ClassMapError, InputError, one_line
 from labelgate.files import read_small_text
-from labelgate.formats.rows import RowWriter, check_box
+from labelgate.formats.rows import RowWriter, check_background, check_box
 from labelgate.report import Example
 
 __all__ = ["read_voc"]
@@ -70,14 +70,7 @@ def read_voc(
                     counts[flag] += 1
             writer.add(ident, label, source, name)
             example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
-            if background is not None and label == background:
-                facts.hit(
-                    "LG032",
-                    example,
-                    message=f"objects labelled {background}, the background index",
-                    fix="torchvision's detection models reserve 0 for the background: "
-                    "keep 'background' out of the object classes",
-                )
+            check_background(facts, label, background, example)
             box = _box(obj)
             if box is None:
                 facts.hit(

@@ -15,7 +15,7 @@ from pathlib import Path
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap, load_class_map
 from labelgate.errors import ClassMapError, InputError
-from labelgate.formats.rows import RowWriter, check_box
+from labelgate.formats.rows import RowWriter, check_background, check_box
 from labelgate.report import Example
 
 __all__ = ["CLASS_LISTS", "read_yolo"]
@@ -117,14 +117,7 @@ def _read_file(
                 source=source,
                 value=cls,
             )
-            if background is not None and cls == background:
-                facts.hit(
-                    "LG032",
-                    example,
-                    message=f"objects labelled {background}, the background index",
-                    fix="torchvision's detection models reserve 0 for the background: "
-                    "shift the object classes to 1..K where you build the targets",
-                )
+            check_background(facts, cls, background, example)
             if n == 5:
                 cx, cy, w, h = values
                 box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
