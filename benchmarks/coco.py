@@ -57,7 +57,7 @@ def make(path: Path, megabytes: int) -> None:
     rng = random.Random(0)
     ids = [i for i in range(1, 91) if i not in (12, 26, 29, 30, 45, 66, 68, 69, 71, 83)]
     images = 200_000
-    per = 230  # bytes per annotation, about
+    per = 200  # bytes per annotation, about
     count = megabytes * (1 << 20) // per
     tmp = path.with_suffix(".tmp")
     with tmp.open("w") as f:

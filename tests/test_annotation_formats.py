@@ -343,3 +343,15 @@ def test_an_entity_bomb_in_voc_xml_stops_at_once(tmp_path: Path) -> None:
     result = run_cli("validate", str(tmp_path), "--classes", "2")
     assert result.returncode == 2 and "not a readable Pascal VOC XML file" in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("name", ["saved", "reviews.parquet"])
+def test_files_written_by_the_datasets_library(name: str) -> None:
+    """tests/fixtures/hf_written/ was written by datasets 5.2.0 (make.py beside the files)."""
+    path = Path(__file__).parent / "fixtures" / "hf_written" / name
+    assert detect([str(path)])[0] == "hf"
+    report = validate(path)
+    assert [c["name"] for c in report.classes] == ["neg", "neu", "pos"]
+    lg005 = finding(report, "LG005")
+    assert lg005.count == 2 and "Hugging Face" in lg005.fix
+    assert report.counts["rows"] == 12

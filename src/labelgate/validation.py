@@ -126,8 +126,10 @@ def run(
         converted = _converted(paths, input_format, contract, background, limit)
         facts = None
         if converted is not None:
-            if client is not None:
-                raise UsageError("--dask reads Parquet tables; annotation formats run locally")
+            if client is not None and converted.paths != converted.inputs:
+                raise UsageError(
+                    f"--dask reads Parquet tables; {converted.facts.format} is read locally"
+                )
             contract = _with_format(contract, converted)
             paths, facts = converted.paths, converted.facts
         data = open_dataset(paths, contract, None if client is None else _footers_on(client))

@@ -74,6 +74,8 @@ def detect(paths: list[str]) -> tuple[str, str]:
             if hf_features(p) is not None:
                 return "hf", "Parquet carrying Hugging Face 'huggingface' schema metadata"
         return "table", f"a {suffix or 'extensionless'} file"
+    if not p.is_dir():  # a device or FIFO: the table reader says what it is
+        return "table", "not a regular file"
     return _detect_folder(p)
 
 
