@@ -117,14 +117,22 @@ def formats(root: Path) -> None:
     root.mkdir()
     animals = ["cat", "dog", "bird"]
 
-    def coco(name: str, annotations: list[dict], images: list[dict], categories: list[dict]) -> None:
+    def coco(
+        name: str, annotations: list[dict], images: list[dict], categories: list[dict]
+    ) -> None:
         doc = {"images": images, "annotations": annotations, "categories": categories}
         (root / name).write_text(json.dumps(doc, indent=1) + "\n")
 
     images = [{"id": i, "file_name": f"{i:06d}.jpg", "width": 640, "height": 480} for i in range(6)]
     good = [
-        {"id": 100 + i, "image_id": i % 6, "category_id": 1 + i % 3, "bbox": [10, 20, 30, 40],
-         "iscrowd": 0, "area": 1200}
+        {
+            "id": 100 + i,
+            "image_id": i % 6,
+            "category_id": 1 + i % 3,
+            "bbox": [10, 20, 30, 40],
+            "iscrowd": 0,
+            "area": 1200,
+        }
         for i in range(18)
     ]
     cats = [{"id": 1 + i, "name": n, "supercategory": "animal"} for i, n in enumerate(animals)]
@@ -191,8 +199,10 @@ def formats(root: Path) -> None:
     (bad_tree / "val" / "bird").mkdir()
     (bad_tree / "val" / "bird" / "notes.txt").write_text("to label\n")
 
-    features = {"text": {"dtype": "string", "_type": "Value"},
-                "label": {"names": ["neg", "pos"], "_type": "ClassLabel"}}
+    features = {
+        "text": {"dtype": "string", "_type": "Value"},
+        "label": {"names": ["neg", "pos"], "_type": "ClassLabel"},
+    }
     meta = {b"huggingface": json.dumps({"info": {"features": features}}).encode()}
     for kind, labels in (("good", [0, 1] * 10), ("bad", [0, 1] * 7 + [-1] * 6)):
         table = pa.table({"text": [f"review {i}" for i in range(20)], "label": labels})
