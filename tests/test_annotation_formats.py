@@ -355,3 +355,18 @@ def test_files_written_by_the_datasets_library(name: str) -> None:
     lg005 = finding(report, "LG005")
     assert lg005.count == 2 and "Hugging Face" in lg005.fix
     assert report.counts["rows"] == 12
+
+
+def test_background_index_from_the_contract(tmp_path: Path) -> None:
+    cats = [{"id": 0, "name": "background"}, {"id": 1, "name": "cat"}, {"id": 2, "name": "dog"}]
+    path = coco(tmp_path / "a.json", boxes(6), cats)
+    contract = tmp_path / "contract.yaml"
+    contract.write_text("num_classes: 3\nbackground_index: 0\n")
+    result = run_cli("validate", str(path), "--schema", str(contract), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    doc = json.loads(result.stdout)
+    assert [f["count"] for f in doc["findings"] if f["code"] == "LG032"] == [2]
+    assert doc["contract"]["background_index"] == 0
+    contract.write_text("num_classes: 3\nbackground_index: zero\n")
+    bad = run_cli("validate", str(path), "--schema", str(contract))
+    assert bad.returncode == 2 and "background_index" in bad.stderr

@@ -25,6 +25,7 @@ INT64 = (-(2**63), 2**63 - 1)
 LIMITS: dict[str, tuple[int, int]] = {
     "num_classes": (1, 10_000_000),
     "ignore_index": INT64,
+    "background_index": INT64,
     "batching.size": (1, 2**31 - 1),
     "batching.shuffle_seed": (0, 2**63 - 1),
     "expected_rows": (0, 2**63 - 1),
@@ -81,6 +82,8 @@ class Contract:
             CSV without a header).
         class_map: the class-name map, if any.
         ignore_index: the target value the loss skips (PyTorch's default is -100).
+        background_index: the detection background index (torchvision: 0), which no object
+            of an annotation format should carry (LG032).
         batching: the batches to simulate.
         class_weights: one weight per class, as passed to ``CrossEntropyLoss(weight=...)``.
         severity: check code -> severity, overriding the defaults.
@@ -102,6 +105,7 @@ class Contract:
     name_column: str | None = None
     class_map: ClassMap | None = None
     ignore_index: int = DEFAULT_IGNORE_INDEX
+    background_index: int | None = None
     batching: Batching = field(default_factory=Batching)
     class_weights: tuple[float, ...] | None = None
     severity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -116,6 +120,7 @@ class Contract:
     def __post_init__(self) -> None:
         bounded(self.num_classes, "num_classes")
         bounded(self.ignore_index, "ignore_index", optional=False)
+        bounded(self.background_index, "background_index")
         bounded(self.expected_rows, "expected_rows")
         if self.task is not None and self.task not in TASKS:
             raise ContractError(f"must be one of {', '.join(TASKS)}, got {self.task!r}", key="task")
@@ -169,6 +174,7 @@ class Contract:
             if self.class_map is None
             else {"origin": self.class_map.origin, "entries": len(self.class_map.entries)},
             "ignore_index": self.ignore_index,
+            "background_index": self.background_index,
             "batching": {
                 "size": self.batching.size,
                 "drop_last": self.batching.drop_last,
@@ -234,6 +240,7 @@ _TOP_KEYS = {
     "name_column": (str, int),
     "class_names": (list, dict, str),
     "ignore_index": int,
+    "background_index": int,
     "batching": dict,
     "class_weights": list,
     "severity": dict,
@@ -300,6 +307,7 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         name_column=_column(data.get("name_column")),
         class_map=_class_map(data.get("class_names"), base),
         ignore_index=data.get("ignore_index", DEFAULT_IGNORE_INDEX),
+        background_index=data.get("background_index"),
         batching=Batching(
             size=batching_raw.get("size", 32),
             drop_last=batching_raw.get("drop_last", False),

@@ -123,6 +123,7 @@ def run(
 
             client = stack.enter_context(connect(dask))
         limit = None if max_examples == 0 else max_examples
+        background = contract.background_index if background is None else background
         converted = _converted(paths, input_format, contract, background, limit)
         facts = None
         if converted is not None:
