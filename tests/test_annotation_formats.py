@@ -370,3 +370,13 @@ def test_background_index_from_the_contract(tmp_path: Path) -> None:
     contract.write_text("num_classes: 3\nbackground_index: zero\n")
     bad = run_cli("validate", str(path), "--schema", str(contract))
     assert bad.returncode == 2 and "background_index" in bad.stderr
+
+
+def test_coco_source_field_names_each_row_by_its_image(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", boxes(8), CATS)
+    report = run([str(path)], Contract(), source_field="file_name").report
+    assert [s["source"] for s in report.sources] == ["0.jpg", "1.jpg", "2.jpg", "3.jpg"]
+    plain_report = validate(path)
+    assert [s["source"] for s in plain_report.sources] == ["a.json"]
+    result = run_cli("validate", str(tmp_path), "--input-format", "yolo", "--source-field", "x")
+    assert result.returncode == 2 and "--source-field" in result.stderr

@@ -87,6 +87,7 @@ def validate(
     progress: Callable[[int, int | None], None] | None = None,
     input_format: str = "auto",
     background: int | None = None,
+    source_field: str | None = None,
     **options: Unpack[ContractOptions],
 ) -> Report:
     """Validate label files.
@@ -106,6 +107,8 @@ def validate(
         input_format: ``auto`` (detected), ``table``, ``coco``, ``yolo``, ``voc``,
             ``imagefolder`` or ``hf`` (streaming engine only; docs/formats.md).
         background: the detection background index, whose use as a label is LG032.
+        source_field: for COCO, the image field used as each annotation's source (default: the
+            file's name).
         options: ``classes``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
             ``shuffle_seed`` (:class:`ContractOptions`): each overrides the contract's field, as
@@ -151,5 +154,6 @@ def validate(
         id_memory=id_memory,
         input_format=input_format,
         background=background,
+        source_field=source_field,
     )
     return done.report

@@ -80,6 +80,7 @@ def run(
     id_memory: int | None = None,
     input_format: str = "auto",
     background: int | None = None,
+    source_field: str | None = None,
 ) -> Validation:
     """Validate label files against a contract.
 
@@ -100,6 +101,8 @@ def run(
             ``hf`` (see :mod:`labelgate.formats`).
         background: the detection background index (torchvision: 0), whose use as a label is
             LG032.
+        source_field: for COCO, the field of each annotation's image to use as its source
+            (default: the file's name).
 
     Returns:
         The report (failed checks are findings in it, not exceptions), the context the checks
@@ -124,7 +127,7 @@ def run(
             client = stack.enter_context(connect(dask))
         limit = None if max_examples == 0 else max_examples
         background = contract.background_index if background is None else background
-        converted = _converted(paths, input_format, contract, background, limit)
+        converted = _converted(paths, input_format, contract, background, limit, source_field)
         facts = None
         if converted is not None:
             if client is not None and converted.paths != converted.inputs:
@@ -149,6 +152,7 @@ def _converted(
     contract: Contract,
     background: int | None,
     limit: int | None,
+    source_field: str | None,
 ) -> Converted | None:
     """An annotation input read into rows, or ``None`` for a label table. The rows stay on disk
     until the process ends: fix, diff and repro read them again through the validation."""
@@ -163,6 +167,7 @@ def _converted(
             class_map=contract.class_map,
             background=background,
             limit=limit,
+            source_field=source_field,
         )
     except BaseException:
         folder.cleanup()

@@ -146,6 +146,7 @@ def _validate(args: argparse.Namespace) -> int:
             gx_docs=args.gx_docs,
             input_format=args.input_format,
             background=args.background,
+            source_field=args.source_field,
         )
     finally:
         if progress is not None:

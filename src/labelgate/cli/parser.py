@@ -158,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the detection background index (torchvision: 0); objects labelled with it are LG032",
     )
     v.add_argument(
+        "--source-field",
+        metavar="FIELD",
+        help="COCO: the field of each annotation's image used as its source, such as file_name "
+        "(default: the JSON file's name)",
+    )
+    v.add_argument(
         "--dask",
         metavar="ADDRESS",
         help="run the row groups on a Dask cluster: local[N] starts N local worker processes; "

@@ -104,6 +104,7 @@ def convert(
     class_map: ClassMap | None,
     background: int | None,
     limit: int | None,
+    source_field: str | None = None,
 ) -> Converted | None:
     """Read ``paths`` as ``fmt`` (``auto``: detected) into rows under ``folder``; ``None`` for a
     table, which the scan reads as it is.
@@ -120,6 +121,8 @@ def convert(
         why = "--input-format " + fmt
     if fmt == "table":
         return None
+    if source_field is not None and fmt != "coco":
+        raise UsageError(f"--source-field names a field of COCO's images, not of {fmt}")
     if len(paths) != 1:
         raise UsageError(f"--input-format {fmt} reads one file or folder, got {len(paths)} paths")
     facts = AnnotationFacts(format=fmt, why=why, limit=limit, background=background)
@@ -130,7 +133,7 @@ def convert(
     if fmt == "coco":
         from labelgate.formats.coco import read_coco
 
-        found, rows = read_coco(source, out, facts, background), [str(out)]
+        found, rows = read_coco(source, out, facts, background, source_field), [str(out)]
     elif fmt == "yolo":
         from labelgate.formats.yolo import read_yolo
 

@@ -36,9 +36,14 @@ def looks_like_coco(path: Path) -> bool:
 
 
 def read_coco(
-    path: Path, out: Path, facts: AnnotationFacts, background: int | None
+    path: Path,
+    out: Path,
+    facts: AnnotationFacts,
+    background: int | None,
+    source_field: str | None = None,
 ) -> ClassMap | None:
-    """Stream ``path`` into rows at ``out``.
+    """Stream ``path`` into rows at ``out``; the source of a row is the file's name, or with
+    ``source_field`` that field of the annotation's image (``file_name``, ``license``...).
 
     Raises:
         InputError: the file is not valid JSON, or not COCO.
@@ -49,6 +54,7 @@ def read_coco(
     writer = RowWriter(out, id_type="int")
     source = path.name
     images: dict[Any, tuple[float, float] | None] = {}
+    sources: dict[Any, str] | None = None if source_field is None else {}
     categories: list[tuple[int, str]] = []
     used: Counter[Any] = Counter()  # category id -> annotations naming it
     first_of: dict[Any, Example] = {}  # category id -> its first annotation
@@ -58,6 +64,9 @@ def read_coco(
     counts: Counter[str] = Counter()
 
     def image(item: dict[str, Any]) -> None:
+        if sources is not None:
+            value = item.get(source_field or "")
+            sources[item.get("id")] = "" if value is None else str(value)
         w, h = item.get("width"), item.get("height")
         if isinstance(w, int | float) and isinstance(h, int | float):
             images[item.get("id")] = (float(w), float(h))
@@ -86,7 +95,7 @@ def read_coco(
                     item,
                     writer,
                     facts,
-                    source,
+                    source if sources is None else sources.get(item.get("image_id"), source),
                     images,
                     used,
                     first_of,
