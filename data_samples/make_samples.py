@@ -105,6 +105,14 @@ def main() -> None:
         for i, v in enumerate(image_rows(40)["label"]):
             f.write(json.dumps({"id": i, "label": v}) + "\n")
 
+    multi = [[1, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 1], [1, 1, 0, 0]] * 10
+    multi[3] = [0, -1, 0, 1]  # CheXpert's "uncertain"
+    multi[17] = [1, None, 0, 0]  # a blank: "not mentioned"
+    multi[22] = [0, 0, 0, 0]  # no positive class
+    with (HERE / "multilabel.jsonl").open("w") as f:
+        for i, labels in enumerate(multi):
+            f.write(json.dumps({"id": 500 + i, "labels": labels}) + "\n")
+
     formats(HERE / "formats")
 
 

@@ -28,6 +28,7 @@ class ContractOptions(TypedDict, total=False):
     """The contract fields an option overrides: the CLI's flags of the same names."""
 
     classes: int | None
+    task: str | None
     class_names: str | None
     ignore_index: int | None
     label_column: str | None
@@ -63,6 +64,7 @@ def build_contract(
     names = options.get("class_names")
     return base.replace(
         num_classes=options.get("classes"),
+        task=options.get("task"),
         label_column=options.get("label_column"),
         id_column=options.get("id_column"),
         source_column=options.get("source_column"),
@@ -109,7 +111,7 @@ def validate(
         background: the detection background index, whose use as a label is LG032.
         source_field: for COCO, the image field used as each annotation's source (default: the
             file's name).
-        options: ``classes``, ``class_names``, ``ignore_index``, ``label_column``,
+        options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
             ``shuffle_seed`` (:class:`ContractOptions`): each overrides the contract's field, as
             the CLI's flag of the same name does.

@@ -296,6 +296,21 @@ CATALOG: tuple[Entry, ...] = (
         "error",
         "class map",
     ),
+    Entry(
+        "LG034",
+        "multi-hot target outside [0, 1]",
+        "multi-label rows (`task: multilabel`) that are not K finite values in [0, 1]: "
+        "`BCEWithLogitsLoss` takes a -1 ('uncertain'), a 2 or a blank without a word",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG035",
+        "rows without a positive label",
+        "multi-label rows with no positive class (valid for BCE, worth knowing)",
+        "info",
+        "row",
+    ),
 )
 
 _BY_CODE = {e.code: e for e in CATALOG}

@@ -140,6 +140,8 @@ def _task(wanted: str | None, label_type: Any, column: str) -> str:
         found = "multiclass"
     if wanted == "soft" and is_list_type(label_type):
         return "soft"  # integer lists read as probabilities (one-hot rows)
+    if wanted == "multilabel" and is_list_type(label_type):
+        return "multilabel"  # K multi-hot values per row, for BCEWithLogitsLoss
     if wanted is not None and wanted != found:
         raise UsageError(
             f"task {wanted!r} needs {'a scalar' if wanted == 'multiclass' else 'a list'} label column; "

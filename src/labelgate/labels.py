@@ -15,7 +15,15 @@ from labelgate.rules import Status, masks
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Classified", "Status", "classify", "classify_soft", "is_list_type", "is_soft_type"]
+__all__ = [
+    "Classified",
+    "Status",
+    "classify",
+    "classify_multilabel",
+    "classify_soft",
+    "is_list_type",
+    "is_soft_type",
+]
 
 I64 = npt.NDArray[np.int64]
 U8 = npt.NDArray[np.uint8]
@@ -66,6 +74,25 @@ def is_soft_type(t: pa.DataType) -> bool:
     return is_list_type(t) and bool(pa.types.is_floating(t.value_type))
 
 
+def _list_rows(
+    column: pa.Array,
+) -> tuple[pa.Array, npt.NDArray[np.bool_], I64, npt.NDArray[np.float64], I64]:
+    """A list column's rows as flat numpy: the column (as a plain list), which rows are null,
+    each row's length, every value as float64 (a null element is NaN), and each value's row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    null = bool_mask(column.is_null())
+    if pa.types.is_fixed_size_list(column.type):
+        column = column.cast(pa.list_(column.type.value_type))
+    lengths = numbers(pc.list_value_length(column), 0).astype(np.int64)
+    flat = numbers(pc.cast(pc.list_flatten(column), pa.float64()), np.nan).astype(np.float64)
+    parents = numbers(pc.list_parent_indices(column)).astype(np.int64)
+    return column, null, lengths, flat, parents
+
+
 def classify_soft(
     column: pa.Array, *, num_classes: int, tolerance: float
 ) -> tuple[Classified, Counter[str]]:
@@ -77,18 +104,8 @@ def classify_soft(
         One status per row (USABLE, NULL or NOT_A_DISTRIBUTION), and how many rows broke each
         rule (``length``, ``not finite``, ``negative``, ``sum``).
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    n = len(column)
-    null = bool_mask(column.is_null())
-    if pa.types.is_fixed_size_list(column.type):
-        column = column.cast(pa.list_(column.type.value_type))
-    lengths = numbers(pc.list_value_length(column), 0).astype(np.int64)
-    flat = numbers(pc.cast(pc.list_flatten(column), pa.float64()), np.nan).astype(np.float64)
-    parents = numbers(pc.list_parent_indices(column)).astype(np.int64)
+    column, null, lengths, flat, parents = _list_rows(column)
+    n = len(null)
     reasons: Counter[str] = Counter()
     bad = ~null & (lengths != num_classes)
     reasons["length"] = int(bad.sum())
@@ -110,6 +127,57 @@ def classify_soft(
     return Classified(zeros, status, None, status, column), Counter(
         {k: v for k, v in reasons.items() if v}
     )
+
+
+def classify_multilabel(
+    column: pa.Array, *, num_classes: int
+) -> tuple[Classified, Counter[str], npt.NDArray[np.int64]]:
+    """Judge multi-hot targets for ``BCEWithLogitsLoss``: each row K finite values in [0, 1].
+
+    PyTorch checks none of this: a 2 or a -1 (CheXpert's "uncertain") gives a finite loss, and
+    for some logits a negative one; a blank (null) element is NaN once cast.
+
+    Returns:
+        One status per row (USABLE, NULL or NOT_A_DISTRIBUTION); how many rows broke each rule
+        (``length``, ``not finite``, ``below 0``, ``above 1``), with ``class I`` keys counting the
+        bad values of each class and ``no positive`` the usable rows without a value > 0; and
+        the positives (values > 0) of each class in the usable rows.
+    """
+    column, null, lengths, flat, parents = _list_rows(column)
+    n = len(null)
+    starts = np.concatenate([[0], np.cumsum(lengths)])[:-1]  # a null row has no values
+    position = np.arange(len(flat), dtype=np.int64) - starts[parents]  # the class of a value
+    reasons: Counter[str] = Counter()
+    bad = ~null & (lengths != num_classes)
+    reasons["length"] = int(bad.sum())
+    rules = (
+        ("not finite", ~np.isfinite(flat)),
+        ("below 0", flat < 0),
+        ("above 1", flat > 1),
+    )
+    for name, element in rules:
+        rows = np.zeros(n, dtype=bool)
+        rows[parents[element]] = True
+        rows &= ~null & (lengths == num_classes)
+        reasons[name] = int(rows.sum())
+        bad |= rows
+    wrong = ~np.isfinite(flat) | (flat < 0) | (flat > 1)
+    keep = (lengths == num_classes)[parents]
+    for cls, count in enumerate(np.bincount(position[wrong & keep], minlength=0).tolist()):
+        if count:
+            reasons[f"class {cls}"] = count
+    usable = ~null & ~bad
+    positive = (flat > 0) & usable[parents]
+    positives = np.bincount(position[positive], minlength=num_classes)[:num_classes]
+    with_positive = np.zeros(n, dtype=bool)
+    with_positive[parents[positive]] = True
+    reasons["no positive"] = int((usable & ~with_positive).sum())
+    status = np.zeros(n, dtype=np.uint8)
+    status[bad] = Status.NOT_A_DISTRIBUTION
+    status[null] = Status.NULL
+    zeros = np.zeros(n, dtype=np.int64)
+    found = Counter({k: v for k, v in reasons.items() if v})
+    return Classified(zeros, status, None, status, column), found, positives.astype(np.int64)
 
 
 def classify(column: pa.Array, *, num_classes: int, ignore_index: int) -> Classified:

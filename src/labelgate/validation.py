@@ -302,6 +302,7 @@ def _scan_sequentially(data: Dataset, max_examples: int, progress: Progress | No
         max_examples=max_examples,
         files=len(data.files),
         soft_tolerance=contract.soft_tolerance if data.task == "soft" else None,
+        multilabel=data.task == "multilabel",
     )
     for index, first_row, batch in data.chunks(encoded=True):
         scan.feed(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from labelgate.catalog import entry
 from labelgate.checks.context import Context, join_values, plural, tally_finding
 from labelgate.checks.registry import check
 from labelgate.io.sources import typed
@@ -301,6 +302,60 @@ def soft_rows(ctx: Context) -> list[Finding]:
         unit="rows",
         details={"reasons": dict(reasons)},
     )
+
+
+@check("LG034")
+def multi_hot_rows(ctx: Context) -> list[Finding]:
+    t = ctx.scan.tallies.get("LG034")
+    if t is None:
+        return []
+    k = ctx.k
+    reasons = ctx.scan.soft_reasons
+    said = {
+        "length": f"length other than K={k}",
+        "not finite": "NaN, infinite or blank values",
+        "below 0": "values below 0 (-1 is the usual 'uncertain')",
+        "above 1": "values above 1",
+    }
+    listed = "; ".join(f"{reasons[r]} with {said[r]}" for r in said if reasons.get(r))
+    per_class = {int(key.split()[1]): n for key, n in reasons.items() if key.startswith("class ")}
+    worst = sorted(per_class.items(), key=lambda kv: -kv[1])[:10]
+    named = ", ".join(
+        f"{c} ({ctx.class_name(c)!r}): {n}" if ctx.class_name(c) else f"{c}: {n}" for c, n in worst
+    )
+    return tally_finding(
+        ctx,
+        "LG034",
+        f"{plural(t.count, 'multi-label row')} not K values in [0, 1] ({listed})"
+        + (f"; bad values by class: {named}" if named else ""),
+        (
+            "BCEWithLogitsLoss and MultiLabelSoftMarginLoss take any float target without a "
+            "check: a 2 or a -1 gives a wrong, sometimes negative, loss. Decide each class's "
+            "policy where the labels are made: 'uncertain' (-1) as 0, as 1, or masked out of the "
+            "loss; blanks ('not mentioned') as 0."
+        ),
+        unit="rows",
+        details={"reasons": {r: reasons[r] for r in said if reasons.get(r)}, "classes": per_class},
+    )
+
+
+@check("LG035")
+def no_positive(ctx: Context) -> list[Finding]:
+    if ctx.task != "multilabel":
+        return []
+    n = ctx.scan.soft_reasons.get("no positive", 0)
+    if not n:
+        return []
+    return [
+        Finding(
+            code="LG035",
+            severity=entry("LG035").severity,
+            count=n,
+            message=f"{plural(n, 'multi-label row')} with no positive class",
+            fix="Nothing to fix if 'none of the classes' is a real answer; if not, these rows "
+            "lost their labels on the way (a join, a blank column read as 0).",
+        )
+    ]
 
 
 FLOAT_TYPES = ("halffloat", "float", "double")

@@ -9,7 +9,7 @@ from typing import NoReturn
 
 from labelgate._version import __version__
 from labelgate.api import ENGINES
-from labelgate.contract import LIMITS
+from labelgate.contract import LIMITS, TASKS
 from labelgate.formats import INPUT_FORMATS
 from labelgate.render import FORMATS
 
@@ -53,6 +53,12 @@ def _contract_options(p: argparse.ArgumentParser) -> None:
     """The options every command shares: K, the contract, columns, class map, batching."""
     p.add_argument("--classes", "-k", type=_classes, metavar="K", help="number of classes (logits)")
     p.add_argument("--schema", metavar="FILE", help="dataset contract (YAML); flags override it")
+    p.add_argument(
+        "--task",
+        choices=TASKS,
+        help="multiclass, tokens or soft (detected from the label column), or multilabel: "
+        "K multi-hot values per row, for BCEWithLogitsLoss",
+    )
     p.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
     p.add_argument("--id-column", metavar="COL", help="row id column (auto-detected)")
     p.add_argument("--source-column", metavar="COL", help="data source column (auto-detected)")

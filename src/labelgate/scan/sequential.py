@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from labelgate.arrow import bool_mask, from_numpy, numbers
 from labelgate.batchplan import BatchPlan
-from labelgate.labels import Classified, classify, classify_soft
+from labelgate.labels import Classified, classify, classify_multilabel, classify_soft
 from labelgate.report import Example
 from labelgate.rules import Status, failing_codes
 from labelgate.scan.keys import triples
@@ -86,9 +86,11 @@ class Scan:
         files: int = 1,
         soft_tolerance: float | None = None,
         dense: bool = True,
+        multilabel: bool = False,
     ) -> None:
         self.k = num_classes
         self.soft_tolerance = soft_tolerance  # None unless the task is soft
+        self.multilabel = multilabel  # multi-hot rows, judged as a whole (LG034, LG035)
         self.soft_reasons: Counter[str] = Counter()
         self.ignore_index = ignore_index
         self.plan = plan
@@ -129,7 +131,11 @@ class Scan:
         n = len(chunk.labels)
         if n == 0:
             return
-        if self.soft_tolerance is None:
+        positives = None
+        if self.multilabel:
+            c, reasons, positives = classify_multilabel(chunk.labels, num_classes=self.k)
+            self.soft_reasons.update(reasons)
+        elif self.soft_tolerance is None:
             c = classify(chunk.labels, num_classes=self.k, ignore_index=self.ignore_index)
         else:
             c, reasons = classify_soft(
@@ -146,8 +152,10 @@ class Scan:
             self.tokens += len(c.values)
 
         usable = c.status == Status.USABLE
-        soft = self.soft_tolerance is not None
-        if not soft:  # a soft row is a distribution, not one class
+        soft = self.soft_tolerance is not None or self.multilabel
+        if positives is not None:  # a multi-hot row counts once for each class it holds
+            self.class_counts += positives
+        elif not soft:  # a soft row is a distribution, not one class
             self.class_counts += np.bincount(c.values[usable], minlength=self.k)[: self.k]
         self.ignore_hits += int(np.count_nonzero(c.status == Status.IGNORED))
         out = (c.status == Status.HIGH) | (c.status == Status.NEGATIVE)
@@ -159,6 +167,8 @@ class Scan:
         self._batches(c, batch, usable)
         self._per_source(c, src, usable, chunk.first_row)
         for status, code in failing_codes(self.k, self.ignore_index).items():
+            if self.multilabel and code == "LG015":
+                code = "LG034"  # the row rule of multi-hot targets
             self._tally(code, c.status == status, c, chunk, src, batch)
         if chunk.names is not None and c.row_of is None and not soft:
             self._pairs(c, chunk, src)
