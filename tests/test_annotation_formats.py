@@ -380,3 +380,15 @@ def test_coco_source_field_names_each_row_by_its_image(tmp_path: Path) -> None:
     assert [s["source"] for s in plain_report.sources] == ["a.json"]
     result = run_cli("validate", str(tmp_path), "--input-format", "yolo", "--source-field", "x")
     assert result.returncode == 2 and "--source-field" in result.stderr
+
+
+def test_a_folder_of_tables_stays_a_table_whatever_else_it_holds(tmp_path: Path) -> None:
+    """Shards beside a stray XML file or image are the table they always were."""
+    (tmp_path / "part-0").mkdir()
+    pq.write_table(pa.table({"label": [0, 1]}), tmp_path / "part-0" / "a.parquet")
+    (tmp_path / "notes.xml").write_text("<a/>")
+    (tmp_path / "part-0" / "plot.png").write_bytes(b"\x89PNG")
+    assert detect([str(tmp_path)]) == (
+        "table",
+        "a folder holding label tables (Parquet, CSV or JSONL)",
+    )

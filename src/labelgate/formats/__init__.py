@@ -87,6 +87,10 @@ def _detect_folder(p: Path) -> tuple[str, str]:
 
     if names & ({"data.yaml", "data.yml", "obj.data"} | CLASS_LISTS) and any(p.rglob("*.txt")):
         return "yolo", "a folder with a YOLO class list (data.yaml, classes.txt or obj.names)"
+    from labelgate.io.sources import KINDS
+
+    if any(f.suffix.lower() in KINDS for f in p.rglob("*") if f.is_file()):
+        return "table", "a folder holding label tables (Parquet, CSV or JSONL)"
     if any(p.rglob("*.xml")):
         return "voc", "a folder of Pascal VOC XML files"
     from labelgate.formats.imagefolder import looks_like_imagefolder
