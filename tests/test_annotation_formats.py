@@ -392,3 +392,21 @@ def test_a_folder_of_tables_stays_a_table_whatever_else_it_holds(tmp_path: Path)
         "table",
         "a folder holding label tables (Parquet, CSV or JSONL)",
     )
+
+
+def test_fix_writes_the_rows_of_a_format_as_a_table(tmp_path: Path, samples: Path) -> None:
+    out, quarantine = tmp_path / "fixed.parquet", tmp_path / "rejected.parquet"
+    result = run_cli(
+        "fix",
+        str(samples / "formats" / "yolo_bad"),
+        "--out",
+        str(out),
+        "--quarantine",
+        str(quarantine),
+    )
+    assert result.returncode == 0, result.stderr
+    assert pq.read_table(quarantine).column("id").to_pylist() == ["train/labels/img_1.txt:2"]
+    assert pq.read_table(out).num_rows == 14
+    assert (samples / "formats" / "yolo_bad" / "train" / "labels" / "img_1.txt").read_text() == (
+        "1 0.5 0.5 0.2\n3 0.5 0.5 0.2 0.3\n0 0.95 0.5 0.2 0.3\n"
+    )  # the annotation files are never rewritten
