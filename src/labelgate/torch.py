@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from labelgate.classmap import ClassMap, load_class_map
 from labelgate.errors import LabelError
 from labelgate.rules import ignore_inside, masks
 
@@ -23,7 +24,7 @@ try:
 except ImportError:  # pragma: no cover - exercised in a subprocess without torch
     raise ImportError("labelgate.torch needs torch: pip install 'labelgate[torch]'") from None
 
-__all__ = ["check_targets", "guarded_collate"]
+__all__ = ["check_state_dict", "check_targets", "guarded_collate", "stamp"]
 
 _ACCEPTED = (torch.int64, torch.uint8)  # what CrossEntropyLoss takes as class indices
 SHOWN = 10
@@ -164,4 +165,113 @@ def _target_of(batch: Any, where: int | str | Callable[[Any], torch.Tensor]) -> 
         found = batch[where]
     if not isinstance(found, torch.Tensor):
         raise LabelError(f"the batch's target is a {type(found).__name__}, not a tensor")
+    return found
+
+
+_STAMP = "labelgate_class_map"
+_NESTED = ("state_dict", "model_state_dict", "model", "module")
+
+
+def _class_map(class_map: ClassMap | str | Sequence[str]) -> ClassMap:
+    if isinstance(class_map, ClassMap):
+        return class_map
+    if isinstance(class_map, str):
+        return load_class_map(class_map)
+    return ClassMap.from_names(list(class_map))
+
+
+def _state(checkpoint: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The state dict inside a checkpoint (Lightning's ``state_dict``, a ``model`` key...)."""
+    for key in _NESTED:
+        inner = checkpoint.get(key)
+        if isinstance(inner, Mapping) and any(isinstance(v, torch.Tensor) for v in inner.values()):
+            return inner
+    return checkpoint
+
+
+def stamp(state_dict: Mapping[str, Any], class_map: ClassMap | str | Sequence[str]) -> None:
+    """Record the class map's fingerprint and size in ``state_dict``'s metadata (what
+    ``torch.save`` keeps and ``load_state_dict`` ignores), for :func:`check_state_dict`."""
+    found = _class_map(class_map)
+    meta = getattr(state_dict, "_metadata", None)
+    if meta is None:
+        from collections import OrderedDict
+
+        meta = OrderedDict()
+        state_dict._metadata = meta  # type: ignore[attr-defined]
+    meta.setdefault("", {})[_STAMP] = {
+        "fingerprint": found.fingerprint(),
+        "classes": len(found.entries),
+    }
+
+
+def check_state_dict(
+    checkpoint: Mapping[str, Any],
+    class_map: ClassMap | str | Sequence[str],
+    *,
+    head: str | None = None,
+) -> str:
+    """Before ``load_state_dict``: the classifier head's outputs against the class map, and the
+    map stamped by :func:`stamp` (if any) against this one, so that a class added, a trailing
+    blank line read as a class, or the same count in another order is caught here, not as a
+    ``size mismatch`` at load or a silently relabelled model after it.
+
+    Args:
+        checkpoint: a state dict, or a checkpoint holding one (``state_dict``, ``model``...).
+        class_map: the map the model is built from now: a ClassMap, a file, or the names.
+        head: the head's parameter prefix (``classifier``, ``fc``); default: the last layer with a
+            2-D weight and a bias of as many outputs.
+
+    Returns:
+        The head's prefix.
+
+    Raises:
+        LabelError: the head's outputs differ from the map's size, or the stamped map from this.
+    """
+    state = _state(checkpoint)
+    found = _class_map(class_map)
+    name = head if head is not None else _head(state)
+    weight = state.get(f"{name}.weight")
+    if not isinstance(weight, torch.Tensor) or weight.dim() < 1:
+        raise LabelError(f"no head {name!r} in the checkpoint (give head= the layer's prefix)")
+    outputs, classes = int(weight.shape[0]), len(found.entries)
+    if outputs != classes:
+        blank = found.trailing_blank_lines
+        why = (
+            f"; {found.origin} ends with {blank} blank line(s), which a loader splitting on "
+            "newlines reads as classes"
+            if blank and outputs == classes + blank
+            else ""
+        )
+        raise LabelError(
+            f"the checkpoint's head {name!r} has {outputs} outputs and the class map "
+            f"{found.origin} names {classes} classes{why}: load_state_dict would fail with "
+            "'size mismatch', or a rebuilt head would lose the trained one. Check the map with "
+            "labelgate validate --class-names (LG009), and pin it (labelgate pin) so a change "
+            "shows in labelgate diff"
+        )
+    meta = getattr(state, "_metadata", None) or {}
+    stamped = meta.get("", {}).get(_STAMP) if isinstance(meta, Mapping) else None
+    if stamped and stamped.get("fingerprint") != found.fingerprint():
+        raise LabelError(
+            f"the checkpoint was trained with another class map of {stamped.get('classes')} "
+            f"classes ({stamped.get('fingerprint')}); {found.origin} is "
+            f"{found.fingerprint()}: the same index names another class (a reordered or renamed "
+            "map). Use the map the checkpoint was trained with"
+        )
+    return name
+
+
+def _head(state: Mapping[str, Any]) -> str:
+    """The last layer with a 2-D (or more) weight and a bias of as many outputs."""
+    found = None
+    for key, value in state.items():
+        if not key.endswith(".weight") or not isinstance(value, torch.Tensor) or value.dim() < 2:
+            continue
+        prefix = key[: -len(".weight")]
+        bias = state.get(f"{prefix}.bias")
+        if isinstance(bias, torch.Tensor) and bias.shape == value.shape[:1]:
+            found = prefix
+    if found is None:
+        raise LabelError("no layer with a weight and a bias in the checkpoint: give head=")
     return found
