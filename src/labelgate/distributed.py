@@ -23,8 +23,8 @@ import numpy.typing as npt
 
 from labelgate.errors import UsageError
 from labelgate.scan.idkeys import PAIR, keyed_pairs, partitions, split_pairs
-from labelgate.scan.ids import Tally, confirmed, repeats
-from labelgate.scan.kernel import SLICE_ROWS, open_piece_file, scan_piece, unreadable
+from labelgate.scan.ids import Tally, confirmed, pick, repeats
+from labelgate.scan.kernel import piece_batches, scan_piece
 from labelgate.scan.partial import Compact, Partial, merge
 from labelgate.scan.plan import Piece, Spec
 
@@ -189,18 +189,10 @@ def key_group(
     chunks: list[npt.NDArray[Any]] = []
     nulls: list[npt.NDArray[np.int64]] = []
     for p in pieces:
-        row = p.first_row
-        pf = open_piece_file(p.path, spec, None)
-        try:
-            for batch in pf.iter_batches(
-                batch_size=SLICE_ROWS, row_groups=[p.row_group], columns=[spec.id]
-            ):
-                pairs, null_rows = keyed_pairs(batch.column(0), row, integer=integer)
-                chunks.append(pairs)
-                nulls.append(null_rows)
-                row += batch.num_rows
-        except OSError as exc:
-            raise unreadable(p.path, p.row_group, exc) from None
+        for row, batch in piece_batches(p, spec, [spec.id]):
+            pairs, null_rows = keyed_pairs(batch.column(0), row, integer=integer)
+            chunks.append(pairs)
+            nulls.append(null_rows)
     pairs, bounds = split_pairs(
         np.concatenate(chunks) if chunks else np.empty(0, PAIR), parts, hashed=not integer
     )
@@ -217,31 +209,20 @@ def repeat_partition(
     the rows repeating an earlier id, and how many ids repeat. Equal hashes are confirmed
     against the ids, read by this worker from the row groups holding them."""
     pairs = np.concatenate(chunks) if chunks else np.empty(0, PAIR)
-    found, groups = repeats(pairs)
-    if not integer and len(found):
-        found, groups = confirmed(pairs, lambda rows: ids_at(rows, pieces, spec), memory)
-    return found, groups
+    if integer:
+        return repeats(pairs)
+    return confirmed(pairs, lambda rows: ids_at(rows, pieces, spec), memory)
 
 
 def ids_at(rows: list[int], pieces: list[Piece], spec: Spec) -> dict[int, tuple[Any, ...]]:
     """The id at each of ``rows``, read from the row groups holding them (a slice at a time)."""
     assert spec.id is not None
+    column = spec.id
     wanted = np.array(sorted(set(rows)), np.int64)
     firsts = np.array([p.first_row for p in pieces], np.int64)
-    which = np.searchsorted(firsts, wanted, side="right") - 1
-    found: dict[int, tuple[Any, ...]] = {}
-    for i in np.unique(which).tolist():
-        p, here = pieces[i], wanted[which == i]
-        row = p.first_row
-        pf = open_piece_file(p.path, spec, None)
-        for batch in pf.iter_batches(
-            batch_size=SLICE_ROWS, row_groups=[p.row_group], columns=[spec.id]
-        ):
-            lo, hi = np.searchsorted(here, [row, row + batch.num_rows])
-            for r in here[lo:hi].tolist():
-                found[r] = (batch.column(0)[r - row].as_py(),)
-            row += batch.num_rows
-    return found
+    holding = np.unique(np.searchsorted(firsts, wanted, side="right") - 1).tolist()
+    batches = (b for i in holding for b in piece_batches(pieces[i], spec, [column]))
+    return pick(wanted, batches)
 
 
 def duplicate_ids_on_dask(

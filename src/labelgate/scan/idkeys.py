@@ -243,9 +243,14 @@ class IdKeys:
             self._memory.append(pairs)
             self._held += len(pairs)
             if self.parts > 1 and self._held >= _FLUSH:
-                held_pairs = np.concatenate(self._memory)
-                self._memory, self._held = [], 0
-                self._write(*split_pairs(held_pairs, self.parts, hashed=not self.integer))
+                self._write_held()
+
+    def _write_held(self) -> None:
+        """Write the pairs held, partition by partition."""
+        if self._memory:
+            held = np.concatenate(self._memory)
+            self._memory, self._held = [], 0
+            self._write(*split_pairs(held, self.parts, hashed=not self.integer))
 
     def _write(self, pairs: Array, bounds: Array) -> None:
         for p in np.flatnonzero(np.diff(bounds)).tolist():
@@ -256,10 +261,7 @@ class IdKeys:
         if self.parts == 1:
             yield np.concatenate(self._memory) if self._memory else np.empty(0, PAIR)
             return
-        if self._memory:
-            held = np.concatenate(self._memory)
-            self._memory, self._held = [], 0
-            self._write(*split_pairs(held, self.parts, hashed=not self.integer))
+        self._write_held()
         for f in self._files:
             f.close()
         for f in self._files:

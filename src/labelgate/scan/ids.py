@@ -4,7 +4,7 @@ and the rows they did not key, read here; then one partition of keys at a time."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,8 @@ __all__ = [
     "confirmed",
     "duplicate_ids",
     "integer_ids",
+    "pick",
+    "repeated_pairs",
     "repeats",
     "values_at",
 ]
@@ -79,25 +81,16 @@ def _key_missing(keyed: IdKeys, data: Dataset, column: str, rows: int) -> None:
     missing = keyed.missing(rows)
     if not missing:
         return
-    if not _parquet_footers(data):
-        for _, start, batch in data.chunks([column]):
-            end = start + batch.num_rows
-            for lo, hi in missing:
-                a, b = max(lo, start), min(hi, end)
-                if a < b:
-                    keyed.add(batch.column(0).slice(a - start, b - a), a)
-        return
-    for first, n, f, group in _row_groups(data):
-        parts = [(max(lo, first), min(hi, first + n)) for lo, hi in missing]
-        parts = [(a, b) for a, b in parts if a < b]
-        if not parts:
-            continue
-        for start, batch in _read_group(data, f, group, [column], first):
-            end = start + batch.num_rows
-            for lo, hi in parts:
-                a, b = max(lo, start), min(hi, end)
-                if a < b:
-                    keyed.add(batch.column(0).slice(a - start, b - a), a)
+
+    def overlaps(first: int, end: int) -> bool:
+        return any(lo < end and first < hi for lo, hi in missing)
+
+    for start, batch in _batches(data, [column], overlaps):
+        end = start + batch.num_rows
+        for lo, hi in missing:
+            a, b = max(lo, start), min(hi, end)
+            if a < b:
+                keyed.add(batch.column(0).slice(a - start, b - a), a)
 
 
 class Tally:
@@ -138,18 +131,14 @@ def _resolve(
     tally = Tally(limit)
 
     def of_partition(pairs: Array) -> tuple[Array, int, Array | None]:
-        found, groups = repeats(pairs)
-        if keyed.integer or not len(found):
-            return found, groups, None
-        return (
-            found,
-            groups,
-            pairs[np.isin(pairs["key"], pairs["key"][np.isin(pairs["row"], found)])],
-        )
+        """Integer keys: the repeats; hashed keys: the pairs of equal hashes, to confirm."""
+        if keyed.integer:
+            return (*repeats(pairs), None)
+        return np.zeros(0, np.int64), 0, repeated_pairs(pairs)
 
     def add(result: tuple[Array, int, Array | None]) -> None:
         found, groups, to_confirm = result
-        if to_confirm is not None:  # equal hashes: confirmed here, one partition at a time
+        if to_confirm is not None and len(to_confirm):  # confirmed here, a partition at a time
             found, groups = confirmed(to_confirm, lambda r: values_at(r, data, [column]), memory)
         tally.add(found, groups)
 
@@ -169,14 +158,17 @@ def _resolve(
     return tally.result(data, column, scan)
 
 
-def _sorted(pairs: Array) -> tuple[Array, Array, Array]:
-    """Keys and rows sorted by (key, row), and where a key equals the one before; only the pairs
-    whose key repeats (found by one sort of the keys alone: usually none)."""
-    keys = pairs["key"]
-    ordered = np.sort(keys)
+def repeated_pairs(pairs: Array) -> Array:
+    """The pairs whose key another pair has too, found by one sort of the keys (usually none)."""
+    if len(pairs) < 2:
+        return pairs[:0]
+    ordered = np.sort(pairs["key"])
     repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    if len(repeated) < len(keys):
-        pairs = pairs[np.isin(keys, repeated)]
+    return pairs[np.isin(pairs["key"], repeated)]
+
+
+def _grouped(pairs: Array) -> tuple[Array, Array, Array]:
+    """Keys and rows sorted by (key, row), and where a key equals the one before."""
     order = np.lexsort((pairs["row"], pairs["key"]))
     keys, rows = pairs["key"][order], pairs["row"][order]
     same = np.zeros(len(keys), bool)
@@ -186,9 +178,7 @@ def _sorted(pairs: Array) -> tuple[Array, Array, Array]:
 
 def repeats(pairs: Array) -> tuple[Array, int]:
     """Rows whose key an earlier row has, and how many keys repeat."""
-    if len(pairs) < 2:
-        return np.zeros(0, np.int64), 0
-    _, rows, same = _sorted(pairs)
+    _, rows, same = _grouped(repeated_pairs(pairs))
     first_repeats = same[1:] & ~same[:-1]
     return rows[same], int(np.count_nonzero(first_repeats))
 
@@ -197,7 +187,7 @@ def confirmed(pairs: Array, lookup: Lookup, memory: int) -> tuple[Array, int]:
     """The repeats of one partition of hashed keys, confirmed against the real ids: within each
     group of equal hashes, the rows whose id an earlier row of the group has. ``lookup`` gives the
     ids (as 1-tuples) of the rows asked for."""
-    keys, rows, same = _sorted(pairs)
+    keys, rows, same = _grouped(repeated_pairs(pairs))
     member = same.copy()
     member[:-1] |= same[1:]  # every row of a group of equal hashes, its first row included
     rows, keys = rows[member], keys[member]
@@ -232,28 +222,41 @@ def values_at(rows: list[int], data: Dataset, columns: list[str]) -> dict[int, t
     wanted = np.array(sorted(set(rows)), dtype=np.int64)
     if not len(wanted):
         return {}
+
+    def holds(first: int, end: int) -> bool:
+        lo, hi = np.searchsorted(wanted, [first, end])
+        return bool(lo < hi)
+
+    return pick(wanted, _batches(data, columns, holds))
+
+
+def pick(
+    wanted: Array, batches: Iterable[tuple[int, pa.RecordBatch]]
+) -> dict[int, tuple[Any, ...]]:
+    """Each row of ``wanted`` (sorted) -> its values, from ``batches`` of consecutive rows (each
+    with its first row), read until every row is found."""
     found: dict[int, tuple[Any, ...]] = {}
-    if _parquet_footers(data):
-        groups = _row_groups(data)
-        firsts = np.array([g[0] for g in groups], dtype=np.int64)
-        which = np.searchsorted(firsts, wanted, side="right") - 1
-        for g in np.unique(which).tolist():
-            first, _, index, group = groups[g]
-            here = wanted[which == g]
-            for start, batch in _read_group(data, index, group, columns, first):
-                lo, hi = np.searchsorted(here, [start, start + batch.num_rows])
-                for r in here[lo:hi].tolist():
-                    found[r] = tuple(
-                        batch.column(i)[r - start].as_py() for i in range(len(columns))
-                    )
-        return found
-    for _, start, batch in data.chunks(columns):
+    for start, batch in batches:
         lo, hi = np.searchsorted(wanted, [start, start + batch.num_rows])
         for r in wanted[lo:hi].tolist():
-            found[r] = tuple(batch.column(i)[r - start].as_py() for i in range(len(columns)))
+            found[r] = tuple(column[r - start].as_py() for column in batch.columns)
         if len(found) == len(wanted):
             break
     return found
+
+
+def _batches(
+    data: Dataset, columns: list[str], needed: Callable[[int, int], bool]
+) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """``columns`` a slice at a time, each with its first row: for Parquet, of the row groups
+    whose rows ``[first, end)`` are ``needed`` alone; else of every row."""
+    if not _parquet_footers(data):
+        for _, start, batch in data.chunks(columns):
+            yield start, batch
+        return
+    for first, n, index, group in _row_groups(data):
+        if needed(first, first + n):
+            yield from _read_group(data, index, group, columns, first)
 
 
 def _parquet_footers(data: Dataset) -> bool:

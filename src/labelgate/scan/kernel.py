@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-__all__ = ["SLICE_ROWS", "open_piece_file", "scan_piece", "unreadable"]
+__all__ = ["SLICE_ROWS", "open_piece_file", "piece_batches", "scan_piece", "unreadable"]
 
 I64 = npt.NDArray[np.int64]
 SLICE_ROWS = 1 << 18  # rows decoded at once per worker: bounds memory whatever the row group size
@@ -78,24 +79,42 @@ def unreadable(path: str, row_group: int, exc: BaseException) -> InputError:
     )
 
 
+def piece_batches(
+    piece: Piece, spec: Spec, columns: list[str], metadata: pq.FileMetaData | None = None
+) -> Iterator[tuple[int, pa.RecordBatch]]:
+    """The piece's ``columns``, at most SLICE_ROWS rows at a time, each slice with its first
+    global row.
+
+    Raises:
+        InputError: the row group cannot be read.
+    """
+    import pyarrow as pa
+
+    row = piece.first_row
+    try:
+        pf = open_piece_file(piece.path, spec, metadata)
+        for batch in pf.iter_batches(
+            batch_size=SLICE_ROWS, row_groups=[piece.row_group], columns=columns, use_threads=False
+        ):
+            yield row, batch
+            row += batch.num_rows
+    except (pa.ArrowException, OSError) as exc:
+        raise unreadable(piece.path, piece.row_group, exc) from None
+
+
 def _scan_piece(
     piece: Piece, spec: Spec, metadata: pq.FileMetaData | None, keys: IdKeys | None
 ) -> Partial:
-    pf = open_piece_file(piece.path, spec, metadata)
     columns = [spec.label] + [c for c in (spec.source, spec.name) if c]
     if spec.id and spec.read_ids:
         columns.append(spec.id)
     out: Partial | None = None
-    row = piece.first_row
-    for batch in pf.iter_batches(
-        batch_size=SLICE_ROWS, row_groups=[piece.row_group], columns=columns, use_threads=False
-    ):
+    for row, batch in piece_batches(piece, spec, columns, metadata):
         part = _scan_slice(batch, row, piece.file_index, spec, out, keys)
         if out is None:
             out = part
         else:
             fold(out, part)  # ``out`` is this function's own: no copy needed
-        row += batch.num_rows
     if out is None:
         out = Partial(piece.first_row, limit=spec.limit)
     if out.rows != piece.rows:
