@@ -183,8 +183,9 @@ def _with_format(contract: Contract, converted: Converted) -> Contract:
     """The contract with the format's class map (and K from it, when not given); a class map
     given as well is compared with the format's own (LG030 where they differ)."""
     own, given = converted.class_map, contract.class_map
-    if contract.num_classes is None and (given or own) is not None:
-        contract = contract.replace(num_classes=len((given or own).entries))  # type: ignore[union-attr]
+    chosen = given if given is not None else own
+    if contract.num_classes is None and chosen is not None:
+        contract = contract.replace(num_classes=len(chosen.entries))
     if own is None:
         return contract
     if given is not None:

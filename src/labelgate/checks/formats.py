@@ -8,13 +8,14 @@ keeps the first few (by file and line, or by annotation id) in
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from labelgate.catalog import entry
 from labelgate.checks.context import Context
 from labelgate.checks.registry import check
 from labelgate.report import Example, Finding
 
-__all__ = ["format_finding"]
+__all__ = ["FORMAT_CODES", "format_finding"]
 
 
 def format_finding(ctx: Context, code: str) -> list[Finding]:
@@ -47,36 +48,7 @@ def format_finding(ctx: Context, code: str) -> list[Finding]:
     ]
 
 
-@check("LG027")
-def box_without_area(ctx: Context) -> list[Finding]:
-    return format_finding(ctx, "LG027")
-
-
-@check("LG028")
-def box_outside_image(ctx: Context) -> list[Finding]:
-    return format_finding(ctx, "LG028")
-
-
-@check("LG029")
-def box_not_finite(ctx: Context) -> list[Finding]:
-    return format_finding(ctx, "LG029")
-
-
-@check("LG030")
-def class_not_in_table(ctx: Context) -> list[Finding]:
-    return format_finding(ctx, "LG030")
-
-
-@check("LG031")
-def malformed_record(ctx: Context) -> list[Finding]:
-    return format_finding(ctx, "LG031")
-
-
-@check("LG032")
-def background_as_label(ctx: Context) -> list[Finding]:
-    return format_finding(ctx, "LG032")
-
-
-@check("LG033")
-def class_folders(ctx: Context) -> list[Finding]:
-    return format_finding(ctx, "LG033")
+# Each reader words its own findings (AnnotationFacts.hit); one function reports them all.
+FORMAT_CODES = ("LG027", "LG028", "LG029", "LG030", "LG031", "LG032", "LG033")
+for _code in FORMAT_CODES:
+    check(_code)(partial(format_finding, code=_code))
