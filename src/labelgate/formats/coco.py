@@ -60,7 +60,7 @@ def read_coco(
     first_of: dict[Any, Example] = {}  # category id -> its first annotation
     missing_image: dict[Any, list[Example]] = {}  # image id not yet listed -> first annotations
     image_refs: Counter[Any] = Counter()  # image id not yet listed -> annotations naming it
-    deferred: list[tuple[list[float], Any, Example]] = []  # boxes met before their image
+    deferred: list[tuple[tuple[float, float, float, float], Any, Example]] = []  # before images
     counts: Counter[str] = Counter()
 
     def image(item: dict[str, Any]) -> None:
@@ -114,8 +114,8 @@ def read_coco(
     writer.close()
     if not counts["images"] and not categories and not writer.rows:
         raise InputError("no images, annotations or categories: not a COCO file", path=str(path))
-    for box, image, example in deferred:
-        _box(facts, box, images.get(image), example)
+    for xyxy, image, example in deferred:
+        check_box(facts, xyxy, images.get(image), example)
     _settle(facts, categories, used, first_of, (missing_image, image_refs), images)
     counts["annotations"] = writer.rows
     counts["categories"] = len(categories)
@@ -156,7 +156,7 @@ def _annotation(
     used: Counter[Any],
     first_of: dict[Any, Example],
     unlisted: tuple[dict[Any, list[Example]], Counter[Any]],
-    deferred: list[tuple[list[float], Any, Example]],
+    deferred: list[tuple[tuple[float, float, float, float], Any, Example]],
     counts: Counter[str],
     background: int | None,
 ) -> None:
@@ -196,7 +196,8 @@ def _annotation(
             counts["crowd"] += 1
         box = part.get("bbox")
         if segments is None and box is not None:
-            if not (isinstance(box, list) and len(box) == 4):
+            xyxy = _xyxy(box)
+            if xyxy is None:
                 facts.hit(
                     "LG031",
                     example,
@@ -204,9 +205,9 @@ def _annotation(
                     fix="write bbox as four numbers: x, y, width, height in pixels",
                 )
             elif image in images:
-                _box(facts, box, images[image], example)
+                check_box(facts, xyxy, images[image], example)
             elif len(deferred) < 1_000_000:
-                deferred.append((box, image, example))
+                deferred.append((xyxy, image, example))
 
 
 def _plain(
@@ -217,35 +218,28 @@ def _plain(
 ) -> bool:
     """Whether an annotation breaks no rule and names a category already met (so it needs no
     example): counted here when it does."""
-    cid, ident, box = item.get("category_id"), item.get("id"), item.get("bbox")
+    cid, ident = item.get("category_id"), item.get("id")
     if type(cid) is not int or cid not in used or cid == background or type(ident) is not int:
         return False
-    if size is None or type(box) is not list or len(box) != 4:
+    xyxy = _xyxy(item.get("bbox"))
+    if size is None or xyxy is None:
         return False
-    try:
-        x, y, w, h = (float(v) for v in box)
-    except (TypeError, ValueError):
-        return False
-    if not (w > 0 and h > 0 and x >= 0 and y >= 0 and x + w <= size[0] and y + h <= size[1]):
-        return False  # (NaN fails every comparison)
+    x0, y0, x1, y1 = xyxy
+    if not (x1 > x0 and y1 > y0 and x0 >= 0 and y0 >= 0 and x1 <= size[0] and y1 <= size[1]):
+        return False  # the slow path words it (NaN fails every comparison)
     used[cid] += 1
     return True
 
 
-def _box(
-    facts: AnnotationFacts, box: list[Any], size: tuple[float, float] | None, example: Example
-) -> None:
+def _xyxy(box: Any) -> tuple[float, float, float, float] | None:
+    """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers."""
+    if not isinstance(box, list) or len(box) != 4:
+        return None
     try:
         x, y, w, h = (float(v) for v in box)
     except (TypeError, ValueError):
-        facts.hit(
-            "LG031",
-            example,
-            message="annotations whose bbox is not [x, y, w, h]",
-            fix="write bbox as four numbers: x, y, width, height in pixels",
-        )
-        return
-    check_box(facts, (x, y, x + w, y + h), size, example)
+        return None
+    return x, y, x + w, y + h
 
 
 def _settle(
