@@ -148,22 +148,22 @@ def classify_multilabel(
     starts = np.concatenate([[0], np.cumsum(lengths)])[:-1]  # a null row has no values
     position = np.arange(len(flat), dtype=np.int64) - starts[parents]  # the class of a value
     reasons: Counter[str] = Counter()
-    bad = ~null & (lengths != num_classes)
+    sized = ~null & (lengths == num_classes)  # rows judged value by value
+    bad = ~null & ~sized
     reasons["length"] = int(bad.sum())
-    rules = (
+    wrong = np.zeros(len(flat), dtype=bool)  # the values that break a rule
+    for name, element in (
         ("not finite", ~np.isfinite(flat)),
         ("below 0", flat < 0),
         ("above 1", flat > 1),
-    )
-    for name, element in rules:
+    ):
         rows = np.zeros(n, dtype=bool)
         rows[parents[element]] = True
-        rows &= ~null & (lengths == num_classes)
+        rows &= sized
         reasons[name] = int(rows.sum())
         bad |= rows
-    wrong = ~np.isfinite(flat) | (flat < 0) | (flat > 1)
-    keep = (lengths == num_classes)[parents]
-    for cls, count in enumerate(np.bincount(position[wrong & keep], minlength=0).tolist()):
+        wrong |= element
+    for cls, count in enumerate(np.bincount(position[wrong & sized[parents]]).tolist()):
         if count:
             reasons[f"class {cls}"] = count
     usable = ~null & ~bad
