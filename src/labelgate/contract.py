@@ -17,7 +17,7 @@ from labelgate.files import load_yaml, read_small_text
 
 __all__ = ["SEVERITIES", "TASKS", "Batching", "Contract"]
 
-TASKS = ("multiclass", "tokens", "soft", "multilabel")
+TASKS = ("multiclass", "tokens", "soft", "multilabel", "segmentation")
 CHECK_CODES = CODES
 INT64 = (-(2**63), 2**63 - 1)
 # The bounds of every number a contract (or a flag) gives: K up to a vocabulary's size and more,

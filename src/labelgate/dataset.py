@@ -116,8 +116,11 @@ def open_dataset(paths: list[str], contract: Contract, mapper: Mapper | None = N
         if missing:
             raise InputError(f"column(s) {', '.join(missing)} missing in this file", path=f.path)
     label_type = first.schema.field(columns.label).type
+    task = _task(contract.task, label_type, columns.label)
+    if task == "segmentation":
+        columns = _with_pixels(columns, first.schema, files[0].path)
     contract = contract.replace(
-        task=_task(contract.task, label_type, columns.label),
+        task=task,
         label_column=columns.label,
         id_column=columns.id,
         source_column=columns.source,
@@ -142,12 +145,32 @@ def _task(wanted: str | None, label_type: Any, column: str) -> str:
         return "soft"  # integer lists read as probabilities (one-hot rows)
     if wanted == "multilabel" and is_list_type(label_type):
         return "multilabel"  # K multi-hot values per row, for BCEWithLogitsLoss
+    if wanted == "segmentation" and found == "tokens":
+        return "segmentation"  # a mask's distinct values per row, with their pixel counts
     if wanted is not None and wanted != found:
         raise UsageError(
             f"task {wanted!r} needs {'a scalar' if wanted == 'multiclass' else 'a list'} label column; "
             f"{column!r} is {label_type}"
         )
     return found
+
+
+PIXELS = "pixels"
+
+
+def _with_pixels(columns: Columns, schema: pa.Schema, origin: str) -> Columns:
+    """The segmentation task's columns: each row is a mask's histogram, its distinct values in
+    the label column and their pixel counts in the ``pixels`` list column."""
+    from dataclasses import replace
+
+    if PIXELS not in schema.names or not is_list_type(schema.field(PIXELS).type):
+        raise InputError(
+            "the segmentation task reads a mask's histogram: distinct values in the label "
+            "column and their pixel counts in a list column named 'pixels' (masks themselves "
+            "are read with --input-format masks)",
+            path=origin,
+        )
+    return replace(columns, pixels=PIXELS, how=columns.how | {"pixels": "detected"})
 
 
 def _known_rows(

@@ -47,6 +47,8 @@ class Columns:
     Attributes:
         label, id, source, name: column names (``None`` where absent).
         how: role -> ``"given"`` or ``"detected"``.
+        pixels: for segmentation masks, the list column giving the pixel count of each value
+            of the label column (the mask's histogram); ``None`` otherwise.
     """
 
     label: str
@@ -54,11 +56,12 @@ class Columns:
     source: str | None
     name: str | None
     how: dict[str, str]
+    pixels: str | None = None
 
     def needed(self) -> list[str]:
         """The columns to read, each once, label first."""
         out: list[str] = []
-        for c in (self.label, self.id, self.source, self.name):
+        for c in (self.label, self.id, self.source, self.name, self.pixels):
             if c is not None and c not in out:
                 out.append(c)
         return out

@@ -24,6 +24,7 @@ class Example:
         position: for token targets, the token's index within the row.
         file, file_row: for inputs of several files, the file holding the row and the row's
             position within it.
+        pixels: for a segmentation mask (a row), how many of its pixels hold ``value``.
     """
 
     row: int
@@ -34,6 +35,7 @@ class Example:
     position: int | None = None
     file: str | None = None
     file_row: int | None = None
+    pixels: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.id, bytes):  # a binary id: as a UUID when it has 16 bytes, else hex
@@ -50,6 +52,8 @@ class Example:
         }
         if self.position is not None:
             out["position"] = self.position
+        if self.pixels is not None:
+            out["pixels"] = self.pixels
         if self.file is not None:
             out["file"] = self.file
             out["file_row"] = self.file_row

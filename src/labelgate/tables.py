@@ -18,6 +18,7 @@ __all__ = ["batch_summary", "class_table", "counts", "input_table", "notes", "so
 
 
 def counts(scan: ScanResult) -> dict[str, int]:
+    """Rows by status and, for tokens and masks, values (tokens, pixels) by status."""
     st = scan.row_status
     usable = int(st[Status.USABLE])
     ignored = int(st[Status.IGNORED])
@@ -25,11 +26,12 @@ def counts(scan: ScanResult) -> dict[str, int]:
     counts = {"rows": scan.rows, "usable": usable, "ignored": ignored, "rejected": rejected}
     if scan.tokens:
         vs = scan.value_status
+        unit = "pixels" if scan.class_rows is not None else "tokens"
         counts |= {
-            "tokens": scan.tokens,
-            "usable_tokens": int(vs[Status.USABLE]),
-            "ignored_tokens": int(vs[Status.IGNORED]),
-            "rejected_tokens": scan.tokens - int(vs[Status.USABLE]) - int(vs[Status.IGNORED]),
+            unit: scan.tokens,
+            f"usable_{unit}": int(vs[Status.USABLE]),
+            f"ignored_{unit}": int(vs[Status.IGNORED]),
+            f"rejected_{unit}": scan.tokens - int(vs[Status.USABLE]) - int(vs[Status.IGNORED]),
         }
     return counts
 
@@ -100,10 +102,14 @@ def class_table(ctx: Context) -> list[dict[str, Any]]:
         return []  # a soft row is a distribution over the classes, not one of them
     counts = ctx.scan.class_counts.tolist()
     total = sum(counts) or 1
-    return [
+    table = [
         {"index": i, "name": ctx.class_name(i), "count": n, "share": round(n / total, 6)}
         for i, n in enumerate(counts)
     ]
+    if ctx.scan.class_rows is not None:  # masks: count is of pixels; images holding the class
+        for row, images in zip(table, ctx.scan.class_rows.tolist(), strict=True):
+            row["images"] = images
+    return table
 
 
 def notes(
@@ -130,4 +136,9 @@ def notes(
         )
     if task == "tokens":
         notes.append("token task: rows are lists of targets, padded with ignore_index per batch")
+    if task == "segmentation":
+        notes.append(
+            "segmentation task: a row is a mask, read as its distinct values and their pixel "
+            "counts; counts of values are of pixels"
+        )
     return notes

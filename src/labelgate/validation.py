@@ -314,6 +314,7 @@ def _scan_sequentially(data: Dataset, max_examples: int, progress: Progress | No
                 ids=batch.column(columns.id) if columns.id else None,
                 sources=batch.column(columns.source) if columns.source else None,
                 names=batch.column(columns.name) if columns.name else None,
+                pixels=batch.column(columns.pixels) if columns.pixels else None,
             )
         )
         if progress is not None:

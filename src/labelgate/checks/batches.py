@@ -36,7 +36,10 @@ def nan_batches(ctx: Context) -> list[Finding]:
     where = ""
     if failing == [total - 1] and total > 1:
         where = "; it is the last batch"
-    tokens = " (every token of every row is ignored)" if ctx.task == "tokens" else ""
+    tokens = {
+        "tokens": " (every token of every row is ignored)",
+        "segmentation": " (every pixel of every mask is ignored)",
+    }.get(ctx.task, "")
     return [
         Finding(
             code="LG007",

@@ -25,7 +25,8 @@ class Context:
         contract: the contract applied (columns and K resolved).
         files: the input files in reading order.
         label_type: the label column's Arrow type, as text.
-        task: ``"multiclass"`` or ``"tokens"``.
+        task: ``"multiclass"``, ``"tokens"``, ``"soft"``, ``"multilabel"`` or
+            ``"segmentation"``.
         duplicates: duplicate ids, where an id column exists.
         names_seen: class index -> the name most rows give it, from a name column.
         section: failures of the contract's pandera section (other columns), if it has one.
@@ -52,8 +53,14 @@ class Context:
 
     @property
     def unit(self) -> str:
-        """What a value is: a row, or a token."""
-        return "tokens" if self.task == "tokens" else "rows"
+        """What a value is: a row, a token, or a pixel of a mask."""
+        return {"tokens": "tokens", "segmentation": "pixels"}.get(self.task, "rows")
+
+    def labels(self, tally: CodeTally) -> str:
+        """``3 labels``; for masks ``120 pixels in 2 masks``."""
+        if self.task != "segmentation":
+            return plural(tally.count, "label")
+        return f"{plural(tally.count, 'pixel')} in {plural(tally.rows or 0, 'mask')}"
 
     def class_name(self, index: int) -> str | None:
         """The class name for ``index``: from the class map, else from the name column."""

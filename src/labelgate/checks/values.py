@@ -72,7 +72,7 @@ def null_labels(ctx: Context) -> list[Finding]:
     return tally_finding(
         ctx,
         "LG003",
-        f"{plural(t.count, 'label')} null or NaN",
+        f"{ctx.labels(t)} null or NaN",
         (
             f"If these rows are unlabelled on purpose, set them to ignore_index ({ignore}); "
             "otherwise find why the label was lost and drop or relabel the rows."
@@ -115,7 +115,7 @@ def too_high(ctx: Context) -> list[Finding]:
     ):
         causes.append("the values look like sparse category ids with gaps (see LG016)")
     shown = join_values(values) + (" (and more)" if scan.other_values_overflow else "")
-    message = f"{plural(t.count, 'label')} >= K={k} (values {shown})"
+    message = f"{ctx.labels(t)} >= K={k} (values {shown})"
     cause = "Likely cause: " + "; ".join(causes) + ". " if causes else ""
     return tally_finding(
         ctx,
@@ -156,7 +156,7 @@ def negative(ctx: Context) -> list[Finding]:
     return tally_finding(
         ctx,
         "LG005",
-        f"{plural(t.count, 'label')} negative but not ignore_index={ignore} "
+        f"{ctx.labels(t)} negative but not ignore_index={ignore} "
         f"(values {join_values(values)})",
         (
             f"{cause}PyTorch skips only ignore_index ({ignore}); any other negative target "

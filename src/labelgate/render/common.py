@@ -7,9 +7,9 @@ from typing import Any
 
 from labelgate.catalog import SCOPES, codes_in, entry
 from labelgate.files import escape_controls
-from labelgate.report import Report
+from labelgate.report import Example, Report
 
-__all__ = ["check_titles", "counted", "displayed", "verdict"]
+__all__ = ["check_titles", "counted", "displayed", "example_value", "verdict"]
 
 
 def check_titles(report: Report) -> dict[str, str]:
@@ -55,3 +55,8 @@ def verdict(report: Report) -> str:
     warnings = sum(f.severity == "warning" for f in report.findings)
     strict = " (strict: warnings fail)" if report.strict else ""
     return f"{report.status.upper()}: {errors} error(s), {warnings} warning(s){strict}"
+
+
+def example_value(e: Example) -> object:
+    """An example's value as shown in a table: with its pixel count, for a mask."""
+    return e.value if e.pixels is None else f"{e.value!r} ({e.pixels} px)"

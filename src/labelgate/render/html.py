@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from html import escape
 
-from labelgate.render.common import verdict
+from labelgate.render.common import example_value, verdict
 from labelgate.report import Report
 
 __all__ = ["render_html"]
@@ -121,7 +121,7 @@ def render_html(report: Report) -> str:
                 f"<h3>{_e(f.code)}: first rows</h3><table><tr><th>row</th><th>id</th><th>batch</th><th>source</th><th>value</th></tr>"
             )
             parts += [
-                f"<tr><td>{e.row}</td><td>{_e(e.id)}</td><td>{_e(e.batch)}</td><td>{_e(e.source)}</td><td>{_e(e.value)}</td></tr>"
+                f"<tr><td>{e.row}</td><td>{_e(e.id)}</td><td>{_e(e.batch)}</td><td>{_e(e.source)}</td><td>{_e(example_value(e))}</td></tr>"
                 for e in f.examples[:20]
             ]
             parts.append("</table>")

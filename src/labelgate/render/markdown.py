@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labelgate.render.common import counted, verdict
+from labelgate.render.common import counted, example_value, verdict
 from labelgate.report import Report
 
 __all__ = ["render_markdown"]
@@ -49,7 +49,7 @@ def render_markdown(report: Report) -> str:
             if f.examples:
                 out += ["| row | id | batch | source | value |", "|---:|---|---:|---|---|"]
                 out += [
-                    f"| {e.row} | {_cell(e.id)} | {e.batch} | {_cell(e.source)} | {_cell(e.value)} |"
+                    f"| {e.row} | {_cell(e.id)} | {e.batch} | {_cell(e.source)} | {_cell(example_value(e))} |"
                     for e in f.examples[:10]
                 ]
             out += ["", "</details>", ""]

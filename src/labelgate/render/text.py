@@ -28,6 +28,8 @@ def _examples(f: Finding) -> list[str]:
         if e.source is not None:
             parts.append(f"source {e.source!r}")
         parts.append(f"value {e.value!r}")
+        if e.pixels is not None:
+            parts.append(f"{e.pixels} px")
         lines.append(", ".join(parts))
     if len(f.examples) > 10:
         lines.append(f"... {len(f.examples) - 10} more examples in --format json")
@@ -88,11 +90,12 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
             f"rows {c['rows']} = usable {c['usable']} + ignored {c['ignored']} + "
             f"rejected {c['rejected']}"
         )
-        if "tokens" in c:
-            console.print(
-                f"tokens {c['tokens']} = usable {c['usable_tokens']} + ignored "
-                f"{c['ignored_tokens']} + rejected {c['rejected_tokens']}"
-            )
+        for unit in ("tokens", "pixels"):
+            if unit in c:
+                console.print(
+                    f"{unit} {c[unit]} = usable {c['usable_' + unit]} + ignored "
+                    f"{c['ignored_' + unit]} + rejected {c['rejected_' + unit]}"
+                )
         for note in report.notes:
             console.print(f"[dim]note: {escape(note)}[/dim]")
         console.print()

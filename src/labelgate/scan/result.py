@@ -58,6 +58,8 @@ class CodeTally:
         by_source: source index -> count.
         by_file: file index -> count.
         batches: the batches holding one.
+        rows: rows holding one (masks, where ``count`` is of pixels); ``None`` where the
+            producer does not count them.
     """
 
     count: int
@@ -65,6 +67,7 @@ class CodeTally:
     by_source: Mapping[int, int]
     by_file: Mapping[int, int]
     batches: frozenset[int]
+    rows: int | None = None
 
     def top_source(self) -> tuple[int, int]:
         """The source holding most failing values, and how many (first such source on a tie)."""
@@ -136,7 +139,8 @@ class ScanResult:
     Attributes:
         k, ignore_index, plan, max_examples: the rules, batch plan and examples kept per check
             (0: all) it was scanned under.
-        rows, tokens: rows read; tokens read (token task, else 0).
+        rows, tokens: rows read; tokens (or, for masks, pixels) read (token and segmentation
+            tasks, else 0).
         file_rows: rows per input file.
         row_status, value_status: rows (values) per :class:`~labelgate.rules.Status`.
         class_counts: usable targets per class.
@@ -153,6 +157,8 @@ class ScanResult:
             increase (then no id repeats, and no second pass is needed).
         soft_reasons: for the soft task, how many rows broke each rule.
         dense, sparse: the per-batch counts, in one of their two forms.
+        class_rows: for segmentation masks (where every count is of pixels), the masks holding
+            each class; ``None`` otherwise.
     """
 
     k: int
@@ -182,6 +188,7 @@ class ScanResult:
     soft_reasons: Mapping[str, int]
     dense: DenseBatches | None = None
     sparse: SparseBatches | None = None
+    class_rows: I64 | None = None
 
     def kept(self) -> int:
         """Batches a DataLoader yields."""

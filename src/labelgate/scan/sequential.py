@@ -47,6 +47,8 @@ class Chunk:
         first_row: position of the chunk's first row in reading order (all files).
         file_index: which input file the rows come from.
         labels, ids, sources, names: the columns (``None`` where the dataset has none).
+        pixels: for segmentation masks, the pixel count of each value of ``labels`` (a list
+            column of the same shape): every count is then of pixels, not of values.
     """
 
     first_row: int
@@ -55,6 +57,7 @@ class Chunk:
     ids: pa.Array | None = None
     sources: pa.Array | None = None
     names: pa.Array | None = None
+    pixels: pa.Array | None = None
 
 
 @dataclass(slots=True)
@@ -66,6 +69,7 @@ class Tally:
     by_source: Counter[int] = field(default_factory=Counter)
     by_file: Counter[int] = field(default_factory=Counter)
     batches: set[int] = field(default_factory=set)
+    rows: int = 0
 
 
 class Scan:
@@ -101,6 +105,8 @@ class Scan:
         self.row_status = np.zeros(Status.COUNT, np.int64)
         self.value_status = np.zeros(Status.COUNT, np.int64)
         self.class_counts = np.zeros(num_classes, np.int64)
+        self.class_rows = np.zeros(num_classes, np.int64)  # rows holding each class (masks)
+        self.pixels = False  # whether counts are of pixels (segmentation masks)
         self.ignore_hits = 0
         self.other_values: Counter[int] = Counter()
         self.other_values_overflow = 0
@@ -144,32 +150,39 @@ class Scan:
             self.soft_reasons.update(reasons)
         src = self._sources(chunk.sources, n)
         batch = self.plan.batch_of(chunk.first_row, n)
+        w = None if chunk.pixels is None else _pixels(chunk.pixels, c)
+        self.pixels |= w is not None
         self.rows += n
         self.file_rows[chunk.file_index] += n
         self.row_status += np.bincount(c.row_status, minlength=Status.COUNT)[: Status.COUNT]
-        self.value_status += np.bincount(c.status, minlength=Status.COUNT)[: Status.COUNT]
+        self.value_status += _counted(c.status, w, Status.COUNT)
         if c.row_of is not None:
-            self.tokens += len(c.values)
+            self.tokens += len(c.values) if w is None else int(w.sum())
 
         usable = c.status == Status.USABLE
         soft = self.soft_tolerance is not None or self.multilabel
         if positives is not None:  # a multi-hot row counts once for each class it holds
             self.class_counts += positives
         elif not soft:  # a soft row is a distribution, not one class
-            self.class_counts += np.bincount(c.values[usable], minlength=self.k)[: self.k]
-        self.ignore_hits += int(np.count_nonzero(c.status == Status.IGNORED))
+            held = c.values[usable]
+            self.class_counts += _counted(held, None if w is None else w[usable], self.k)
+            if w is not None:  # a mask's values are distinct: one per mask holding the class
+                self.class_rows += np.bincount(held, minlength=self.k)[: self.k]
+        ignored = c.status == Status.IGNORED
+        self.ignore_hits += int(ignored.sum() if w is None else w[ignored].sum())
         out = (c.status == Status.HIGH) | (c.status == Status.NEGATIVE)
         if out.any():
-            uniq, counts = np.unique(c.values[out], return_counts=True)
+            uniq, inverse = np.unique(c.values[out], return_inverse=True)
+            counts = _counted(inverse, None if w is None else w[out], len(uniq))
             for v, cnt in zip(uniq.tolist(), counts.tolist(), strict=True):
                 self.add_other(v, cnt)
 
-        self._batches(c, batch, usable)
-        self._per_source(c, src, usable, chunk.first_row)
+        self._batches(c, batch, usable, w)
+        self._per_source(c, src, usable, chunk.first_row, w)
         for status, code in failing_codes(self.k, self.ignore_index).items():
             if self.multilabel and code == "LG015":
                 code = "LG034"  # the row rule of multi-hot targets
-            self._tally(code, c.status == status, c, chunk, src, batch)
+            self._tally(code, c.status == status, c, chunk, src, batch, w)
         if chunk.names is not None and c.row_of is None and not soft:
             self._pairs(c, chunk, src)
         if chunk.ids is not None:
@@ -192,7 +205,9 @@ class Scan:
             new[: len(old)] = old
             setattr(self, name, new)
 
-    def _batches(self, c: Classified, batch: I64, usable: npt.NDArray[np.bool_]) -> None:
+    def _batches(
+        self, c: Classified, batch: I64, usable: npt.NDArray[np.bool_], w: I64 | None
+    ) -> None:
         n = len(batch)
         if c.row_of is None:
             per_row_usable = usable.astype(np.int64)
@@ -203,12 +218,16 @@ class Scan:
             )
         else:
             rows_of_usable = c.row_of[usable]
-            per_row_usable = np.bincount(rows_of_usable, minlength=n).astype(np.int64)
-            per_row_weight = (
-                np.bincount(rows_of_usable, weights=self.weights[c.values[usable]], minlength=n)
-                if self.weights is not None
-                else None
+            pixels = None if w is None else w[usable].astype(np.float64)
+            per_row_usable = np.bincount(rows_of_usable, weights=pixels, minlength=n).astype(
+                np.int64
             )
+            per_row_weight = None
+            if self.weights is not None:
+                weight = self.weights[c.values[usable]]
+                per_row_weight = np.bincount(
+                    rows_of_usable, weights=weight if pixels is None else weight * pixels, minlength=n
+                )
         rejected = (c.row_status >= Status.HIGH).astype(np.int64)
         self._grow(int(batch.max()))
         if self.plan.shuffled:
@@ -263,7 +282,7 @@ class Scan:
         return new
 
     def _per_source(
-        self, c: Classified, src: I64, usable: npt.NDArray[np.bool_], first: int
+        self, c: Classified, src: I64, usable: npt.NDArray[np.bool_], first: int, w: I64 | None
     ) -> None:
         s = len(self.source_names)
         here = np.bincount(src, minlength=s)
@@ -274,9 +293,12 @@ class Scan:
         in_hist = usable | ((c.status == Status.HIGH) & (c.values == self.k))
         elem_src = src if c.row_of is None else src[c.row_of]
         flat = elem_src[in_hist] * (self.k + 1) + c.values[in_hist]
-        self.source_hist += np.bincount(flat, minlength=s * (self.k + 1)).reshape(s, self.k + 1)
+        per = _counted(flat, None if w is None else w[in_hist], s * (self.k + 1))
+        self.source_hist += per.reshape(s, self.k + 1)
 
-    def _example(self, c: Classified, chunk: Chunk, src: I64, batch: I64, elem: int) -> Example:
+    def _example(
+        self, c: Classified, chunk: Chunk, src: I64, batch: I64, elem: int, w: I64 | None = None
+    ) -> Example:
         row = elem if c.row_of is None else int(c.row_of[elem])
         return Example(
             row=chunk.first_row + row,
@@ -284,7 +306,8 @@ class Scan:
             batch=int(batch[row]),
             source=None if chunk.sources is None else self.source_names[int(src[row])],
             value=c.raw[elem].as_py(),
-            position=None if c.position is None else int(c.position[elem]),
+            position=None if c.position is None or w is not None else int(c.position[elem]),
+            pixels=None if w is None else int(w[elem]),
         )
 
     def _tally(
@@ -295,20 +318,26 @@ class Scan:
         chunk: Chunk,
         src: I64,
         batch: I64,
+        w: I64 | None = None,
     ) -> None:
-        hits = int(np.count_nonzero(mask))
-        if not hits:
+        """Count the values failing ``code`` (the pixels, for masks), where they are, and the
+        first ones."""
+        elems = np.flatnonzero(mask)
+        if not len(elems):
             return
+        weight = np.ones(len(elems), np.int64) if w is None else w[elems]
+        hits = int(weight.sum())
         t = self.tallies[code]
         t.count += hits
-        elems = np.flatnonzero(mask)
         rows = elems if c.row_of is None else c.row_of[elems]
-        t.by_source.update(Counter(src[rows].tolist()))
+        t.rows += len(np.unique(rows))
+        per_source = _counted(src[rows], weight, len(self.source_names))
+        t.by_source.update({s: int(v) for s, v in enumerate(per_source.tolist()) if v})
         t.by_file[chunk.file_index] += hits
         t.batches.update(np.unique(batch[rows]).tolist())
-        room = hits if self.max_examples == 0 else self.max_examples - len(t.examples)
+        room = len(elems) if self.max_examples == 0 else self.max_examples - len(t.examples)
         for e in elems[: max(room, 0)]:
-            t.examples.append(self._example(c, chunk, src, batch, int(e)))
+            t.examples.append(self._example(c, chunk, src, batch, int(e), w))
 
     def _pairs(self, c: Classified, chunk: Chunk, src: I64) -> None:
         """Count (source, label, name) triples, keeping each triple's first row."""
@@ -388,6 +417,7 @@ class Scan:
             row_status=frozen(self.row_status),
             value_status=frozen(self.value_status),
             class_counts=frozen(self.class_counts),
+            class_rows=frozen(self.class_rows) if self.pixels else None,
             ignore_hits=self.ignore_hits,
             other_values=dict(self.other_values),
             other_values_overflow=self.other_values_overflow,
@@ -399,6 +429,7 @@ class Scan:
                         dict(t.by_source),
                         dict(t.by_file),
                         frozenset(t.batches),
+                        rows=t.rows,
                     )
                     for code, t in self.tallies.items()
                 },
@@ -440,3 +471,33 @@ class Scan:
         self.pairs = {(new[s], v, m): e for (s, v, m), e in self.pairs.items()}
         for t in self.tallies.values():
             t.by_source = Counter({new[s]: c for s, c in t.by_source.items()})
+
+
+def _counted(index: I64 | npt.NDArray[np.uint8], weight: I64 | None, size: int) -> I64:
+    """How many times each of ``0..size-1`` occurs in ``index``, each occurrence counting
+    ``weight`` (pixels) where given."""
+    w = None if weight is None else weight.astype(np.float64)
+    return np.bincount(index, weights=w, minlength=size)[:size].astype(np.int64)
+
+
+def _pixels(column: pa.Array, c: Classified) -> I64:
+    """The pixel count of each value of a mask histogram, aligned with the judged values.
+
+    Raises:
+        InputError: the counts are not one non-negative integer per value.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from labelgate.errors import InputError
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    flat = numbers(pc.list_flatten(column), -1).astype(np.int64)
+    if len(flat) != len(c.values) or (flat < 0).any():
+        raise InputError(
+            "must hold one pixel count (0 or more) per value of the label column: "
+            f"{len(flat)} counts for {len(c.values)} values",
+            path="column 'pixels'",
+        )
+    return flat
