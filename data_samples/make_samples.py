@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -114,6 +115,7 @@ def main() -> None:
             f.write(json.dumps({"id": 500 + i, "labels": labels}) + "\n")
 
     formats(HERE / "formats")
+    masks(HERE / "masks")
 
 
 def formats(root: Path) -> None:
@@ -215,6 +217,85 @@ def formats(root: Path) -> None:
     for kind, labels in (("good", [0, 1] * 10), ("bad", [0, 1] * 7 + [-1] * 6)):
         table = pa.table({"text": [f"review {i}" for i in range(20)], "label": labels})
         pq.write_table(table.replace_schema_metadata(meta), root / f"hf_{kind}.parquet")
+
+
+def voc_palette() -> list[int]:
+    """Pascal VOC's colour map (its devkit's bit-interleaving), 256 colours."""
+    out = []
+    for i in range(256):
+        r = g = b = 0
+        c = i
+        for j in range(8):
+            r |= ((c >> 0) & 1) << (7 - j)
+            g |= ((c >> 1) & 1) << (7 - j)
+            b |= ((c >> 2) & 1) << (7 - j)
+            c >>= 3
+        out += [r, g, b]
+    return out
+
+
+def scene(h: int, w: int, classes: list[int], seed: int) -> np.ndarray:
+    """A mask of rectangles of ``classes`` on background 0, each outlined by a 255 border."""
+    rng = np.random.default_rng(seed)
+    m = np.zeros((h, w), np.uint8)
+    for c in classes:
+        y0, x0 = int(rng.integers(0, h - 12)), int(rng.integers(0, w - 12))
+        y1, x1 = y0 + int(rng.integers(8, 12)), x0 + int(rng.integers(8, 12))
+        m[y0:y1, x0:x1] = 255
+        m[y0 + 1 : y1 - 1, x0 + 1 : x1 - 1] = c
+    return m
+
+
+def masks(root: Path) -> None:
+    """Segmentation masks, good and bad (docs/segmentation.md)."""
+    from PIL import Image
+
+    palette = voc_palette()
+
+    def png(path: Path, a: np.ndarray, mode: str = "L") -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        img = Image.fromarray(a)
+        if mode == "P":
+            img.putpalette(palette)
+        img.save(path, format="PNG")
+
+    for i, classes in enumerate(([5, 15], [1, 20], [7, 12, 3], [9])):
+        png(root / "voc_good" / f"2011_{i:06d}.png", scene(48, 64, classes, i), "P")
+    for i, classes in enumerate(([5, 15], [1, 21], [7, 12, 3])):  # 21: one past VOC's 0..20
+        png(root / "voc_bad" / f"2011_{i:06d}.png", scene(48, 64, classes, i), "P")
+    for i in range(3):  # a foreground blob saved as white: 0/255, for 2 classes
+        m = scene(48, 64, [1], 10 + i)
+        png(root / "binary_0_255" / f"mask_{i}.png", np.where(m > 0, 255, 0).astype(np.uint8))
+    for i in range(2):  # the same kind of mask saved as JPEG: stray values along the edges
+        path = root / "jpeg" / f"mask_{i}.jpg"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        m = (scene(48, 64, [1, 2], 20 + i) * 40).astype(np.uint8)
+        Image.fromarray(m).save(path, format="JPEG", quality=75)
+    colours = {0: (0, 0, 0), 1: (128, 0, 0), 2: (0, 128, 0)}
+    for i in range(2):  # colour masks: one colour per class, plus (i == 1) one unlisted colour
+        m = scene(48, 64, [1, 2], 30 + i)
+        m[m == 255] = 0
+        rgb = np.zeros((*m.shape, 3), np.uint8)
+        for c, colour in colours.items():
+            rgb[m == c] = colour
+        if i == 1:
+            rgb[:2, :2] = (255, 255, 0)
+        png(root / "rgb" / f"mask_{i}.png", rgb, "RGB")
+    (root / "rgb.yaml").write_text(
+        "num_classes: 3\nignore_index: 255\ncolor_map:\n"
+        + "".join(f"  {c}: [{r}, {g}, {b}]\n" for c, (r, g, b) in colours.items())
+    )
+    for i in range(2):  # Cityscapes labelIds (road 7, sidewalk 8, car 26, sky 23), K = 19
+        m = np.full((32, 64), 7, np.uint8)
+        m[:8] = 23
+        m[20:, :10] = 8
+        m[12:20, 20 + i : 40] = 26
+        m[0, :4] = 0  # unlabelled
+        png(root / "cityscapes" / f"frankfurt_{i:06d}_000019_gtFine_labelIds.png", m)
+    npy = root / "npy"
+    npy.mkdir(parents=True, exist_ok=True)
+    for i in range(2):
+        np.save(npy / f"mask_{i}.npy", scene(32, 32, [1, 2], 40 + i).astype(np.int64) % 255)
 
 
 if __name__ == "__main__":

@@ -311,6 +311,38 @@ CATALOG: tuple[Entry, ...] = (
         "info",
         "row",
     ),
+    Entry(
+        "LG036",
+        "0/255 binary masks",
+        "segmentation masks whose values are exactly 0 and 255 for a 2-class problem: the "
+        "foreground saved as white, not as class 1",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG037",
+        "lossy (JPEG) masks",
+        "masks saved lossily: stray values along every class edge (rare values, nearly all on "
+        "edges) or a JPEG file",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG038",
+        "colour (RGB) masks",
+        "three-channel colour masks read without a colour-to-index table (`color_map`), or "
+        "holding colours the table lacks",
+        "error",
+        "row",
+    ),
+    Entry(
+        "LG039",
+        "Cityscapes labelIds for trainIds",
+        "masks holding Cityscapes labelIds (up to 33) where the 19 trainIds are expected; the "
+        "labelId -> trainId table is named",
+        "error",
+        "row",
+    ),
 )
 
 _BY_CODE = {e.code: e for e in CATALOG}

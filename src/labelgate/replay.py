@@ -4,8 +4,8 @@ Run as ``python -m labelgate.replay SPEC.json``; it prints one JSON object per l
 ``begin`` and ``batch`` or ``error`` per batch, then ``done``). On a GPU it stops with exit status 3
 at the first batch that raises: a device-side assert loses the whole CUDA context, so the parent
 starts a fresh process at the next batch. On the CPU an exception leaves the process sound, and it
-goes on. It needs torch, numpy and pyarrow only, and no other part of labelgate: a repro bundle
-carries a copy of this file.
+goes on. It needs torch, numpy and pyarrow only (and Pillow to read image masks), and no other part of
+labelgate: a repro bundle carries a copy of this file.
 """
 
 from __future__ import annotations
@@ -89,6 +89,36 @@ def targets(torch: Any, labels: list[Any], ignore_index: int, task: str) -> Any:
     return torch.tensor([int(v) for v in labels], dtype=torch.int64)
 
 
+def read_mask(path: Path, colours: dict[str, int] | None) -> Any:
+    """A mask file as an array of class indices (a P-mode PNG: its palette indices; a colour
+    mask through ``colours``, ``0xRRGGBB`` as text -> index, else as read, three channels)."""
+    import numpy as np
+
+    if path.suffix.lower() == ".npy":
+        return np.load(path, allow_pickle=False)
+    from PIL import Image
+
+    with Image.open(path) as im:
+        array = np.asarray(im)
+    if array.ndim == 3 and colours is not None:
+        packed = (array[..., 0].astype(np.int64) << 16) | (array[..., 1].astype(np.int64) << 8)
+        packed |= array[..., 2]
+        index = np.full(packed.shape, -1, dtype=np.int64)
+        for colour, i in colours.items():
+            index[packed == int(colour)] = i
+        return index
+    return array
+
+
+def mask_targets(torch: Any, root: str, ids: list[str], colours: dict[str, int] | None) -> Any:
+    """The batch a DataLoader's default collate builds from the masks: stacked int64 (N, H, W);
+    masks of different sizes make it raise, as collate does."""
+    import numpy as np
+
+    arrays = [np.asarray(read_mask(Path(root) / i, colours)).astype(np.int64) for i in ids]
+    return torch.stack([torch.from_numpy(a) for a in arrays])
+
+
 def main(argv: list[str]) -> int:
     spec = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     import pyarrow.parquet as pq
@@ -102,14 +132,16 @@ def main(argv: list[str]) -> int:
     device, backend = pick_device(torch, spec["device"])
     k, ignore_index = spec["num_classes"], spec["ignore_index"]
     torch.manual_seed(0)
-    model = torch.nn.Linear(16, k).to(device)
+    masks = spec.get("masks")
+    model = (torch.nn.Conv2d(3, k, 1) if masks else torch.nn.Linear(16, k)).to(device)
     weight = None
     if spec.get("weights") is not None:
         weight = torch.tensor(spec["weights"], dtype=torch.float32, device=device)
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight, ignore_index=ignore_index)
-    table = pq.read_table(spec["batches"], columns=["batch", "label"])
+    table = pq.read_table(spec["batches"])
     batch_ids = table.column("batch").to_pylist()
     labels = table.column("label").to_pylist()
+    ids = table.column("id").to_pylist() if masks else []
     emit("env", **environment(torch, device, backend), init_seconds=time.perf_counter() - start)
     bounds: dict[int, list[int]] = {}
     for i, b in enumerate(batch_ids):
@@ -121,8 +153,12 @@ def main(argv: list[str]) -> int:
         lo, hi = bounds[b]
         emit("begin", batch=b)
         try:
-            t = targets(torch, labels[lo:hi], ignore_index, spec["task"]).to(device)
-            x = torch.randn(t.shape[0], 16, device=device)
+            if masks:  # real mask batches: (N, 3, H, W) -> 1x1 conv -> (N, K, H, W)
+                t = mask_targets(torch, masks, ids[lo:hi], spec.get("color_map")).to(device)
+                x = torch.randn(t.shape[0], 3, *t.shape[1:3], device=device)
+            else:
+                t = targets(torch, labels[lo:hi], ignore_index, spec["task"]).to(device)
+                x = torch.randn(t.shape[0], 16, device=device)
             logits = model(x)
             loss = loss_fn(logits, t)
             loss.backward()

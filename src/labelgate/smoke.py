@@ -138,6 +138,7 @@ def run_smoke(
     max_failures: int = 10,
     timeout: float = 600.0,
     stop_on_error: bool = False,
+    masks: str | None = None,
 ) -> SmokeRun:
     """Replay the dataset's batches through a tiny model and CrossEntropyLoss on ``device``.
 
@@ -165,7 +166,8 @@ def run_smoke(
         import pyarrow.parquet as pq
 
         batches_path = Path(tmp) / "batches.parquet"
-        pq.write_table(table.select(["batch", "label"]), batches_path)
+        kept = ["batch", "label"] + (["id"] if masks is not None else [])
+        pq.write_table(table.select(kept), batches_path)
         spec = {
             "batches": str(batches_path),
             "num_classes": data.k,
@@ -178,6 +180,10 @@ def run_smoke(
             "blocking": bool(nvidia) and device not in ("cpu", "mps"),
             "start": 0,
             "stop_on_error": stop_on_error,
+            "masks": masks,
+            "color_map": None
+            if data.contract.color_map is None
+            else {str(c): i for c, i in data.contract.color_map.items()},
         }
         while True:
             spec_path = Path(tmp) / f"spec{run.processes}.json"

@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,12 +128,17 @@ def run(
             client = stack.enter_context(connect(dask))
         limit = None if max_examples == 0 else max_examples
         background = contract.background_index if background is None else background
-        converted = _converted(paths, input_format, contract, background, limit, source_field)
+        converted = _converted(
+            paths, input_format, contract, background, limit, source_field, client
+        )
         facts = None
         if converted is not None:
-            if client is not None and converted.paths != converted.inputs:
+            if converted.facts.format == "masks":
+                client = None  # the cluster decoded the masks; their histograms are a few rows
+            elif client is not None and converted.paths != converted.inputs:
                 raise UsageError(
-                    f"--dask reads Parquet tables; {converted.facts.format} is read locally"
+                    f"--dask reads Parquet tables and masks; {converted.facts.format} is read "
+                    "locally"
                 )
             contract = _with_format(contract, converted)
             paths, facts = converted.paths, converted.facts
@@ -153,9 +159,11 @@ def _converted(
     background: int | None,
     limit: int | None,
     source_field: str | None,
+    client: Any = None,
 ) -> Converted | None:
     """An annotation input read into rows, or ``None`` for a label table. The rows stay on disk
     until the process ends: fix, diff and repro read them again through the validation."""
+    from labelgate.distributed import cluster_map
     from labelgate.formats import convert
 
     folder = tempfile.TemporaryDirectory(prefix="labelgate-format-")
@@ -168,6 +176,10 @@ def _converted(
             background=background,
             limit=limit,
             source_field=source_field,
+            task=contract.task,
+            num_classes=contract.num_classes,
+            colour_map=contract.color_map,
+            cluster=None if client is None else partial(cluster_map, client),
         )
     except BaseException:
         folder.cleanup()
@@ -182,6 +194,10 @@ def _converted(
 def _with_format(contract: Contract, converted: Converted) -> Contract:
     """The contract with the format's class map (and K from it, when not given); a class map
     given as well is compared with the format's own (LG030 where they differ)."""
+    if converted.facts.task == "segmentation":
+        if contract.task not in (None, "segmentation"):
+            raise UsageError(f"masks are read for the segmentation task, not {contract.task!r}")
+        contract = contract.replace(task="segmentation")
     own, given = converted.class_map, contract.class_map
     chosen = given if given is not None else own
     if contract.num_classes is None and chosen is not None:

@@ -49,6 +49,18 @@ def format_finding(ctx: Context, code: str) -> list[Finding]:
 
 
 # Each reader words its own findings (AnnotationFacts.hit); one function reports them all.
-FORMAT_CODES = ("LG027", "LG028", "LG029", "LG030", "LG031", "LG032", "LG033")
+FORMAT_CODES = (
+    "LG027",
+    "LG028",
+    "LG029",
+    "LG030",
+    "LG031",
+    "LG032",
+    "LG033",
+    "LG036",
+    "LG037",
+    "LG038",
+    "LG039",
+)
 for _code in FORMAT_CODES:
     check(_code)(partial(format_finding, code=_code))

@@ -156,8 +156,7 @@ def negative(ctx: Context) -> list[Finding]:
     return tally_finding(
         ctx,
         "LG005",
-        f"{ctx.labels(t)} negative but not ignore_index={ignore} "
-        f"(values {join_values(values)})",
+        f"{ctx.labels(t)} negative but not ignore_index={ignore} (values {join_values(values)})",
         (
             f"{cause}PyTorch skips only ignore_index ({ignore}); any other negative target "
             f"raises 'IndexError: Target {values[0] if values else -1} is out of bounds' on the "

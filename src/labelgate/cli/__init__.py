@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from labelgate.atomic import write_text_atomic
 from labelgate.cli.parser import (
@@ -222,7 +222,15 @@ def _smoke(args: argparse.Namespace) -> int:
         limit = args.max_batches
         predicted = [b for b in done.report.batches["failing"] if limit is None or b < limit]
         before = run_smoke(done.dataset, **options)
-    after = run_smoke(open_dataset(args.paths, contract), **options)
+    if _is_masks(args, contract):
+        from labelgate.formats.masks import mask_root
+
+        done = run(args.paths, contract, input_format="masks", max_examples=1)
+        root = str(mask_root(Path(args.paths[0])))
+        after = run_smoke(done.dataset, **options, masks=root)
+        after.path = args.paths[0]  # the masks, not the histogram rows read from them
+    else:
+        after = run_smoke(open_dataset(args.paths, contract), **options)
     verdict = SmokeVerdict(after, before, predicted)
     sys.stdout.write(render_smoke(verdict, args.format))
     return EXIT_PASS if verdict.passed else EXIT_FAIL
@@ -244,7 +252,6 @@ def _parse_pairs(items: list[str], flag: str, *, value_ignore: bool) -> dict[str
 
 def _fix(args: argparse.Namespace) -> int:
     from labelgate.fix import FixOptions, fix
-    from labelgate.render.fixlog import render_fix
 
     contract = _contract(args)
     shifts: dict[str, int] = {}
@@ -256,11 +263,22 @@ def _fix(args: argparse.Namespace) -> int:
                 f"--shift {source}={d}: the shift must be an integer such as -1"
             ) from None
     maps: dict[int, int | None] = {}
+    if "cityscapes" in args.map_value:  # the named table: Cityscapes labelId -> trainId
+        from labelgate.contract import cityscapes_value_map
+
+        maps.update(cityscapes_value_map())
+        args.map_value = [m for m in args.map_value if m != "cityscapes"]
     for raw, new in _parse_pairs(args.map_value, "--map-value", value_ignore=True).items():
         try:
             maps[int(raw)] = None if new == "ignore" else int(new)
         except ValueError:
             raise UsageError(f"--map-value {raw}={new}: expected integers, or V=ignore") from None
+    if _is_masks(args, contract):
+        from labelgate.fixmasks import fix_masks
+
+        check_outputs({"--out/": args.out, "--log": args.log}, _inputs(args, contract))
+        options = FixOptions(out=args.out, value_maps=maps)
+        return _fix_done(args, fix_masks(args.paths[0], contract, options))
     outputs = {"--quarantine": args.quarantine, "--log": args.log}
     data = {Path(p).resolve() for p in args.paths}
     if not args.in_place and Path(args.out).resolve() not in data:
@@ -274,7 +292,22 @@ def _fix(args: argparse.Namespace) -> int:
         drop_ignored=args.drop_ignored,
         in_place=args.in_place,
     )
-    result = fix(args.paths, contract, options)
+    return _fix_done(args, fix(args.paths, contract, options))
+
+
+def _is_masks(args: argparse.Namespace, contract: Any) -> bool:
+    """Whether fix reads segmentation masks (``--input-format masks``, or detected)."""
+    given = getattr(args, "input_format", "auto")
+    if given != "auto" or len(args.paths) != 1:
+        return bool(given == "masks")
+    from labelgate.formats import detect
+
+    return detect(args.paths, contract.task)[0] == "masks"
+
+
+def _fix_done(args: argparse.Namespace, result: Any) -> int:
+    from labelgate.render.fixlog import render_fix
+
     if args.log:
         import json
 

@@ -212,7 +212,18 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         paths="the label file(s) to fix",
     )
-    fx.add_argument("--out", required=True, metavar="FIXED", help="the fixed file (.parquet)")
+    fx.add_argument(
+        "--out",
+        required=True,
+        metavar="FIXED",
+        help="the fixed file (.parquet); for masks, a new folder for the fixed mask files",
+    )
+    fx.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        default="auto",
+        help="what PATH is (default: detected); masks rewrites mask files through --map-value",
+    )
     fx.add_argument("--quarantine", metavar="FILE", help="rows that cannot be fixed (.parquet)")
     fx.add_argument(
         "--shift",
@@ -226,7 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="V=N",
-        help="rewrite label V as N, or as ignore_index with V=ignore (e.g. -1=ignore)",
+        help="rewrite label V as N, or as ignore_index with V=ignore (e.g. -1=ignore); "
+        "cityscapes: Cityscapes labelId -> trainId (others to 255)",
     )
     fx.add_argument(
         "--drop-ignored", action="store_true", help="quarantine rows with no usable target"

@@ -1,4 +1,5 @@
-"""Annotation formats: COCO, YOLO, Pascal VOC, ImageFolder and Hugging Face datasets, read natively.
+"""Annotation formats: COCO, YOLO, Pascal VOC, ImageFolder, Hugging Face datasets and segmentation
+masks, read natively.
 
 Each reader turns its format into the rows every check reads (label, id, source, and where it
 applies the class name), written to a temporary Parquet file as they are read (a bounded number of
@@ -11,8 +12,10 @@ any Parquet input.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap
@@ -20,7 +23,7 @@ from labelgate.errors import InputError, UsageError
 
 __all__ = ["INPUT_FORMATS", "Converted", "convert", "detect"]
 
-INPUT_FORMATS = ("auto", "table", "coco", "yolo", "voc", "imagefolder", "hf")
+INPUT_FORMATS = ("auto", "table", "coco", "yolo", "voc", "imagefolder", "hf", "masks")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +44,9 @@ class Converted:
     inputs: list[str]
 
 
-def detect(paths: list[str]) -> tuple[str, str]:
-    """The format of ``paths`` and why: ``table`` for Parquet, CSV and JSONL label tables.
+def detect(paths: list[str], task: str | None = None) -> tuple[str, str]:
+    """The format of ``paths`` and why: ``table`` for Parquet, CSV and JSONL label tables;
+    ``masks`` for mask images (or any image folder, with the segmentation task).
 
     Raises:
         InputError: a path does not exist.
@@ -56,6 +60,10 @@ def detect(paths: list[str]) -> tuple[str, str]:
         raise InputError("no such file or directory", path=paths[0])
     if p.is_file():
         suffix = p.suffix.lower()
+        from labelgate.formats.masks import MASK_SUFFIXES
+
+        if suffix in MASK_SUFFIXES:
+            return "masks", f"a {suffix} mask file"
         if suffix == ".json":
             from labelgate.formats.coco import looks_like_coco
 
@@ -76,6 +84,8 @@ def detect(paths: list[str]) -> tuple[str, str]:
         return "table", f"a {suffix or 'extensionless'} file"
     if not p.is_dir():  # a device or FIFO: the table reader says what it is
         return "table", "not a regular file"
+    if task == "segmentation":
+        return "masks", "a folder, with the segmentation task"
     return _detect_folder(p)
 
 
@@ -91,6 +101,11 @@ def _detect_folder(p: Path) -> tuple[str, str]:
 
     if any(f.suffix.lower() in KINDS for f in p.rglob("*") if f.is_file()):
         return "table", "a folder holding label tables (Parquet, CSV or JSONL)"
+    from labelgate.formats.masks import looks_like_masks
+
+    masks = looks_like_masks(p)
+    if masks is not None and not (p / "Annotations").is_dir():
+        return "masks", masks
     if any(p.rglob("*.xml")):
         return "voc", "a folder of Pascal VOC XML files"
     from labelgate.formats.imagefolder import looks_like_imagefolder
@@ -109,6 +124,10 @@ def convert(
     background: int | None,
     limit: int | None,
     source_field: str | None = None,
+    task: str | None = None,
+    num_classes: int | None = None,
+    colour_map: Mapping[int, int] | None = None,
+    cluster: Any = None,
 ) -> Converted | None:
     """Read ``paths`` as ``fmt`` (``auto``: detected) into rows under ``folder``; ``None`` for a
     table, which the scan reads as it is.
@@ -120,7 +139,7 @@ def convert(
     if fmt not in INPUT_FORMATS:
         raise UsageError(f"--input-format must be one of {', '.join(INPUT_FORMATS)}, got {fmt!r}")
     if fmt == "auto":
-        fmt, why = detect(paths)
+        fmt, why = detect(paths, task)
     else:
         why = "--input-format " + fmt
     if fmt == "table":
@@ -150,8 +169,26 @@ def convert(
         from labelgate.formats.imagefolder import read_imagefolder
 
         found, rows = read_imagefolder(source, out, facts), [str(out)]
+    elif fmt == "masks":
+        from labelgate.formats.masks import dataset_meta, read_masks
+
+        found, colours = dataset_meta(source)
+        read_masks(
+            source,
+            out,
+            facts,
+            num_classes=num_classes if num_classes is not None else _size(found, class_map),
+            colour_map=colour_map if colour_map is not None else colours,
+            cluster=cluster,
+        )
+        rows = [str(out)]
     else:
         from labelgate.formats.hf import read_hf
 
         found, rows = read_hf(source, out, facts)
     return Converted(rows, facts, found, list(paths))
+
+
+def _size(*maps: ClassMap | None) -> int | None:
+    """K from the first class map given."""
+    return next((len(m.entries) for m in maps if m is not None), None)

@@ -226,7 +226,9 @@ class Scan:
             if self.weights is not None:
                 weight = self.weights[c.values[usable]]
                 per_row_weight = np.bincount(
-                    rows_of_usable, weights=weight if pixels is None else weight * pixels, minlength=n
+                    rows_of_usable,
+                    weights=weight if pixels is None else weight * pixels,
+                    minlength=n,
                 )
         rejected = (c.row_status >= Status.HIGH).astype(np.int64)
         self._grow(int(batch.max()))

@@ -1,0 +1,563 @@
+"""Segmentation masks: PNG (L, P, I;16, I), TIFF, BMP, JPEG and ``.npy`` files, one row per mask.
+
+A mask holds 10^5-10^6 targets; none is a row. Each mask is decoded once (on every core, in
+processes: decoders may hold the GIL; or on a Dask cluster) into its histogram, the distinct values
+and their pixel counts, written as one row (id = the path under the root, label = the values,
+``pixels`` = the counts, source = the folder), and the scan judges each distinct value once,
+weighted by its pixel count (the ``segmentation`` task). A P-mode PNG is read as palette indices,
+as Pascal VOC stores its classes. Besides the per-pixel rules, the reader names the encodings that
+make a mask wrong as a whole: a three-channel colour mask (LG038: mapped through the contract's
+``color_map`` when it has one), a lossy save (LG037), a 0/255 binary mask (LG036) and Cityscapes
+``labelIds`` where ``trainIds`` are expected (LG039).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from labelgate.annotations import AnnotationFacts
+from labelgate.classmap import ClassMap
+from labelgate.contract import CITYSCAPES_TRAIN_IDS
+from labelgate.report import Example
+
+__all__ = [
+    "MASK_SUFFIXES",
+    "Decoded",
+    "dataset_meta",
+    "decode",
+    "looks_like_masks",
+    "mask_files",
+    "mask_root",
+    "read_masks",
+]
+
+MASK_SUFFIXES = (".png", ".tif", ".tiff", ".bmp", ".npy", ".jpg", ".jpeg")
+LOSSY_SUFFIXES = (".jpg", ".jpeg")
+RARE_SHARE = 0.005  # a value on fewer than 0.5% of a mask's pixels is rare
+STRAY_VALUES = 3  # rare values, nearly all on class edges, from which a mask is a lossy save
+EDGE_SHARE = 0.9
+I64 = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """One mask, decoded and summarised; the pixels themselves are not kept.
+
+    Attributes:
+        path: the mask's path under the root (its id).
+        values, pixels: the distinct values and their pixel counts (empty when ``values`` is
+            ``None``: the mask cannot be read as class indices).
+        mode: how it was stored (``P``, ``L``, ``I;16``, ``RGB``, ``npy int32``...).
+        shape: height and width.
+        channels: 1, or 3 for a colour mask.
+        colours: for a colour mask, its distinct colours (``0xRRGGBB``) with their pixel counts,
+            those absent from the colour map only where one was given.
+        stray: rare values lying on class edges (a lossy save), with their pixel count.
+        error: why the file cannot be read as a mask (``None`` when it can).
+        mapped: whether the values come from colours through the colour map.
+    """
+
+    path: str
+    values: I64 | None
+    pixels: I64
+    mode: str = ""
+    shape: tuple[int, int] = (0, 0)
+    channels: int = 1
+    colours: dict[int, int] = field(default_factory=dict)
+    stray: tuple[int, int] = (0, 0)
+    error: str | None = None
+    mapped: bool = False
+
+
+def dataset_meta(root: Path) -> tuple[ClassMap | None, dict[int, int] | None]:
+    """The class map and colour map of a ``dataset_meta.json`` beside the masks (Datumaro's
+    common semantic segmentation layout: ``label_map`` and ``segmentation_colors``), if any.
+
+    Raises:
+        InputError: the file is there but malformed.
+    """
+    from labelgate.errors import InputError
+    from labelgate.files import read_small_text
+
+    folder = root.parent if root.is_file() else root
+    meta = folder / "dataset_meta.json"
+    if not meta.is_file() and folder.name == "masks":
+        meta = folder.parent / "dataset_meta.json"
+    if not meta.is_file():
+        return None, None
+    import json
+
+    try:
+        data = json.loads(read_small_text(meta, "dataset_meta.json"))
+        names = {int(k): str(v) for k, v in data.get("label_map", {}).items()}
+        colours = data.get("segmentation_colors")
+        colour_map = None
+        if colours is not None:
+            colour_map = {
+                (int(r) << 16) | (int(g) << 8) | int(b): i for i, (r, g, b) in enumerate(colours)
+            }
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise InputError(f"not a readable dataset_meta.json: {exc}", path=str(meta)) from None
+    class_map = ClassMap(tuple(sorted(names.items())), origin=str(meta)) if names else None
+    return class_map, colour_map
+
+
+def mask_root(root: Path) -> Path:
+    """The folder the masks' ids are relative to: ``root`` (its folder, for one file), or its
+    ``SegmentationClass`` (Pascal VOC) or ``masks`` (Datumaro) subfolder."""
+    if root.is_file():
+        return root.parent
+    for sub in ("SegmentationClass", "masks"):
+        if (root / sub).is_dir():
+            return root / sub
+    return root
+
+
+def mask_files(root: Path) -> list[Path]:
+    """The mask files under ``root`` (links not followed), in sorted path order; for a
+    Cityscapes tree, the ``*_labelTrainIds`` files where there are any, else ``*_labelIds``."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+        found.extend(Path(folder) / f for f in files if f.lower().endswith(MASK_SUFFIXES))
+    found.sort()
+    train = [p for p in found if p.stem.endswith("_labelTrainIds")]
+    ids = [p for p in found if p.stem.endswith("_labelIds")]
+    if train or ids:  # Cityscapes: colour, instanceIds and polygons are not class masks
+        return train or ids
+    return found
+
+
+def looks_like_masks(root: Path) -> str | None:
+    """Why ``root`` is a folder of segmentation masks, or ``None``."""
+    if (root / "SegmentationClass").is_dir():
+        return "a folder with Pascal VOC's SegmentationClass"
+    if (root / "dataset_meta.json").is_file() and (root / "masks").is_dir():
+        return "a folder with masks/ and a dataset_meta.json (Datumaro's semantic segmentation)"
+    names = [p.name for p in root.rglob("*") if p.is_file()][:10_000]
+    if any(n.endswith(("_labelIds.png", "_labelTrainIds.png")) for n in names):
+        return "a folder of Cityscapes *_labelIds / *_labelTrainIds masks"
+    if (
+        names
+        and all(n.lower().endswith((".npy", ".json", ".txt", ".yaml")) for n in names)
+        and any(n.lower().endswith(".npy") for n in names)
+    ):
+        return "a folder of .npy arrays"
+    first = next((p for p in sorted(root.rglob("*.png")) if p.is_file()), None)
+    if first is not None and root.name.lower() in {"masks", "mask", "annotations", "labels", "gt"}:
+        return f"a folder named {root.name!r} holding PNG files"
+    if first is not None and not any(n.lower().endswith((".jpg", ".jpeg")) for n in names):
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            with Image.open(first) as im:
+                if im.mode in ("P", "L", "I;16", "I", "1"):
+                    return f"a folder of single-channel PNG files ({first.name} is mode {im.mode})"
+        except (OSError, UnidentifiedImageError):
+            return None
+    return None
+
+
+def decode(path: Path, root: Path, colour_map: Mapping[int, int] | None) -> Decoded:
+    """Decode one mask into its histogram and what its encoding says (never raises on bad input:
+    a file that is no mask comes back with ``error`` set)."""
+    rel = path.relative_to(root).as_posix()
+    try:
+        array, mode = _read(path)
+    except (OSError, ValueError, SyntaxError) as exc:  # PIL raises SyntaxError for bad headers
+        return Decoded(rel, None, _EMPTY, error=_reason(exc))
+    return _summarise(rel, array, mode, colour_map, lossy=path.suffix.lower() in LOSSY_SUFFIXES)
+
+
+_EMPTY = np.zeros(0, np.int64)
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:200]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _read(path: Path) -> tuple[npt.NDArray[Any], str]:
+    if path.suffix.lower() == ".npy":
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        return array, f"npy {array.dtype}"
+    from PIL import Image
+
+    with Image.open(path) as im:
+        mode = im.mode
+        if mode == "1":
+            return np.asarray(im, dtype=np.uint8), mode
+        if mode in ("LA", "PA"):
+            return np.asarray(im)[..., 0], mode
+        if mode in ("CMYK", "YCbCr", "LAB", "HSV"):
+            return np.asarray(im.convert("RGB")), mode
+        return np.asarray(im), mode
+
+
+def _summarise(
+    rel: str,
+    array: npt.NDArray[Any],
+    mode: str,
+    colour_map: Mapping[int, int] | None,
+    *,
+    lossy: bool,
+) -> Decoded:
+    if array.ndim == 3 and array.shape[-1] == 1:
+        array = array[..., 0]
+    if array.ndim == 3 and array.shape[-1] in (3, 4):
+        rgb = np.ascontiguousarray(array[..., :3])
+        if (rgb[..., 0] == rgb[..., 1]).all() and (rgb[..., 1] == rgb[..., 2]).all():
+            grey = _summarise(rel, rgb[..., 0], mode, None, lossy=lossy)
+            return Decoded(
+                rel, grey.values, grey.pixels, mode, grey.shape, 3, {}, grey.stray, grey.error
+            )
+        return _colours(rel, rgb, mode, colour_map)
+    if array.ndim != 2:
+        return Decoded(rel, None, _EMPTY, mode, error=f"an array of shape {array.shape}, not 2-D")
+    shape = (int(array.shape[0]), int(array.shape[1]))
+    if array.dtype.kind == "f":
+        whole = np.isfinite(array) & (array == np.floor(array))
+        if not whole.all():
+            return Decoded(
+                rel, None, _EMPTY, mode, shape, error="floating-point values that are not integers"
+            )
+        array = array.astype(np.int64)
+    elif array.dtype.kind == "b":
+        array = array.astype(np.uint8)
+    elif array.dtype.kind not in "iu":
+        return Decoded(rel, None, _EMPTY, mode, shape, error=f"values of type {array.dtype}")
+    values, pixels = _histogram(array)
+    stray = _stray(array, values, pixels) if lossy or len(values) > STRAY_VALUES else (0, 0)
+    if lossy and stray == (0, 0):
+        stray = (0, -1)  # a lossy file format, whether or not this mask shows it yet
+    return Decoded(rel, values, pixels, mode, shape, 1, {}, stray)
+
+
+def _histogram(array: npt.NDArray[Any]) -> tuple[I64, I64]:
+    """Distinct values and pixel counts: a bincount for 8 and 16 bits, a sort otherwise."""
+    flat = array.ravel()
+    if array.dtype in (np.uint8, np.uint16):
+        counts = np.bincount(flat, minlength=1)
+        values = np.flatnonzero(counts)
+        return values.astype(np.int64), counts[values].astype(np.int64)
+    values, counts = np.unique(flat, return_counts=True)
+    if values.dtype == np.uint64 and len(values) and values[-1] > np.iinfo(np.int64).max:
+        values = np.minimum(values, np.iinfo(np.int64).max)
+    return values.astype(np.int64), counts.astype(np.int64)
+
+
+def _stray(array: npt.NDArray[Any], values: I64, pixels: I64) -> tuple[int, int]:
+    """Rare values nearly all of whose pixels touch another value: what a lossy (JPEG) save
+    leaves along every class edge. Returns (how many such values, their pixels)."""
+    total = int(pixels.sum())
+    rare = values[pixels < RARE_SHARE * total]
+    if len(rare) < STRAY_VALUES:
+        return (0, 0)
+    edge = np.zeros(array.shape, dtype=bool)
+    dy = array[1:, :] != array[:-1, :]
+    dx = array[:, 1:] != array[:, :-1]
+    edge[1:, :] |= dy
+    edge[:-1, :] |= dy
+    edge[:, 1:] |= dx
+    edge[:, :-1] |= dx
+    in_rare = np.isin(array, rare)
+    rare_pixels = int(in_rare.sum())
+    if rare_pixels == 0 or int((in_rare & edge).sum()) < EDGE_SHARE * rare_pixels:
+        return (0, 0)
+    return (len(rare), rare_pixels)
+
+
+def _colours(
+    rel: str, rgb: npt.NDArray[np.uint8], mode: str, colour_map: Mapping[int, int] | None
+) -> Decoded:
+    """A colour mask: through the colour map where one is given, else its colours only."""
+    packed = (
+        (rgb[..., 0].astype(np.int64) << 16) | (rgb[..., 1].astype(np.int64) << 8) | rgb[..., 2]
+    )
+    shape = (int(rgb.shape[0]), int(rgb.shape[1]))
+    colours, counts = np.unique(packed, return_counts=True)
+    if colour_map is None:
+        return Decoded(
+            rel,
+            None,
+            _EMPTY,
+            mode,
+            shape,
+            3,
+            dict(zip(colours.tolist(), counts.tolist(), strict=True)),
+        )
+    index = np.array([colour_map.get(c, -1) for c in colours.tolist()], dtype=np.int64)
+    known = index >= 0
+    unknown = dict(zip(colours[~known].tolist(), counts[~known].tolist(), strict=True))
+    values, at = np.unique(index[known], return_inverse=True)
+    pixels = np.bincount(at, weights=counts[known], minlength=len(values)).astype(np.int64)
+    return Decoded(rel, values.astype(np.int64), pixels, mode, shape, 3, unknown, mapped=True)
+
+
+def _decode_chunk(
+    args: tuple[list[str], str, dict[int, int] | None],
+) -> list[Decoded]:
+    paths, root, colour_map = args
+    return [decode(Path(p), Path(root), colour_map) for p in paths]
+
+
+Chunk = tuple[list[str], str, dict[int, int] | None]
+# [fn(x) for x in items], in order, on a cluster (labelgate.distributed.cluster_map).
+ClusterMap = Callable[[Callable[[Chunk], list[Decoded]], list[Chunk]], list[list[Decoded]]]
+CHUNK = 16  # masks per task
+INLINE = 64  # up to this many masks, no worker processes
+
+
+def decoded(
+    files: list[Path],
+    root: Path,
+    colour_map: Mapping[int, int] | None,
+    *,
+    workers: int | None = None,
+    cluster: ClusterMap | None = None,
+) -> Iterator[Decoded]:
+    """Every mask decoded, in order: inline for a few, else on ``workers`` processes (default:
+    the cores available) or through ``cluster`` (a Dask map), a bounded number of chunks in
+    flight."""
+    cmap = None if colour_map is None else dict(colour_map)
+    chunks = [
+        ([str(p) for p in files[i : i + CHUNK]], str(root), cmap)
+        for i in range(0, len(files), CHUNK)
+    ]
+    if cluster is not None:
+        window = 64
+        for i in range(0, len(chunks), window):
+            for done in cluster(_decode_chunk, chunks[i : i + window]):
+                yield from done
+        return
+    workers = workers or len(os.sched_getaffinity(0))
+    if len(files) <= INLINE or workers < 2:
+        for chunk in chunks:
+            yield from _decode_chunk(chunk)
+        return
+    yield from _in_processes(chunks, workers)
+
+
+def _in_processes(
+    chunks: list[tuple[list[str], str, dict[int, int] | None]], workers: int
+) -> Iterator[Decoded]:
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        pending: deque[Future[list[Decoded]]] = deque()
+        todo = iter(chunks)
+        for chunk in todo:
+            pending.append(pool.submit(_decode_chunk, chunk))
+            if len(pending) >= 4 * workers:
+                break
+        while pending:
+            done = pending.popleft().result()
+            nxt = next(todo, None)
+            if nxt is not None:
+                pending.append(pool.submit(_decode_chunk, nxt))
+            yield from done
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What the whole folder shows, for the dataset-level findings."""
+
+    values: Counter[int] = field(default_factory=Counter)  # value -> pixels
+    masks_with: Counter[int] = field(default_factory=Counter)  # value -> masks
+    label_ids_named: int = 0  # files named *_labelIds
+    white: list[Example] = field(default_factory=list)  # first masks holding 255
+    high: list[Example] = field(default_factory=list)  # first masks holding 19..33
+
+
+def read_masks(
+    root: Path,
+    out: Path,
+    facts: AnnotationFacts,
+    *,
+    num_classes: int | None,
+    colour_map: Mapping[int, int] | None,
+    cluster: ClusterMap | None = None,
+    workers: int | None = None,
+) -> None:
+    """Decode every mask under ``root`` (or ``root`` itself, one file) into rows at ``out``.
+
+    Raises:
+        InputError: no mask file is found.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from labelgate.errors import InputError
+
+    facts.task = "segmentation"
+    single = root.is_file()
+    base = mask_root(root)
+    files = [root] if single else mask_files(base)
+    if not files:
+        raise InputError(
+            f"no mask files ({', '.join(MASK_SUFFIXES)}) found under this folder", path=str(root)
+        )
+    schema = pa.schema(
+        [
+            ("id", pa.string()),
+            ("label", pa.list_(pa.int64())),
+            ("pixels", pa.list_(pa.int64())),
+            ("source", pa.string()),
+        ]
+    )
+    seen = _Seen()
+    counts: Counter[str] = Counter()
+    row = 0
+    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+        for batch in _batched(decoded(files, base, colour_map, workers=workers, cluster=cluster)):
+            cols: dict[str, list[Any]] = {n: [] for n in schema.names}
+            for d in batch:
+                _account(d, row, facts, seen, counts)
+                cols["id"].append(d.path)
+                cols["label"].append(None if d.values is None else d.values.tolist())
+                cols["pixels"].append(None if d.values is None else d.pixels.tolist())
+                cols["source"].append(d.path.rpartition("/")[0] or ".")
+                row += 1
+            writer.write_table(pa.table(cols, schema=schema))
+    facts.counts.update(counts)
+    _whole(facts, seen, num_classes, colour_map is not None)
+
+
+def _batched(items: Iterable[Decoded], size: int = 4096) -> Iterator[list[Decoded]]:
+    batch: list[Decoded] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _colour(c: int) -> str:
+    return f"#{c:06x} ({c >> 16}, {(c >> 8) & 255}, {c & 255})"
+
+
+def _account(
+    d: Decoded, row: int, facts: AnnotationFacts, seen: _Seen, counts: Counter[str]
+) -> None:
+    """One mask's facts: counts, and the per-mask findings (unreadable, colour, lossy)."""
+    counts["masks"] += 1
+    counts[f"mode {d.mode}"] += 1 if d.mode else 0
+    if d.error is not None:
+        facts.hit(
+            "LG031",
+            Example(row=row, id=d.path, value=d.error),
+            message="mask files that cannot be read as class indices",
+            fix="re-export these masks as single-channel PNG (mode L or P) or integer .npy arrays",
+            unit="masks",
+        )
+        return
+    if d.channels == 3 and d.values is None:
+        top = sorted(d.colours.items(), key=lambda kv: -kv[1])
+        shown = ", ".join(f"{_colour(c)}: {n} px" for c, n in top[:3])
+        facts.hit(
+            "LG038",
+            Example(row=row, id=d.path, value=f"{len(top)} colours: {shown}"),
+            message="three-channel (RGB) colour masks: a loader reads three channels of colours, "
+            "not one of class indices, and the loss refuses the shape or learns colours",
+            fix="give the colour-to-index table as the contract's color_map (index: [r, g, b]); "
+            "labelgate fix --input-format masks then writes index masks",
+            unit="masks",
+        )
+        return
+    if d.channels == 3 and d.colours:
+        top = sorted(d.colours.items(), key=lambda kv: -kv[1])
+        px = sum(d.colours.values())
+        facts.hit(
+            "LG038",
+            Example(row=row, id=d.path, value=", ".join(_colour(c) for c, _ in top[:5])),
+            message="colour masks holding colours absent from the contract's color_map (their "
+            "pixels are not counted as targets)",
+            fix="add the colours to color_map, or repaint those pixels with a listed colour",
+            unit="pixels",
+            count=px,
+        )
+    elif d.channels == 3:
+        counts["colour masks mapped" if d.mapped else "grey masks in three channels"] += 1
+    values = d.values
+    assert values is not None
+    if d.stray != (0, 0):
+        n, px = d.stray
+        what = (
+            f"{n} rare values on {px} edge pixels"
+            if px > 0
+            else "a lossy file format (no stray value yet)"
+        )
+        facts.hit(
+            "LG037",
+            Example(row=row, id=d.path, value=what, pixels=max(px, 0)),
+            message="masks saved lossily (JPEG): compression leaves stray values along every "
+            "class edge, each a wrong class or an out-of-range target",
+            fix="re-export the masks as PNG from their source; rounding the stray values back "
+            "guesses each edge pixel's class",
+            unit="masks",
+        )
+    if d.path.endswith("_labelIds.png"):
+        seen.label_ids_named += 1
+    seen.values.update(dict(zip(values.tolist(), d.pixels.tolist(), strict=True)))
+    seen.masks_with.update(values.tolist())
+    room = 20 if facts.limit is None else facts.limit
+    if 255 in seen.masks_with and len(seen.white) < room and (values == 255).any():
+        px = int(d.pixels[values == 255][0])
+        seen.white.append(Example(row=row, id=d.path, value=255, pixels=px))
+    ids = (values >= 19) & (values <= 33)
+    if ids.any() and len(seen.high) < room:
+        shown = values[ids].tolist()
+        seen.high.append(Example(row=row, id=d.path, value=shown, pixels=int(d.pixels[ids].sum())))
+
+
+def _whole(facts: AnnotationFacts, seen: _Seen, k: int | None, mapped: bool) -> None:
+    """The findings only the whole folder shows: 0/255 binary masks, Cityscapes labelIds."""
+    values = set(seen.values)
+    if k == 2 and 255 in values and values <= {0, 255}:
+        facts.hit(
+            "LG036",
+            message=f"binary masks saved as 0/255 for a 2-class problem: 255 on "
+            f"{seen.values[255]} pixels in {seen.masks_with[255]} masks, the foreground drawn "
+            "as white instead of class 1; CrossEntropyLoss and F.one_hot(mask, 2) raise on it, "
+            "or with ignore_index=255 the foreground is never learned",
+            fix="labelgate fix --input-format masks --map-value 255=1 --out FIXED_DIR (or divide "
+            "by 255 in the loader)",
+            unit="masks",
+            count=seen.masks_with[255],
+        )
+        facts.hits["LG036"].examples.extend(seen.white)
+    high = sorted(v for v in values if v >= 19)
+    cityscapes = (
+        k == 19 and not mapped and high and max(values) <= 33 and min(values) >= -1
+    ) and set(high) != {255}
+    if cityscapes or (seen.label_ids_named and k == 19 and set(high) - {255}):
+        table = ", ".join(f"{a}->{b}" for a, b in CITYSCAPES_TRAIN_IDS.items())
+        masks = max(seen.label_ids_named, max((seen.masks_with[v] for v in high), default=0))
+        facts.hit(
+            "LG039",
+            message=f"Cityscapes labelIds (values up to {max(values)}) where the 19 trainIds are "
+            f"expected: ids {', '.join(map(str, high[:10]))} are >= K=19",
+            fix=f"map labelId to trainId ({table}; every other id to 255, ignored): labelgate "
+            "fix --input-format masks --map-value cityscapes --ignore-index 255 --out FIXED_DIR, "
+            "or read the *_labelTrainIds.png files cityscapesScripts' createTrainIdLabelImgs "
+            "writes",
+            unit="masks",
+            count=masks,
+        )
+        facts.hits["LG039"].examples.extend(seen.high)
+        facts.hits["LG039"].details["value_map"] = {
+            str(a): b for a, b in CITYSCAPES_TRAIN_IDS.items()
+        }
