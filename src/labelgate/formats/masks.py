@@ -14,11 +14,12 @@ make a mask wrong as a whole: a three-channel colour mask (LG038: mapped through
 from __future__ import annotations
 
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,9 @@ from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap
 from labelgate.contract import CITYSCAPES_TRAIN_IDS
 from labelgate.report import Example
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "MASK_SUFFIXES",
@@ -42,8 +46,8 @@ __all__ = [
 MASK_SUFFIXES = (".png", ".tif", ".tiff", ".bmp", ".npy", ".jpg", ".jpeg")
 LOSSY_SUFFIXES = (".jpg", ".jpeg")
 RARE_SHARE = 0.005  # a value on fewer than 0.5% of a mask's pixels is rare
-STRAY_VALUES = 3  # rare values, nearly all on class edges, from which a mask is a lossy save
-EDGE_SHARE = 0.9
+STRAY_VALUES = 4  # rare values, mostly isolated pixels, from which a mask is a lossy save
+ISOLATED_SHARE = 0.3
 I64 = npt.NDArray[np.int64]
 
 
@@ -124,16 +128,19 @@ def mask_root(root: Path) -> Path:
 def mask_files(root: Path) -> list[Path]:
     """The mask files under ``root`` (links not followed), in sorted path order; for a
     Cityscapes tree, the ``*_labelTrainIds`` files where there are any, else ``*_labelIds``."""
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
-        found.extend(Path(folder) / f for f in files if f.lower().endswith(MASK_SUFFIXES))
+    found: list[tuple[str, ...]] = []  # path parts: sorted as paths sort, component by component
+    top = str(root)
+    for folder, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
+        parts = tuple(Path(os.path.relpath(folder, top)).parts) if folder != top else ()
+        found.extend((*parts, f) for f in files if f.lower().endswith(MASK_SUFFIXES))
     found.sort()
-    train = [p for p in found if p.stem.endswith("_labelTrainIds")]
-    ids = [p for p in found if p.stem.endswith("_labelIds")]
+    paths = [root.joinpath(*p) for p in found]
+    train = [p for p in paths if p.name.endswith(("_labelTrainIds.png", "_labelTrainIds.tif"))]
+    ids = [p for p in paths if p.name.endswith(("_labelIds.png", "_labelIds.tif"))]
     if train or ids:  # Cityscapes: colour, instanceIds and polygons are not class masks
         return train or ids
-    return found
+    return paths
 
 
 def looks_like_masks(root: Path) -> str | None:
@@ -166,15 +173,16 @@ def looks_like_masks(root: Path) -> str | None:
     return None
 
 
-def decode(path: Path, root: Path, colour_map: Mapping[int, int] | None) -> Decoded:
+def decode(path: Path | str, root: Path | str, colour_map: Mapping[int, int] | None) -> Decoded:
     """Decode one mask into its histogram and what its encoding says (never raises on bad input:
     a file that is no mask comes back with ``error`` set)."""
-    rel = path.relative_to(root).as_posix()
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    lossy = str(path).lower().endswith(LOSSY_SUFFIXES)
     try:
         array, mode = _read(path)
     except (OSError, ValueError, SyntaxError) as exc:  # PIL raises SyntaxError for bad headers
         return Decoded(rel, None, _EMPTY, error=_reason(exc))
-    return _summarise(rel, array, mode, colour_map, lossy=path.suffix.lower() in LOSSY_SUFFIXES)
+    return _summarise(rel, array, mode, colour_map, lossy=lossy)
 
 
 _EMPTY = np.zeros(0, np.int64)
@@ -185,8 +193,8 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _read(path: Path) -> tuple[npt.NDArray[Any], str]:
-    if path.suffix.lower() == ".npy":
+def _read(path: Path | str) -> tuple[npt.NDArray[Any], str]:
+    if str(path).lower().endswith(".npy"):
         array = np.load(path, mmap_mode="r", allow_pickle=False)
         return array, f"npy {array.dtype}"
     from PIL import Image
@@ -234,45 +242,75 @@ def _summarise(
         array = array.astype(np.uint8)
     elif array.dtype.kind not in "iu":
         return Decoded(rel, None, _EMPTY, mode, shape, error=f"values of type {array.dtype}")
-    values, pixels = _histogram(array)
-    stray = _stray(array, values, pixels) if lossy or len(values) > STRAY_VALUES else (0, 0)
+    values, pixels, heads, lengths = _histogram(array)
+    stray = _stray(array, values, pixels, (heads, lengths))
     if lossy and stray == (0, 0):
         stray = (0, -1)  # a lossy file format, whether or not this mask shows it yet
     return Decoded(rel, values, pixels, mode, shape, 1, {}, stray)
 
 
-def _histogram(array: npt.NDArray[Any]) -> tuple[I64, I64]:
-    """Distinct values and pixel counts: a bincount for 8 and 16 bits, a sort otherwise."""
+def _histogram(array: npt.NDArray[Any]) -> tuple[I64, I64, npt.NDArray[Any], I64]:
+    """Distinct values and pixel counts, from the runs of equal values along the rows: a mask
+    is piecewise constant, so its runs are few and counting them is far cheaper than counting
+    every pixel (a noisy mask costs what a plain count would). Returns the values, their pixel
+    counts, and the runs (each run's value and length)."""
     flat = array.ravel()
-    if array.dtype in (np.uint8, np.uint16):
-        counts = np.bincount(flat, minlength=1)
+    if not flat.size:
+        return _EMPTY, _EMPTY, _EMPTY, _EMPTY
+    starts = np.concatenate(([0], np.flatnonzero(flat[1:] != flat[:-1]) + 1))
+    lengths = np.diff(np.append(starts, flat.size))
+    heads = flat[starts]
+    if heads.dtype.kind == "u" and heads.dtype.itemsize <= 2:
+        counts = np.bincount(heads, weights=lengths, minlength=1).astype(np.int64)
         values = np.flatnonzero(counts)
-        return values.astype(np.int64), counts[values].astype(np.int64)
-    values, counts = np.unique(flat, return_counts=True)
-    if values.dtype == np.uint64 and len(values) and values[-1] > np.iinfo(np.int64).max:
-        values = np.minimum(values, np.iinfo(np.int64).max)
-    return values.astype(np.int64), counts.astype(np.int64)
+        return values.astype(np.int64), counts[values], heads, lengths
+    if heads.dtype == np.uint64 and heads.max() > np.iinfo(np.int64).max:
+        heads = np.minimum(heads, np.iinfo(np.int64).max)
+    values, at = np.unique(heads.astype(np.int64), return_inverse=True)
+    counts = np.bincount(at, weights=lengths, minlength=len(values)).astype(np.int64)
+    return values, counts, heads, lengths
 
 
-def _stray(array: npt.NDArray[Any], values: I64, pixels: I64) -> tuple[int, int]:
-    """Rare values nearly all of whose pixels touch another value: what a lossy (JPEG) save
-    leaves along every class edge. Returns (how many such values, their pixels)."""
+def _stray(
+    array: npt.NDArray[Any], values: I64, pixels: I64, runs: tuple[npt.NDArray[Any], I64]
+) -> tuple[int, int]:
+    """Rare values whose pixels are mostly isolated (no 4-neighbour of the same value): what a
+    lossy (JPEG) save leaves along every class edge; a small object, however thin its outline,
+    has same-valued neighbours. Returns (how many such values, their pixels), or (0, 0).
+
+    The runs decide first, at no cost: unless most rare pixels lie in runs of one or two pixels
+    along the rows, the mask is not lossy and its pixels are not looked at again.
+    """
     total = int(pixels.sum())
     rare = values[pixels < RARE_SHARE * total]
     if len(rare) < STRAY_VALUES:
         return (0, 0)
-    edge = np.zeros(array.shape, dtype=bool)
-    dy = array[1:, :] != array[:-1, :]
-    dx = array[:, 1:] != array[:, :-1]
-    edge[1:, :] |= dy
-    edge[:-1, :] |= dy
-    edge[:, 1:] |= dx
-    edge[:, :-1] |= dx
-    in_rare = np.isin(array, rare)
-    rare_pixels = int(in_rare.sum())
-    if rare_pixels == 0 or int((in_rare & edge).sum()) < EDGE_SHARE * rare_pixels:
+    heads, lengths = runs
+    in_rare_runs = np.isin(heads, rare)
+    short = int(lengths[in_rare_runs & (lengths <= 2)].sum())
+    if short < 0.5 * int(lengths[in_rare_runs].sum()):
         return (0, 0)
-    return (len(rare), rare_pixels)
+    if array.dtype == np.uint8:
+        lut = np.zeros(256, dtype=bool)
+        lut[rare] = True
+        in_rare = lut[array]
+    else:
+        in_rare = np.isin(array, rare)
+    ys, xs = np.nonzero(in_rare)
+    if not len(ys):
+        return (0, 0)
+    own = array[ys, xs]
+    h, w = array.shape
+    alone = np.ones(len(ys), dtype=bool)
+    for dy, dx in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+        y, x = ys + dy, xs + dx
+        inside = (y >= 0) & (y < h) & (x >= 0) & (x < w)
+        same = np.zeros(len(ys), dtype=bool)
+        same[inside] = array[y[inside], x[inside]] == own[inside]
+        alone &= ~same
+    if int(alone.sum()) < ISOLATED_SHARE * len(ys):
+        return (0, 0)
+    return (len(rare), len(ys))
 
 
 def _colours(
@@ -306,7 +344,7 @@ def _decode_chunk(
     args: tuple[list[str], str, dict[int, int] | None],
 ) -> list[Decoded]:
     paths, root, colour_map = args
-    return [decode(Path(p), Path(root), colour_map) for p in paths]
+    return [decode(p, root, colour_map) for p in paths]
 
 
 Chunk = tuple[list[str], str, dict[int, int] | None]
@@ -353,7 +391,10 @@ def _in_processes(
     from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    context = multiprocessing.get_context("forkserver")
+    # fork where it is safe (Linux): the workers touch only Pillow and numpy, and fork needs no
+    # importable __main__ (a notebook, a script without a main guard); spawn elsewhere.
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         pending: deque[Future[list[Decoded]]] = deque()
         todo = iter(chunks)
@@ -421,17 +462,43 @@ def read_masks(
     row = 0
     with pq.ParquetWriter(out, schema, compression="zstd") as writer:
         for batch in _batched(decoded(files, base, colour_map, workers=workers, cluster=cluster)):
-            cols: dict[str, list[Any]] = {n: [] for n in schema.names}
             for d in batch:
                 _account(d, row, facts, seen, counts)
-                cols["id"].append(d.path)
-                cols["label"].append(None if d.values is None else d.values.tolist())
-                cols["pixels"].append(None if d.values is None else d.pixels.tolist())
-                cols["source"].append(d.path.rpartition("/")[0] or ".")
                 row += 1
-            writer.write_table(pa.table(cols, schema=schema))
+            writer.write_batch(_rows(batch, schema, seen))
     facts.counts.update(counts)
     _whole(facts, seen, num_classes, colour_map is not None)
+
+
+def _rows(batch: list[Decoded], schema: pa.Schema, seen: _Seen) -> pa.RecordBatch:
+    """The masks' rows, the histograms concatenated once (no Python list per mask), and the
+    folder's value totals updated from them."""
+    import pyarrow as pa
+
+    read = [d.values is not None for d in batch]
+    lengths = np.array([0 if d.values is None else len(d.values) for d in batch], np.int64)
+    offsets = pa.array(np.concatenate(([0], np.cumsum(lengths))).astype(np.int32))
+    parts = [d.values for d in batch if d.values is not None]
+    values = np.concatenate(parts) if parts else _EMPTY
+    pixels = np.concatenate([d.pixels for d in batch if d.values is not None] or [_EMPTY])
+    null = pa.array(~np.array(read, dtype=bool))
+    if len(values):
+        distinct, at = np.unique(values, return_inverse=True)
+        totals = np.bincount(at, weights=pixels).astype(np.int64).tolist()
+        holding = np.bincount(at).tolist()
+        for v, px, n in zip(distinct.tolist(), totals, holding, strict=True):
+            seen.values[v] += px
+            seen.masks_with[v] += n
+    paths = [d.path for d in batch]
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array(paths, pa.string()),
+            pa.ListArray.from_arrays(offsets, pa.array(values, pa.int64()), mask=null),
+            pa.ListArray.from_arrays(offsets, pa.array(pixels, pa.int64()), mask=null),
+            pa.array([p.rpartition("/")[0] or "." for p in paths], pa.string()),
+        ],
+        schema=schema,
+    )
 
 
 def _batched(items: Iterable[Decoded], size: int = 4096) -> Iterator[list[Decoded]]:
@@ -511,10 +578,8 @@ def _account(
         )
     if d.path.endswith("_labelIds.png"):
         seen.label_ids_named += 1
-    seen.values.update(dict(zip(values.tolist(), d.pixels.tolist(), strict=True)))
-    seen.masks_with.update(values.tolist())
     room = 20 if facts.limit is None else facts.limit
-    if 255 in seen.masks_with and len(seen.white) < room and (values == 255).any():
+    if len(seen.white) < room and len(values) and values[-1] == 255 and values.max() == 255:
         px = int(d.pixels[values == 255][0])
         seen.white.append(Example(row=row, id=d.path, value=255, pixels=px))
     ids = (values >= 19) & (values <= 33)
