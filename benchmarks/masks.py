@@ -105,7 +105,7 @@ def main() -> None:
                 str(floor_script),
                 str(root),
                 str(workers),
-            ],  # fmt: skip
+            ],
             "labelgate": [
                 sys.executable,
                 "-m",
@@ -120,7 +120,7 @@ def main() -> None:
                 "masks",
                 "--format",
                 "json",
-            ],  # fmt: skip
+            ],
         }
         results: dict[str, tuple[float, float]] = {}
         for name, argv in tools.items():
