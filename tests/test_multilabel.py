@@ -84,3 +84,124 @@ def test_multilabel_needs_a_list_column(tmp_path: Path) -> None:
     pq.write_table(pa.table({"label": [0, 1]}), path)
     result = run_cli("validate", str(path), "--classes", "2", "--task", "multilabel")
     assert result.returncode == 2 and "multilabel" in result.stderr
+
+
+# -- one column per class, index lists, and fix's policies ------------------------------------
+
+CHEX = "id,No Finding,Edema,Cardiomegaly\np1,1,,0\np2,0,-1,1\np3,,1,-1\np4,0,0,0\np5,0,1,0\n"
+CHEX_COLUMNS = "No Finding,Edema,Cardiomegaly"
+
+
+def test_one_column_per_class_names_each_bad_class(tmp_path: Path) -> None:
+    path = tmp_path / "chex.csv"
+    path.write_text(CHEX)
+    r = run_cli("validate", str(path), "--label-columns", CHEX_COLUMNS, "--format", "json")
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["contract"]["task"] == "multilabel" and doc["contract"]["num_classes"] == 3
+    lg034 = next(f for f in doc["findings"] if f["code"] == "LG034")
+    assert [e["id"] for e in lg034["examples"]] == ["p1", "p2", "p3"]
+    assert lg034["details"]["classes"] == {"0": 1, "1": 2, "2": 1}
+    assert "1 ('Edema'): 2" in lg034["message"]
+    assert {c["name"]: c["count"] for c in doc["classes"]} == {
+        "No Finding": 0,  # p1's row is rejected: its positive does not count
+        "Edema": 1,
+        "Cardiomegaly": 0,
+    }
+
+
+def test_columns_and_a_list_give_the_same_verdict(tmp_path: Path, real_world: Path) -> None:
+    csv = real_world / "annotations" / "other" / "datumaro_kaggle_multilabel_ann.csv"
+    report = run([str(csv)], Contract(label_columns=("dog", "cat", "person"))).report
+    assert report.status == "pass"
+    assert [(c["name"], c["count"]) for c in report.classes] == [
+        ("dog", 3),
+        ("cat", 3),
+        ("person", 3),
+    ]
+    rows = [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, 0, 1], [0, 1, 1]]
+    listed = tmp_path / "l.parquet"
+    pq.write_table(pa.table({"labels": pa.array(rows, pa.list_(pa.float64()))}), listed)
+    other = run([str(listed)], Contract(num_classes=3, task="multilabel")).report
+    assert [c["count"] for c in other.classes] == [c["count"] for c in report.classes]
+
+
+def test_label_columns_refusals(tmp_path: Path) -> None:
+    path = tmp_path / "chex.csv"
+    path.write_text(CHEX)
+    r = run_cli("validate", str(path), "--label-columns", "Edema,Nope")
+    assert r.returncode == 2 and "Nope not found" in r.stderr
+    r = run_cli("validate", str(path), "--label-columns", CHEX_COLUMNS, "--classes", "4")
+    assert r.returncode == 2 and "3 columns for K=4" in r.stderr
+
+
+index = st.sampled_from([0, 1, 2, 0, 1, 2, 3, -1, 0.5, None])
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.lists(index, min_size=0, max_size=4), min_size=1, max_size=30))
+def test_index_lists_flagged_exactly_where_scatter_fails(rows: list[list[Any]]) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "i.parquet"
+        pq.write_table(pa.table({"labels": pa.array(rows, pa.list_(pa.float64()))}), path)
+        contract = Contract(num_classes=K, task="multilabel", label_encoding="indices")
+        report = run([str(path)], contract, max_examples=0).report
+    flagged = {e.row for f in report.findings if f.code == "LG034" for e in f.examples}
+    for i, indices in enumerate(rows):
+        try:  # the multi-hot row a collate function builds from the indices
+            t = torch.tensor(indices, dtype=torch.float64)
+            if not bool((t == t.floor()).all()):
+                raise ValueError("not a class index")
+            torch.zeros(K).scatter_(0, t.long(), 1.0)
+            fails = False
+        except (RuntimeError, TypeError, ValueError, IndexError):
+            fails = True
+        assert (i in flagged) == fails, (i, indices)
+    empty = sum(1 for r in rows if r == [])
+    info = [f for f in report.findings if f.code == "LG035"]
+    assert (info[0].count if info else 0) == empty
+
+
+@pytest.mark.parametrize(
+    ("policy", "edema", "mask"),
+    [("-1=0", [0, 0, 1, 0, 1], None), ("-1=1", [0, 1, 1, 0, 1], None),
+     ("-1=ignore", [0, 0, 1, 0, 1], [1, 0, 1, 1, 1])],
+)  # fmt: skip
+def test_fix_policies_for_uncertain_and_blank(
+    tmp_path: Path, policy: str, edema: list[int], mask: list[int] | None
+) -> None:
+    path = tmp_path / "chex.csv"
+    path.write_text(CHEX)
+    before = path.read_bytes()
+    out = tmp_path / "fixed.parquet"
+    r = run_cli(
+        "fix", str(path), "--label-columns", CHEX_COLUMNS, f"--map-value={policy}",
+        "--map-value", "blank=0", "--out", str(out), "--format", "json",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    log = json.loads(r.stdout)
+    assert log["rows"] == {"in": 5, "fixed": 5, "quarantined": 0}
+    assert log["after"]["status"] == "pass"
+    table = pq.read_table(out).to_pydict()
+    assert table["Edema"] == edema
+    assert table["No Finding"] == [1, 0, 0, 0, 0]  # p3's blank became 0
+    assert table.get("Edema_mask") == (None if mask is None else [float(m) for m in mask])
+    assert path.read_bytes() == before
+
+
+def test_fix_quarantines_what_no_policy_covers(tmp_path: Path) -> None:
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"labels": [0, 1, -1]}\n{"labels": [2, 1, 0]}\n{"labels": [1, 0, 0]}\n')
+    out, q = tmp_path / "f.parquet", tmp_path / "q.parquet"
+    r = run_cli(
+        "fix", str(path), "--classes", "3", "--task", "multilabel", "--map-value=-1=0",
+        "--out", str(out),
+    )  # fmt: skip
+    assert r.returncode == 2 and "LG034" in r.stderr and not out.exists()
+    r = run_cli(
+        "fix", str(path), "--classes", "3", "--task", "multilabel", "--map-value=-1=0",
+        "--out", str(out), "--quarantine", str(q),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert pq.read_table(out).column("labels").to_pylist() == [[0, 1, 0], [1, 0, 0]]
+    assert pq.read_table(q).column("labelgate_row").to_pylist() == [1]

@@ -35,6 +35,8 @@ class ContractOptions(TypedDict, total=False):
     id_column: str | None
     source_column: str | None
     name_column: str | None
+    label_columns: str | Sequence[str] | None
+    label_encoding: str | None
     batch_size: int | None
     drop_last: bool | None
     shuffle_seed: int | None
@@ -62,7 +64,12 @@ def build_contract(
         shuffle_seed=b.shuffle_seed if seed is None else seed,
     )
     names = options.get("class_names")
+    members = options.get("label_columns")
+    if isinstance(members, str):
+        members = [m.strip() for m in members.split(",") if m.strip()]
     return base.replace(
+        label_columns=None if members is None else tuple(members),
+        label_encoding=options.get("label_encoding"),
         num_classes=options.get("classes"),
         task=options.get("task"),
         label_column=options.get("label_column"),

@@ -25,6 +25,7 @@ __all__ = [
 ]
 
 TASKS = ("multiclass", "tokens", "soft", "multilabel", "segmentation")
+LABEL_ENCODINGS = ("multi-hot", "indices")
 CHECK_CODES = CODES
 INT64 = (-(2**63), 2**63 - 1)
 # The bounds of every number a contract (or a flag) gives: K up to a vocabulary's size and more,
@@ -103,6 +104,11 @@ class Contract:
         color_map: for colour (RGB) segmentation masks, colour (``0xRRGGBB``) -> class index.
         value_map: value -> new value (``None``: the ignore_index), applied by ``labelgate
             fix`` (label files and mask files alike).
+        label_columns: for multi-label targets held one class per column (CheXpert's CSV):
+            the K columns, in class order (the task is then ``multilabel``, K their count, and
+            their names the class map where none is given).
+        label_encoding: for the multilabel task, ``multi-hot`` (K values per row, the default)
+            or ``indices`` (a list of the positive classes' indices per row).
         name: the dataset's name.
         origin: the file the contract was read from.
     """
@@ -128,6 +134,8 @@ class Contract:
     pandera: Mapping[str, Any] | None = None
     color_map: Mapping[int, int] | None = None
     value_map: Mapping[int, int | None] | None = None
+    label_columns: tuple[str, ...] | None = None
+    label_encoding: str | None = None
 
     def __post_init__(self) -> None:
         bounded(self.num_classes, "num_classes")
@@ -160,6 +168,15 @@ class Contract:
                     "(PyTorch raises: weight tensor should be defined for all classes)",
                     key="class_weights",
                 )
+        if self.label_encoding not in (None, *LABEL_ENCODINGS):
+            raise ContractError(
+                f"must be one of {', '.join(LABEL_ENCODINGS)}, got {self.label_encoding!r}",
+                key="label_encoding",
+            )
+        if self.label_columns is not None and len(set(self.label_columns)) != len(
+            self.label_columns
+        ):
+            raise ContractError("a column is listed twice", key="label_columns")
         if not 0 <= self.soft_tolerance < 1:
             raise ContractError(
                 f"must be in [0, 1), got {self.soft_tolerance!r}", key="soft_tolerance"
@@ -203,6 +220,8 @@ class Contract:
             else {
                 str(i): f"#{c:06x}" for c, i in sorted(self.color_map.items(), key=lambda kv: kv[1])
             },
+            "label_columns": None if self.label_columns is None else list(self.label_columns),
+            "label_encoding": self.label_encoding,
             "value_map": None
             if self.value_map is None
             else {str(k): "ignore" if v is None else v for k, v in self.value_map.items()},
@@ -270,6 +289,8 @@ _TOP_KEYS = {
     "pandera": dict,
     "color_map": (dict, list),
     "value_map": (dict, str),
+    "label_columns": list,
+    "label_encoding": str,
 }
 _BATCH_KEYS = {"size": int, "drop_last": bool, "shuffle_seed": int}
 _TYPE_NAMES = {
@@ -346,7 +367,17 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         pandera=_pandera_section(data.get("pandera")),
         color_map=color_map(data.get("color_map")),
         value_map=value_map(data.get("value_map")),
+        label_columns=_columns(data.get("label_columns")),
+        label_encoding=data.get("label_encoding"),
     )
+
+
+def _columns(value: list[Any] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not value:
+        raise ContractError("list at least one column", key="label_columns")
+    return tuple(str(v) for v in value)
 
 
 def color_map(value: dict[Any, Any] | list[Any] | None) -> Mapping[int, int] | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from labelgate.batchplan import BatchPlan
@@ -70,6 +70,10 @@ class Dataset:
         for index, (f, s) in enumerate(zip(self.files, self.schemas, strict=True)):
             text = [c for c in (self.columns.source, self.columns.name) if c] if encoded else None
             for batch in stream_columns(f, wanted, headerless=s.headerless, dictionary=text):
+                names = batch.schema.names
+                members = self.columns.members
+                if members and MEMBERS not in names and all(m in names for m in members):
+                    batch = batch.append_column(MEMBERS, _stacked(batch, self.columns.members))
                 yield index, offset, batch
                 offset += batch.num_rows
 
@@ -98,14 +102,22 @@ def open_dataset(paths: list[str], contract: Contract, mapper: Mapper | None = N
         UsageError: no K, or a column or task that cannot be used (LG001 included).
         InputError: an input is missing, empty, corrupt, or lacks a column the first file has.
     """
+    contract = _per_column(contract)
     if contract.num_classes is None:
         raise UsageError("--classes K is required (or num_classes in the contract)")
     files = resolve_inputs(paths)
     schemas = read_schemas(files, mapper)
     first = schemas[0]
+    members = contract.label_columns or ()
+    missing = [m for m in members if m not in first.schema.names]
+    if missing:
+        raise UsageError(
+            f"--label-columns {', '.join(missing)} not found in {files[0].path}; columns: "
+            + ", ".join(first.schema.names)
+        )
     columns = detect_columns(
         first.schema,
-        label=contract.label_column,
+        label=members[0] if members else contract.label_column,
         id=contract.id_column,
         source=contract.source_column,
         name=contract.name_column,
@@ -115,7 +127,15 @@ def open_dataset(paths: list[str], contract: Contract, mapper: Mapper | None = N
         missing = [c for c in columns.needed() if c not in s.schema.names]
         if missing:
             raise InputError(f"column(s) {', '.join(missing)} missing in this file", path=f.path)
-    label_type = first.schema.field(columns.label).type
+    if members:  # one list column built from the K columns as the rows are read
+        import pyarrow as pa
+
+        columns = replace(
+            columns, label=MEMBERS, members=members, how=columns.how | {"label": "given (columns)"}
+        )
+        label_type = pa.list_(pa.float64())
+    else:
+        label_type = first.schema.field(columns.label).type
     task = _task(contract.task, label_type, columns.label)
     if task == "segmentation":
         columns = _with_pixels(columns, first.schema, files[0].path)
@@ -156,6 +176,52 @@ def _task(wanted: str | None, label_type: Any, column: str) -> str:
 
 
 PIXELS = "pixels"
+MEMBERS = "labels (columns)"  # the list column built from --label-columns
+
+
+def _per_column(contract: Contract) -> Contract:
+    """A contract naming K label columns: the multilabel task, K their count, their names the
+    class map where none is given.
+
+    Raises:
+        UsageError: K or the task given disagree with the columns.
+    """
+    members = contract.label_columns
+    if not members:
+        return contract
+    if contract.task not in (None, "multilabel"):
+        raise UsageError(f"--label-columns hold multi-label targets, not task {contract.task!r}")
+    if contract.num_classes not in (None, len(members)):
+        raise UsageError(
+            f"--label-columns names {len(members)} columns for K={contract.num_classes} classes"
+        )
+    if contract.label_encoding == "indices":
+        raise UsageError("--label-columns hold one value per class: the encoding is multi-hot")
+    from labelgate.classmap import ClassMap
+
+    class_map = contract.class_map or ClassMap.from_names(list(members), origin="--label-columns")
+    return contract.replace(task="multilabel", num_classes=len(members), class_map=class_map)
+
+
+def _stacked(batch: pa.RecordBatch, members: tuple[str, ...]) -> pa.Array:
+    """The K columns as one list column, row by row (a blank is NaN, as a blank element is)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from labelgate.arrow import numbers
+
+    parts = []
+    for name in members:
+        column = batch.column(name)
+        try:
+            parts.append(numbers(column.cast(pa.float64()), np.nan).astype(np.float64))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            raise InputError(
+                f"label column {name!r} holds {column.type} values that are not numbers",
+                path=name,
+            ) from None
+    flat = np.column_stack(parts).ravel() if parts else np.zeros(0)
+    return pa.FixedSizeListArray.from_arrays(pa.array(flat), len(members))
 
 
 def _with_pixels(columns: Columns, schema: pa.Schema, origin: str) -> Columns:

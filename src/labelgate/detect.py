@@ -49,6 +49,8 @@ class Columns:
         how: role -> ``"given"`` or ``"detected"``.
         pixels: for segmentation masks, the list column giving the pixel count of each value
             of the label column (the mask's histogram); ``None`` otherwise.
+        members: for multi-label targets held one class per column, those columns: ``label``
+            then names the list column built from them as the rows are read.
     """
 
     label: str
@@ -57,11 +59,13 @@ class Columns:
     name: str | None
     how: dict[str, str]
     pixels: str | None = None
+    members: tuple[str, ...] = ()
 
     def needed(self) -> list[str]:
         """The columns to read, each once, label first."""
         out: list[str] = []
-        for c in (self.label, self.id, self.source, self.name, self.pixels):
+        labels = self.members or (self.label,)
+        for c in (*labels, self.id, self.source, self.name, self.pixels):
             if c is not None and c not in out:
                 out.append(c)
         return out

@@ -44,6 +44,8 @@ class FixOptions:
         value_maps: value -> new value, ``None`` meaning the ignore_index (``--map-value -1=ignore``).
         drop_ignored: quarantine rows with no usable target (LG007's fix).
         in_place: allow ``out`` to be the input (written atomically).
+        blank: for multi-hot targets, what a blank (null or NaN) becomes: 0, 1 or ``"ignore"``
+            (``--map-value blank=0``); ``None`` leaves it (and its row is quarantined).
     """
 
     out: str
@@ -52,6 +54,7 @@ class FixOptions:
     value_maps: dict[int, int | None] = field(default_factory=dict)
     drop_ignored: bool = False
     in_place: bool = False
+    blank: int | str | None = None
 
 
 @dataclass(slots=True)
@@ -143,6 +146,13 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
     contract = data.contract
     if data.task == "soft" and (options.shifts or options.value_maps):
         raise UsageError("--shift and --map-value rewrite class indices; soft labels have none")
+    if data.task == "multilabel":
+        if options.shifts or contract.label_encoding == "indices":
+            raise UsageError(
+                "fix rewrites multi-hot values (--map-value=-1=0, -1=1, -1=ignore, blank=0); "
+                "index lists and --shift are not rewritten"
+            )
+        return _fix_multi_hot(paths, data, options)
     plans = _plan(ctx, report, options)
     by_name = {p.name: p for p in plans}
     label = data.columns.label
@@ -250,6 +260,158 @@ def _quarantine_target(options: FixOptions) -> str:
     return str(out.with_name(f".{out.stem}.quarantine-unused.parquet"))
 
 
+MASK = "_mask"  # suffix of the mask column(s) a V=ignore policy writes beside the targets
+
+
+def _fix_multi_hot(paths: list[str], data: Any, options: FixOptions) -> FixResult:
+    """Multi-hot targets through the value policies: each mapped value (and blank) becomes 0, 1,
+    or 0 with a 0 in a mask column beside it (``V=ignore``: multiply the BCE loss by the mask,
+    ``reduction='none'``). Rows still outside [0, 1] are quarantined unchanged."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from labelgate.dataset import MEMBERS
+
+    policies: dict[float, int | None] = {float(v): n for v, n in options.value_maps.items()}
+    for value, new in policies.items():
+        if new not in (0, 1, IGNORE):
+            raise UsageError(
+                f"--map-value {value:g}={new}: a multi-hot value becomes 0, 1 or ignore"
+            )
+    if options.blank not in (None, 0, 1, "ignore"):
+        raise UsageError(f"--map-value blank={options.blank}: a blank becomes 0, 1 or ignore")
+    masked = IGNORE in policies.values() or options.blank == "ignore"
+    members = list(data.columns.members)
+    label = data.columns.label
+    targets = members or [label]
+    schema = _output_schema(data)
+    for name in targets if masked else []:
+        schema = schema.append(pa.field(name + MASK, _mask_type(schema, name, members)))
+    q_schema = _output_schema(data).append(pa.field(REASON, pa.string()))
+    q_schema = q_schema.append(pa.field(ROW, pa.int64()))
+    k = data.k
+    used: Counter[str] = Counter()
+    rows_in = fixed = 0
+    with atomic_path(options.out) as out_tmp, atomic_path(_quarantine_target(options)) as q_tmp:
+        with (
+            pq.ParquetWriter(out_tmp, schema, compression="zstd") as out_w,
+            pq.ParquetWriter(q_tmp, q_schema, compression="zstd") as q_w,
+        ):
+            for _, first, chunk in data.chunks(every=True):
+                if MEMBERS in chunk.schema.names:
+                    stacked = chunk.column(MEMBERS)
+                    chunk = chunk.drop_columns([MEMBERS])
+                else:
+                    stacked = chunk.column(label)
+                table = pa.Table.from_batches([chunk])
+                n = table.num_rows
+                flat, lengths = _multi_hot(stacked)
+                mask = np.ones(len(flat), dtype=np.float64)
+                blank = np.isnan(flat)
+                for value, new in policies.items():
+                    hit = flat == value
+                    used[f"{value:g} -> {'ignore (mask 0)' if new is IGNORE else new}"] += int(
+                        hit.sum()
+                    )
+                    flat[hit] = 0.0 if new is IGNORE else float(new)
+                    mask[hit & (new is IGNORE)] = 0.0
+                if options.blank is not None:
+                    used[f"blank -> {options.blank}"] += int(blank.sum())
+                    flat[blank] = 0.0 if options.blank == "ignore" else float(options.blank)
+                    mask[blank & (options.blank == "ignore")] = 0.0
+                parents = np.repeat(np.arange(n), lengths)
+                bad_value = ~np.isfinite(flat) | (flat < 0) | (flat > 1)
+                bad = np.zeros(n, dtype=bool)
+                bad[parents[bad_value]] = True
+                bad |= lengths != k
+                keep = ~bad
+                rows_in += n
+                out = _with_targets(table, targets, members, flat, mask, lengths, k, masked)
+                kept = out.filter(from_numpy(keep))
+                if kept.num_rows:
+                    out_w.write_table(kept.cast(schema))
+                    fixed += kept.num_rows
+                if bad.any():
+                    q = table.filter(from_numpy(bad))
+                    q = q.append_column(REASON, pa.array(["LG034"] * int(bad.sum()), pa.string()))
+                    q = q.append_column(ROW, from_numpy(np.flatnonzero(bad) + first))
+                    q_w.write_table(q.cast(q_schema))
+        quarantined = rows_in - fixed
+        if quarantined and options.quarantine is None:
+            raise UsageError(
+                f"{quarantined} rows are still not K values in [0, 1] (LG034): add a policy "
+                "(--map-value=-1=0, -1=1, -1=ignore, blank=0) or name a --quarantine file"
+            )
+        after = validate([str(out_tmp)], dataclasses.replace(data.contract, expected_rows=None))
+    if options.quarantine is None:
+        Path(_quarantine_target(options)).unlink(missing_ok=True)
+    result = FixResult(
+        rows_in=rows_in,
+        rows_fixed=fixed,
+        rows_quarantined=quarantined,
+        sources=[],
+        value_maps=dict(used),
+        quarantined={"LG034": quarantined} if quarantined else {},
+        output=options.out,
+        quarantine=options.quarantine,
+    )
+    files = [dict(f) | {"path": options.out} for f in after.input["files"]]
+    result.after = dataclasses.replace(after, input=after.input | {"files": files})
+    return result
+
+
+def _mask_type(schema: pa.Schema, name: str, members: list[str]) -> pa.DataType:
+    import pyarrow as pa
+
+    return pa.float32() if members else pa.list_(pa.float32())
+
+
+def _multi_hot(column: Any) -> tuple[npt.NDArray[np.float64], I64]:
+    """A list column's values as float64 (a blank is NaN) and each row's length."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_fixed_size_list(column.type):
+        column = column.cast(pa.list_(column.type.value_type))
+    lengths = numbers(pc.list_value_length(column), 0).astype(np.int64)
+    flat = numbers(pc.cast(pc.list_flatten(column), pa.float64()), np.nan).astype(np.float64)
+    return flat, lengths
+
+
+def _with_targets(
+    table: pa.Table,
+    targets: list[str],
+    members: list[str],
+    flat: npt.NDArray[np.float64],
+    mask: npt.NDArray[np.float64],
+    lengths: I64,
+    k: int,
+    masked: bool,
+) -> pa.Table:
+    """The table with its targets rewritten (and their masks beside them)."""
+    import pyarrow as pa
+
+    if members:  # K columns: the rows are all of length K
+        values = flat.reshape(-1, k) if len(flat) else np.zeros((0, k))
+        masks = mask.reshape(-1, k) if len(mask) else np.zeros((0, k))
+        for i, name in enumerate(members):
+            at = table.schema.get_field_index(name)
+            table = table.set_column(at, name, from_numpy(values[:, i]))
+            if masked:
+                table = table.append_column(name + MASK, pa.array(masks[:, i], pa.float32()))
+        return table
+    name = targets[0]
+    offsets = pa.array(np.concatenate(([0], np.cumsum(lengths))).astype(np.int32))
+    at = table.schema.get_field_index(name)
+    table = table.set_column(at, name, pa.ListArray.from_arrays(offsets, from_numpy(flat)))
+    if masked:
+        column = pa.ListArray.from_arrays(offsets, pa.array(mask, pa.float32()))
+        table = table.append_column(name + MASK, column)
+    return table
+
+
 def _output_schema(data: Any) -> pa.Schema:
     """The first input's schema, with its metadata (the output keeps both)."""
     import pyarrow.parquet as pq
@@ -257,8 +419,11 @@ def _output_schema(data: Any) -> pa.Schema:
     first = data.files[0]
     if first.kind == "parquet":
         return pq.read_schema(first.open())  # a URI through its own filesystem and endpoint
+    from labelgate.dataset import MEMBERS
+
     _, _, chunk = next(iter(data.chunks(every=True)))
-    return chunk.schema
+    names = chunk.schema.names
+    return chunk.schema.remove(names.index(MEMBERS)) if MEMBERS in names else chunk.schema
 
 
 def _plan(ctx: Any, report: Report, options: FixOptions) -> list[SourceFix]:

@@ -19,6 +19,7 @@ __all__ = [
     "Classified",
     "Status",
     "classify",
+    "classify_indices",
     "classify_multilabel",
     "classify_soft",
     "is_list_type",
@@ -172,6 +173,45 @@ def classify_multilabel(
     with_positive = np.zeros(n, dtype=bool)
     with_positive[parents[positive]] = True
     reasons["no positive"] = int((usable & ~with_positive).sum())
+    status = np.zeros(n, dtype=np.uint8)
+    status[bad] = Status.NOT_A_DISTRIBUTION
+    status[null] = Status.NULL
+    zeros = np.zeros(n, dtype=np.int64)
+    found = Counter({k: v for k, v in reasons.items() if v})
+    return Classified(zeros, status, None, status, column), found, positives.astype(np.int64)
+
+
+def classify_indices(
+    column: pa.Array, *, num_classes: int
+) -> tuple[Classified, Counter[str], npt.NDArray[np.int64]]:
+    """Judge multi-label targets written as lists of the positive classes' indices (turned into
+    multi-hot rows of K before the loss): every element a whole number in ``0..K-1``.
+
+    Returns:
+        As :func:`classify_multilabel`: one status per row; the rows breaking each rule
+        (``not an index``: a blank, NaN or fraction; ``negative index``; ``index >= K``) and
+        ``no positive`` (empty lists); the positives of each class (a class once per row).
+    """
+    column, null, lengths, flat, parents = _list_rows(column)
+    n = len(null)
+    reasons: Counter[str] = Counter()
+    bad = np.zeros(n, dtype=bool)
+    whole = np.isfinite(flat) & (flat == np.floor(np.where(np.isfinite(flat), flat, 0.0)))
+    for name, element in (
+        ("not an index", ~whole),
+        ("negative index", whole & (flat < 0)),
+        ("index >= K", whole & (flat >= num_classes)),
+    ):
+        rows = np.zeros(n, dtype=bool)
+        rows[parents[element]] = True
+        rows &= ~null
+        reasons[name] = int(rows.sum())
+        bad |= rows
+    usable = ~null & ~bad
+    keep = usable[parents]
+    pairs = np.unique(parents[keep] * num_classes + flat[keep].astype(np.int64))
+    positives = np.bincount(pairs % num_classes, minlength=num_classes)[:num_classes]
+    reasons["no positive"] = int((usable & (lengths == 0)).sum())
     status = np.zeros(n, dtype=np.uint8)
     status[bad] = Status.NOT_A_DISTRIBUTION
     status[null] = Status.NULL

@@ -122,8 +122,8 @@ def notes(
         notes.append("CSV without a header row: columns are named by position (0, 1, 2...)")
     base = label_type.removeprefix("list<item: ").removeprefix("large_list<item: ").rstrip(">")
     if base in ("int32", "int16", "int8", "uint16", "uint32", "uint64") or (
-        task != "multiclass" and base.startswith(("double", "float", "halffloat"))
-    ):  # float scalar labels are LG026's
+        task in ("tokens", "segmentation") and base.startswith(("double", "float", "halffloat"))
+    ):  # float scalar labels are LG026's; soft and multi-hot targets are floats by design
         notes.append(
             f"labels are stored as {base}: cast to int64 before building the target (PyTorch "
             "accepts int64 and uint8 class indices, and raises RuntimeError for others: "

@@ -320,6 +320,7 @@ def _scan_sequentially(data: Dataset, max_examples: int, progress: Progress | No
         files=len(data.files),
         soft_tolerance=contract.soft_tolerance if data.task == "soft" else None,
         multilabel=data.task == "multilabel",
+        indices=contract.label_encoding == "indices",
     )
     for index, first_row, batch in data.chunks(encoded=True):
         scan.feed(

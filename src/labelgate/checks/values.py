@@ -315,7 +315,11 @@ def multi_hot_rows(ctx: Context) -> list[Finding]:
         "not finite": "NaN, infinite or blank values",
         "below 0": "values below 0 (-1 is the usual 'uncertain')",
         "above 1": "values above 1",
+        "not an index": "elements that are not class indices (a blank, NaN or a fraction)",
+        "negative index": "negative indices",
+        "index >= K": f"indices >= K={k}",
     }
+    indices = ctx.contract.label_encoding == "indices"
     listed = "; ".join(f"{reasons[r]} with {said[r]}" for r in said if reasons.get(r))
     per_class = {int(key.split()[1]): n for key, n in reasons.items() if key.startswith("class ")}
     worst = sorted(per_class.items(), key=lambda kv: -kv[1])[:10]
@@ -325,13 +329,22 @@ def multi_hot_rows(ctx: Context) -> list[Finding]:
     return tally_finding(
         ctx,
         "LG034",
-        f"{plural(t.count, 'multi-label row')} not K values in [0, 1] ({listed})"
+        f"{plural(t.count, 'multi-label row')} "
+        + (f"not lists of class indices in 0..{k - 1}" if indices else "not K values in [0, 1]")
+        + f" ({listed})"
         + (f"; bad values by class: {named}" if named else ""),
         (
+            f"Turning index lists into multi-hot rows (F.one_hot, scatter_) raises on an index "
+            f"outside 0..{k - 1}, and a fraction is no class: fix these rows where the labels "
+            "are made, or check K."
+        )
+        if indices
+        else (
             "BCEWithLogitsLoss and MultiLabelSoftMarginLoss take any float target without a "
             "check: a 2 or a -1 gives a wrong, sometimes negative, loss. Decide each class's "
             "policy where the labels are made: 'uncertain' (-1) as 0, as 1, or masked out of the "
-            "loss; blanks ('not mentioned') as 0."
+            "loss (labelgate fix --map-value=-1=0, -1=1 or -1=ignore); blanks ('not mentioned') "
+            "as 0 (--map-value blank=0)."
         ),
         unit="rows",
         details={"reasons": {r: reasons[r] for r in said if reasons.get(r)}, "classes": per_class},

@@ -268,7 +268,9 @@ def _fix(args: argparse.Namespace) -> int:
 
         maps.update(cityscapes_value_map())
         args.map_value = [m for m in args.map_value if m != "cityscapes"]
-    for raw, new in _parse_pairs(args.map_value, "--map-value", value_ignore=True).items():
+    pairs = _parse_pairs(args.map_value, "--map-value", value_ignore=True)
+    blank = pairs.pop("blank", None)  # multi-hot targets: what a blank becomes
+    for raw, new in pairs.items():
         try:
             maps[int(raw)] = None if new == "ignore" else int(new)
         except ValueError:
@@ -291,8 +293,16 @@ def _fix(args: argparse.Namespace) -> int:
         value_maps=maps,
         drop_ignored=args.drop_ignored,
         in_place=args.in_place,
+        blank=None if blank is None else blank if blank == "ignore" else _blank(blank),
     )
     return _fix_done(args, fix(args.paths, contract, options))
+
+
+def _blank(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise UsageError(f"--map-value blank={value}: expected 0, 1 or ignore") from None
 
 
 def _is_masks(args: argparse.Namespace, contract: Any) -> bool:

@@ -60,6 +60,17 @@ def _contract_options(p: argparse.ArgumentParser) -> None:
         "K multi-hot values per row, for BCEWithLogitsLoss",
     )
     p.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
+    p.add_argument(
+        "--label-columns",
+        metavar="A,B,...",
+        help="multi-label targets held one class per column (CheXpert's CSV): the K columns, in "
+        "class order; implies --task multilabel",
+    )
+    p.add_argument(
+        "--label-encoding",
+        choices=("multi-hot", "indices"),
+        help="multilabel rows: multi-hot (K values, default) or indices (the positive classes)",
+    )
     p.add_argument("--id-column", metavar="COL", help="row id column (auto-detected)")
     p.add_argument("--source-column", metavar="COL", help="data source column (auto-detected)")
     p.add_argument("--name-column", metavar="COL", help="class name column (auto-detected)")

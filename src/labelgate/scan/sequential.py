@@ -15,7 +15,13 @@ import numpy.typing as npt
 
 from labelgate.arrow import bool_mask, from_numpy, numbers
 from labelgate.batchplan import BatchPlan
-from labelgate.labels import Classified, classify, classify_multilabel, classify_soft
+from labelgate.labels import (
+    Classified,
+    classify,
+    classify_indices,
+    classify_multilabel,
+    classify_soft,
+)
 from labelgate.report import Example
 from labelgate.rules import Status, failing_codes
 from labelgate.scan.keys import triples
@@ -91,10 +97,12 @@ class Scan:
         soft_tolerance: float | None = None,
         dense: bool = True,
         multilabel: bool = False,
+        indices: bool = False,
     ) -> None:
         self.k = num_classes
         self.soft_tolerance = soft_tolerance  # None unless the task is soft
         self.multilabel = multilabel  # multi-hot rows, judged as a whole (LG034, LG035)
+        self.indices = indices  # multi-label rows written as the positive classes' indices
         self.soft_reasons: Counter[str] = Counter()
         self.ignore_index = ignore_index
         self.plan = plan
@@ -139,7 +147,8 @@ class Scan:
             return
         positives = None
         if self.multilabel:
-            c, reasons, positives = classify_multilabel(chunk.labels, num_classes=self.k)
+            judge = classify_indices if self.indices else classify_multilabel
+            c, reasons, positives = judge(chunk.labels, num_classes=self.k)
             self.soft_reasons.update(reasons)
         elif self.soft_tolerance is None:
             c = classify(chunk.labels, num_classes=self.k, ignore_index=self.ignore_index)
