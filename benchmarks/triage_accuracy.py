@@ -1,10 +1,13 @@
-"""Family and first-line accuracy of `labelgate triage` on the fixture logs, and its throughput.
+"""Family and first-line accuracy of `labelgate triage` on the log corpus, and its throughput.
 
     python benchmarks/triage_accuracy.py
 
-Reads tests/fixtures/triage/SOURCES.tsv (the expected family and first error line of each public
-log) and, where present beside the checkout, ../shared/reference/cuda-h200-torch2.11; prints each
-verdict, the accuracy per family, and the throughput on 256 MiB of generated training-log lines.
+Reads tests/fixtures/triage/dev/SOURCES.tsv and tests/fixtures/triage/heldout/SOURCES.tsv (the
+expected family, kind and first error line of each log, taken from a public issue thread) and,
+where present beside the checkout, ../shared/reference/cuda-h200-torch2.11; prints each verdict
+and the accuracy of each set separately: the development half (the rules are written against it),
+the held-out half (never tuned on: the honest figure) and the reference logs. Then the throughput
+on 256 MiB of generated training-log lines.
 """
 
 from __future__ import annotations
@@ -24,14 +27,16 @@ from tests.test_triage import REFERENCE, REFERENCE_CASES  # noqa: E402
 
 from labelgate.triage import triage_stream  # noqa: E402
 
-FIXTURES = ROOT / "tests" / "fixtures" / "triage"
+CORPUS = ROOT / "tests" / "fixtures" / "triage"
 
 
 def cases() -> list[tuple[str, Path, str | None, int | None]]:
     out = []
-    with (FIXTURES / "SOURCES.tsv").open(newline="") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            out.append(("public", FIXTURES / row["file"], row["family"], int(row["first_line"])))
+    for split in ("dev", "heldout"):
+        with (CORPUS / split / "SOURCES.tsv").open(newline="") as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                line = int(row["first_line"]) if row["first_line"] else None
+                out.append((split, CORPUS / split / row["file"], row["family"] or None, line))
     if REFERENCE.is_dir():
         for name, (family, line) in REFERENCE_CASES.items():
             out.append(("H200 reference", REFERENCE / name, family, line))
@@ -52,25 +57,30 @@ def throughput(megabytes: int = 256) -> float:
 
 
 def main() -> None:
-    right: Counter[str] = Counter()
-    total: Counter[str] = Counter()
+    right: Counter[tuple[str, str]] = Counter()
+    total: Counter[tuple[str, str]] = Counter()
     print(f"{'set':<15} {'log':<40} {'expected':<20} {'found':<20} first line")
     for kind, path, family, line in cases():
         with path.open("rb") as f:
             t = triage_stream(f)
         found_line = t.first_error["line"] if t.first_error else None
         ok = t.family == family and found_line == line
-        key = str(family)
+        key = (kind, str(family))
         total[key] += 1
         right[key] += ok
         mark = "" if ok else "  <- wrong"
         print(
             f"{kind:<15} {path.name:<40} {family!s:<20} {t.family!s:<20} {found_line} (expected {line}){mark}"
         )
-    print()
-    for family in sorted(total):
-        print(f"{family:<20} {right[family]}/{total[family]}")
-    print(f"{'all':<20} {sum(right.values())}/{sum(total.values())}")
+    for split in ("dev", "heldout", "H200 reference"):
+        keys = sorted(k for k in total if k[0] == split)
+        if not keys:
+            continue
+        print(f"\n{split}")
+        for key in keys:
+            print(f"  {key[1]:<20} {right[key]}/{total[key]}")
+        n, r = sum(total[k] for k in keys), sum(right[k] for k in keys)
+        print(f"  {'all':<20} {r}/{n} ({100 * r / n:.1f}%)")
     print(f"throughput: {throughput():.0f} MiB/s on short training-log lines")
 
 

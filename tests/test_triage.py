@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from labelgate.triage import MAX_LINE, triage_lines, triage_stream
+from labelgate.triage import MAX_LINE, normalise, triage_lines, triage_stream
 from tests.conftest import ROOT, run_cli
 
-FIXTURES = ROOT / "tests" / "fixtures" / "triage"
+CORPUS = ROOT / "tests" / "fixtures" / "triage"
+FIXTURES = CORPUS / "dev"  # the development half: the rules are written against it
+HELD_OUT = CORPUS / "heldout"  # never tuned on: its accuracy is the honest figure
 REFERENCE = ROOT.parent / "shared" / "reference" / "cuda-h200-torch2.11"
 
 # What PyTorch printed on an H200, one case per file (see the reference's README).
@@ -96,32 +98,100 @@ class TestReferenceLogs:
         assert "every CUDA error" in str(triage_file(reference / "oom.txt")["avoid"])
 
 
-def fixture_rows() -> list[dict[str, str]]:
-    with (FIXTURES / "SOURCES.tsv").open(newline="") as f:
+def fixture_rows(folder: Path = FIXTURES) -> list[dict[str, str]]:
+    with (folder / "SOURCES.tsv").open(newline="") as f:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
+def verdict(folder: Path, row: dict[str, str]) -> tuple[str | None, int | None, str | None]:
+    doc = triage_file(folder / row["file"])
+    first = doc["first_error"]
+    line = first["line"] if isinstance(first, dict) else None
+    return doc["family"], line, doc["kind"]  # type: ignore[return-value]
+
+
+def expected(row: dict[str, str]) -> tuple[str | None, int | None, str | None]:
+    return (
+        row["family"] or None,
+        int(row["first_line"]) if row["first_line"] else None,
+        row["kind"] or None,
+    )
+
+
 class TestPublicLogs:
-    def test_every_fixture_is_listed_with_a_source(self) -> None:
-        rows = fixture_rows()
-        assert {r["file"] for r in rows} == {p.name for p in FIXTURES.glob("*.log")}
+    @pytest.mark.parametrize("folder", [FIXTURES, HELD_OUT], ids=["dev", "heldout"])
+    def test_every_fixture_is_listed_with_a_source(self, folder: Path) -> None:
+        rows = fixture_rows(folder)
+        assert {r["file"] for r in rows} == {p.name for p in folder.glob("*.log")}
         assert all(r["source"] for r in rows)
+
+    def test_the_corpus_and_its_spread(self) -> None:
+        rows = fixture_rows(FIXTURES) + fixture_rows(HELD_OUT)
+        public = [r for r in rows if r["source"].startswith("https://github.com/")]
+        assert len(public) >= 80
         assert {r["family"] for r in rows} == {
             "index_out_of_range",
             "out_of_memory",
             "op_unavailable",
             "device_mismatch",
+            "distributed_timeout",
+            "other",
+            "",
+        }
+        assert {r["kind"] for r in rows} >= {
+            "collective_timeout",
+            "store_timeout",
+            "checkpoint_class_count",
+        }
+        assert not {r["file"] for r in fixture_rows(FIXTURES)} & {
+            r["file"] for r in fixture_rows(HELD_OUT)
         }
 
     @pytest.mark.parametrize("row", fixture_rows(), ids=lambda r: r["file"])
     def test_fixture(self, row: dict[str, str]) -> None:
+        assert verdict(FIXTURES, row) == expected(row)
         doc = triage_file(FIXTURES / row["file"])
-        assert doc["family"] == row["family"]
-        assert doc["first_error"]["line"] == int(row["first_line"])  # type: ignore[index]
         assert doc["rank"] == (int(row["rank"]) if row["rank"] else None)
         step = doc["step"]
-        assert step["completed"] == (row["completed"] or None)  # type: ignore[index]
-        assert step["in_progress"] == (row["in_progress"] or None)  # type: ignore[index]
+        if row["completed"] or row["in_progress"]:
+            assert step["completed"] == (row["completed"] or None)  # type: ignore[index]
+            assert step["in_progress"] == (row["in_progress"] or None)  # type: ignore[index]
+
+    def test_held_out_accuracy(self) -> None:
+        """The held-out half is scored, never tuned on: at least 90% on family and first line
+        (docs/triage.md states the figure; benchmarks/triage_accuracy.py prints each verdict)."""
+        rows = fixture_rows(HELD_OUT)
+        right = [r for r in rows if verdict(HELD_OUT, r)[:2] == expected(r)[:2]]
+        assert len(right) / len(rows) >= 0.9, sorted(
+            {r["file"] for r in rows} - {r["file"] for r in right}
+        )
+
+    def test_checkpoint_class_count_names_both_counts(self) -> None:
+        doc = triage_file(FIXTURES / "ssd_labels_txt_trailing_newline.log")
+        assert (doc["family"], doc["kind"]) == ("other", "checkpoint_class_count")
+        assert doc["details"] == {
+            "parameter": "classification_headers.5.weight",
+            "checkpoint": 60,
+            "model": 54,
+        }
+        assert "LG009" in doc["checks"][0] and "labelgate diff" in doc["checks"][0]  # type: ignore[index]
+        assert "strict=False" in str(doc["avoid"])
+        text = run_cli("triage", str(FIXTURES / "ssd_labels_txt_trailing_newline.log")).stdout
+        assert "family: other (checkpoint_class_count)" in text
+        assert "has 60 outputs, the model 54" in text
+
+    def test_an_architecture_mismatch_is_not_a_class_count(self) -> None:
+        for name in ("size_mismatch_quoted_architecture.log", "size_mismatch_yolo_nas_widths.log"):
+            doc = triage_file(FIXTURES / name)
+            assert (doc["family"], doc["kind"]) == ("other", None)
+
+    def test_distributed_timeout_advice(self) -> None:
+        doc = triage_file(FIXTURES / "nccl_watchdog_glued_to_progress_bar.log")
+        assert (doc["family"], doc["kind"]) == ("distributed_timeout", "collective_timeout")
+        store = triage_file(FIXTURES / "store_timeout_workers_joined.log")
+        assert (store["family"], store["kind"]) == ("distributed_timeout", "store_timeout")
+        assert "did not reach the collective" in str(doc["checks"])
+        assert "network" in str(doc["avoid"])
 
     def test_consequences_are_listed_not_blamed(self) -> None:
         doc = triage_file(FIXTURES / "rank_prefixed_train_loop.log")
@@ -139,6 +209,89 @@ class TestPublicLogs:
         assert t.family == "index_out_of_range"
         assert not any("CUDA_LAUNCH_BLOCKING" in c and "rerun" in c for c in t.checks)
         assert any("ROCm" in c for c in t.checks)
+
+
+class TestPastedDecorations:
+    """What pasting adds to a log, each from a real paste. Where no thread of the corpus carries a
+    decoration (bold, a list bullet, an editor's "12 |" line number), it is put on a real line
+    exactly as the tracker or editor would; the line itself is PyTorch's."""
+
+    @pytest.mark.parametrize(
+        ("pasted", "printed"),
+        [
+            # Markdown quote markers (kimhc6028/pathnet-pytorch#6, taishan1994/qlora-chinese-LLM#3)
+            ("> THCudaCheck FAIL file=THCTensorMath.cu line=26 error=59 : device-side assert triggered",
+             "THCudaCheck FAIL file=THCTensorMath.cu line=26 error=59 : device-side assert triggered"),
+            ("> > RuntimeError: CUDA error: device-side assert triggered",
+             "RuntimeError: CUDA error: device-side assert triggered"),
+            # a code fence becomes an empty line (nunchux-ai/nunchaku#805)
+            ("```", ""),
+            ("```log", ""),
+            # inline code (wmyw96/FAST-NN#1, koyeongmin/PINet#45)
+            ("`RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!`",
+             "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cpu and cuda:0!"),
+            # emphasis closing the footer (karpathy/nanoGPT#470), and bold on the same kind of line
+            ("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions._",
+             "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."),
+            ("**RuntimeError: CUDA error: device-side assert triggered**",
+             "RuntimeError: CUDA error: device-side assert triggered"),
+            # pytest's E prefix under a quote marker (cupy/cupy#6531)
+            ("> E   cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered",
+             "cupy_backends.cuda.api.driver.CUDADriverError: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"),
+            # a log viewer's line number (hiyouga/LlamaFactory#7396), an editor's, a list bullet
+            ("[80746] [rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog",
+             "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog"),
+            ("  12 | IndexError: Target 5 is out of bounds.", "IndexError: Target 5 is out of bounds."),
+            ("- IndexError: Target 5 is out of bounds.", "IndexError: Target 5 is out of bounds."),
+            # HTML entities, as a traceback pasted in a public web page's comments is stored
+            ("RuntimeError: &quot;addmm_impl_cpu_&quot; not implemented for &#39;Half&#39;",
+             "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'"),
+            # what must stay: IPython's arrow, a traceback's indentation
+            ("-> 2233 return torch.embedding(weight, input)", "-> 2233 return torch.embedding(weight, input)"),
+            ('  File "train.py", line 9, in <module>', '  File "train.py", line 9, in <module>'),
+        ],
+    )  # fmt: skip
+    def test_normalise(self, pasted: str, printed: str) -> None:
+        assert normalise(pasted) == printed
+
+    @pytest.mark.parametrize(
+        ("name", "family", "line"),
+        [
+            ("pathnet_quoted_thcudacheck_0.3.log", "index_out_of_range", 4),  # quote marker
+            ("cupy_quoted_pytest_e_line.log", "other", 5),  # quote + pytest's E
+            ("rocm_fenced_runtimeerror.log", "op_unavailable", 4),  # code fence
+            ("oom_inline_code_after_prose.log", "out_of_memory", 4),  # inline code
+            ("oom_glued_to_prose.log", "out_of_memory", 1),  # the message inside a sentence
+            ("wrapped_exception_glued_to_code.log", "index_out_of_range", 6),  # wrapped message
+            ("nccl_wrapped_terminal_lines.log", "distributed_timeout", 1),  # hard-wrapped terminal
+            ("roi_align_after_versions.log", "op_unavailable", 7),  # message only
+            ("slow_conv2d_half_in_prose.log", "op_unavailable", 1),  # message only, in prose
+            ("embedding_ipython_context_lines.log", "index_out_of_range", 1),  # headerless frames
+        ],
+    )
+    def test_real_pastes(self, name: str, family: str, line: int) -> None:
+        doc = triage_file(FIXTURES / name)
+        assert (doc["family"], doc["first_error"]["line"]) == (family, line)  # type: ignore[index]
+
+    def test_constructed_decorations_on_a_real_log(self) -> None:
+        """Bold, bullets, an editor's line numbers and HTML entities on a real log (the reference
+        log of milesial/Pytorch-UNet#291): the verdict is the undecorated one."""
+        plain = (FIXTURES / "unet_grey_mask_target_192.log").read_text().splitlines()
+        base = triage_lines(plain)
+        for decorate in (
+            lambda s: f"**{s}**" if s.strip() else s,
+            lambda s: f"- {s}" if s.strip() else s,
+            lambda s: f"{plain.index(s) + 1:4d} | {s}" if s in plain else s,
+            lambda s: s.replace("'", "&#39;").replace('"', "&quot;").replace(">", "&gt;"),
+        ):
+            t = triage_lines([decorate(line) for line in plain])
+            assert (t.family, t.first_error["line"]) == (  # type: ignore[index]
+                base.family,
+                base.first_error["line"],  # type: ignore[index]
+            )
+
+    def test_a_warning_is_no_error_even_when_it_names_a_capability(self) -> None:
+        assert triage_file(FIXTURES / "no_error_capability_warning_only.log")["family"] is None
 
 
 class TestConstructedForms:
@@ -238,6 +391,8 @@ class TestCommand:
         assert set(doc) == {
             "schema_version",
             "family",
+            "kind",
+            "details",
             "first_error",
             "exception",
             "step",

@@ -5,9 +5,27 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["FAMILIES"]
+__all__ = ["FAMILIES", "KINDS"]
 
 FAMILIES: dict[str, dict[str, Any]] = {
+    "distributed_timeout": {
+        "patterns": [
+            r"Watchdog caught collective operation timeout",
+            r"collective operation timeout",
+            r"WorkNCCL::checkTimeout",
+            r"ncclCommWatchdog",
+            r"DistStoreError",
+            r"DistNetworkError",
+            r"Timed out after \d+ seconds waiting for (?:clients|workers)",
+            r"client socket has timed out",
+            r"\bSocket Timeout\b",
+        ],
+        "first_check": "which rank did not reach the collective: a branch run on some ranks only "
+        "(evaluation, logging or checkpointing on rank 0), uneven data across ranks (one rank with "
+        "an extra or a missing batch), or a rank that failed first (look for its own error above)",
+        "avoid": "blaming the network or raising the timeout first: a collective waits for every "
+        "rank, and one rank that never arrives stalls them all",
+    },
     "index_out_of_range": {
         "patterns": [
             r"t >= 0 && t < n_classes",
@@ -19,6 +37,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
             r"device-side assert",
             r"Device-side assertion",
             r"IndexError: Target -?\d+ is out of bounds",
+            r"\bTarget -?\d+ is out of bounds",
             r"index out of range in self",
             r"IndexError: index -?\d+ is out of bounds",
             r"hipErrorAssert",
@@ -56,7 +75,7 @@ FAMILIES: dict[str, dict[str, Any]] = {
             r"NotImplementedError",
             r"undefined symbol",
             r"no kernel found",
-            r"invalid device function",
+            r"(?i:invalid device function)",
             r"Unsupported dtype",
         ],
         "first_check": "the versions (torch, CUDA or ROCm, driver), the GPU's compute capability against the "
@@ -82,5 +101,32 @@ FAMILIES: dict[str, dict[str, Any]] = {
         "patterns": [],
         "first_check": "the first error's message and the line that raised it, on a minimal case",
         "avoid": "treating the later errors as separate causes: they usually follow from the first",
+    },
+}
+
+
+# Named cases within a family: what they are, what to check, the conclusion to avoid.
+KINDS: dict[str, dict[str, str]] = {
+    "collective_timeout": {
+        "family": "distributed_timeout",
+        "first_check": "the collective named (OpType, SeqNum) is the one a rank never reached: "
+        "compare the ranks' last steps; a rank that timed out first is not the culprit, the one "
+        "missing is",
+    },
+    "store_timeout": {
+        "family": "distributed_timeout",
+        "first_check": "the rendezvous: every rank must reach init_process_group with the same "
+        "MASTER_ADDR, MASTER_PORT and world size; the workers that never joined are the ones to "
+        "look at (did they start, or fail before?)",
+    },
+    "checkpoint_class_count": {
+        "family": "other",
+        "first_check": "the class map: the model was built for another number of classes than the "
+        "checkpoint was written with (a trailing blank line in labels.txt, a class added, a map "
+        "rebuilt from another split). `labelgate validate --class-names FILE` finds the blank "
+        "line (LG009), `labelgate diff` and `pin` compare maps, and "
+        "`labelgate.torch.check_state_dict` checks the head before load_state_dict",
+        "avoid": "loading with strict=False: it skips the head, and the model trains or predicts "
+        "with a freshly initialised one, silently",
     },
 }

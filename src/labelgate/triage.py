@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from labelgate.families import FAMILIES
+from labelgate.families import FAMILIES, KINDS
 
-__all__ = ["FAMILIES", "Triage", "triage_lines", "triage_stream"]
+__all__ = ["FAMILIES", "Triage", "normalise", "triage_lines", "triage_stream"]
 
 MAX_LINE = 1 << 20  # characters of one line kept; the rest of a longer line is skipped
 PROBE = 4096  # characters of a line matched against the patterns (messages start a line)
@@ -31,9 +31,62 @@ RANK = re.compile(r"^(?:\[(?:rank|RANK)\s*(\d+)\]:\s?)+")
 # Logger prefixes, stripped for matching: "2022-12-28 16:13:02 [ERROR] ", "2020-05-28 10:21:14,112 - INFO - ",
 # glog's "E0305 20:23:38.866000 747 file.py:533] ".
 LOGGER = re.compile(
-    r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:\s*-\s*\w+\s*-|\s*\[\w+\]|\s+\w+:?)?\s*"
-    r"|[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+\]\s?)"
+    r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?(?:\s*-\s*\w+\s*-|\s*\[\w+\]|\s+\w+:?)?\s*"
+    r"|[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+\]\s?"
+    r"|\[[EWIF]\d{0,4}(?: \d\d:\d\d:\d\d\.\d+)?(?: \d+)? ?[\w./-]+:\d+\]\s?)"
 )
+# What a paste adds to a log (an issue tracker, a chat, an editor, pytest), stripped for matching
+# and kept for display: a log viewer's line number, Markdown quote markers, pytest's "E " prefix,
+# list bullets, an editor's "12 |" line number, emphasis and inline-code marks around the line.
+PASTED = re.compile(
+    r"^(?:\[\d{1,9}\]\s+"  # a log viewer's line number: [80746]
+    r"|\s*\d{1,6}\s*[|│]\s?"  # an editor's: 12 |
+    r"|\s{0,3}>[ \t]?"  # a Markdown quote marker
+    r"|E {1,8}(?=\S)"  # pytest's failure lines
+    r"|\s{0,3}(?:[-*+•]|\d{1,3}[.)])\s+(?=\S))+"  # a list bullet
+)
+PLAIN_START = frozenset("abcdfghijklmnopqrstuvwxyzABCDFGHIJKLMNOPQRSTUVWXYZ/(") - {"E"}
+NUMBERED = re.compile(r"\d{1,6}(?:\s*[|│]|[.)]\s)")  # a line number or a numbered item
+FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+MARKS = "`*_"
+ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{1,6}|#x[0-9a-fA-F]{1,6});")
+# A message that names a failure wherever it stands in a line: pasted without its exception
+# line, inside a sentence, after a UI's own prefix.
+MESSAGE = re.compile(
+    r"Could not run '[\w:.]+' with arguments from the '\w+' backend"
+    r"|Expected all tensors to be on the same device"
+    r"|\"\w+\" not implemented for '\w+'"
+    r"|CUDA out of memory|CUDA error: ?out of memory|OutOfMemoryError"
+    r"|no kernel image is available for execution"
+    r"|\b(?:CUDA|HIP) error: \S"
+    r"|device-side assert triggered"
+    r"|\bTarget -?\d+ is out of bounds"
+    r"|index out of range in self"
+    r"|Watchdog caught collective operation timeout"
+    r"|DistStoreError|DistNetworkError|\bSocket Timeout\b"
+    r"|size mismatch for \S+: copying a param"
+    r"|Error\(s\) in loading state_dict"
+    r"|CUDA_ERROR_[A-Z_]+|illegal memory access was encountered"
+)
+# An exception name ending a line whose message the terminal wrapped onto the next line.
+EXCEPTION_TAIL = re.compile(r"\b[A-Z]\w*(?:Error|Exception):\s*$")
+NOTEBOOK_HEADER = re.compile(r"^[A-Z]\w*(?:Error|Exception)\s+Traceback \(most recent call last\)")
+RAISED_FROM = re.compile(r"^Exception raised from \w+ at ")
+# Lines of a traceback pasted without its header: a Python frame (or its tail, cut in the middle
+# of the path), an IPython frame, a C++ frame, a rich traceback's code line.
+FRAME = re.compile(
+    r"^\s*File \"[^\"]*\", line \d+, in \S"
+    r"|\", line \d+, in \S+\s*$"
+    r"|^File \S.*:\d+, in \S+\("
+    r"|^frame #\d+: "
+    r"|^│\s+(?:❱\s+)?\d+\s+│"
+)
+FRAME_TAIL = re.compile(r"^(?:\s|│|╰|╭|\^|-+>|\.{3,}|frame #|$)")
+SIZE_MISMATCH = re.compile(
+    r"size mismatch for (\S+): copying a param (?:with shape|of) torch\.Size\(\[([\d, ]*)\]\) from "
+    r"checkpoint, (?:the shape in current model is|where the shape is) torch\.Size\(\[([\d, ]*)\]\)"
+)
+CLASS_PARAM = re.compile(r"(?:^|[._])(?:fc|cls|logits?|class\w*|classifier\w*)(?:[._]|$)")
 RESULT_WORDS = re.compile(
     r"loss|acc|done|finished|complete|\bit/s|s/it|img/s|lr\b|time|took", re.IGNORECASE
 )
@@ -64,7 +117,13 @@ STEP_PATTERNS = [
 ]
 
 _COMPILED = {name: [re.compile(p) for p in f["patterns"]] for name, f in FAMILIES.items()}
-_ORDER = ("device_mismatch", "out_of_memory", "op_unavailable", "index_out_of_range")
+_ORDER = (
+    "distributed_timeout",
+    "device_mismatch",
+    "out_of_memory",
+    "op_unavailable",
+    "index_out_of_range",
+)
 
 
 @dataclass(slots=True)
@@ -82,7 +141,11 @@ class Triage:
 
     Attributes:
         family: ``index_out_of_range``, ``out_of_memory``, ``op_unavailable``, ``device_mismatch``,
-            ``other``, or ``None`` when the log holds no error.
+            ``distributed_timeout``, ``other``, or ``None`` when the log holds no error.
+        kind: a named case within the family, or ``None``: ``collective_timeout`` and
+            ``store_timeout`` (distributed_timeout), ``checkpoint_class_count`` (other).
+        details: the named case's evidence (for ``checkpoint_class_count``: the parameter and
+            the class counts of the checkpoint and of the model).
         first_error: line number (1-based) and text (rank prefix kept) of the earliest error line.
         exception: the first failure's exception line, where there is one.
         step: the last step marker before the failure (``completed``), the one in progress, and
@@ -103,12 +166,16 @@ class Triage:
     checks: list[str]
     avoid: str | None
     lines: int
+    kind: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document of ``triage --format json``."""
         return {
             "schema_version": 1,
             "family": self.family,
+            "kind": self.kind,
+            "details": self.details,
             "first_error": self.first_error,
             "exception": self.exception,
             "step": self.step,
@@ -162,6 +229,33 @@ def read_lines(stream: BinaryIO) -> Iterator[str]:
         block = stream.read(1 << 16)
 
 
+def normalise(text: str) -> str:
+    """A line as the program printed it, without what pasting added: HTML entities, a log
+    viewer's or an editor's line number, Markdown quote markers, pytest's ``E`` prefix, a list
+    bullet, a code fence (an empty line), and emphasis or inline-code marks around it."""
+    if "&" in text and ENTITY.search(text):
+        import html
+
+        text = html.unescape(text)
+    if not text or (
+        text[-1] not in MARKS
+        and (text[0] in PLAIN_START or (text[0].isdigit() and not NUMBERED.match(text)))
+    ):
+        return text.rstrip()  # most lines of a log: nothing was added to them
+    if FENCE.match(text):
+        return ""
+    m = PASTED.match(text)
+    if m:
+        text = text[m.end() :]
+    stripped = text.strip()
+    if stripped[:1] in MARKS or stripped[-1:] in MARKS:
+        core = stripped.strip(MARKS).strip()
+        if core:
+            indent = text[: len(text) - len(text.lstrip())]
+            text = indent + core
+    return text.rstrip()
+
+
 def triage_stream(stream: BinaryIO) -> Triage:
     """Triage a log given as a binary stream."""
     return triage_lines(read_lines(stream))
@@ -179,14 +273,48 @@ def triage_lines(lines: Iterable[str]) -> Triage:
     capability: str | None = None
     async_footer = rocm = blocking = False
     count = 0
+    frames_from: tuple[int, str, int | None] | None = None  # a headerless traceback's first line
     for count, whole in enumerate(lines, start=1):
         raw = whole[:PROBE]
-        m = RANK.match(raw)
-        rank = int(m.group(1)) if m else None
-        text = raw[m.end() :] if m else raw
-        prefix = LOGGER.match(text)
-        if prefix:
-            text = text[prefix.end() :]
+        # Words of an error or of a failure's message, and of a traceback's frames: decorations
+        # never remove them, so a line without any (most lines of a log) is read as it is.
+        candidate = (  # ERROR_WORDS and MESSAGE's words, spelt out: an any() costs twice as much
+            "rror" in raw
+            or "ssert" in raw
+            or "Traceback" in raw
+            or "terminate" in raw
+            or "fault" in raw
+            or "Fatal" in raw
+            or "Exception" in raw
+            or "FAIL" in raw
+            or "Could not" in raw
+            or "Expected all" in raw
+            or "not implemented" in raw
+            or "out of" in raw
+            or "kernel image" in raw
+            or "Watchdog" in raw
+            or "Socket" in raw
+            or "mismatch" in raw
+            or "illegal" in raw
+            or "ERROR" in raw
+        )
+        framed = "File" in raw or "line " in raw or "frame #" in raw or "│" in raw
+        rank = None
+        text = raw
+        # a pending headerless traceback reads its continuation lines whole; a rank's prefix is
+        # cheap to strip (a step marker or a frame's tail may follow it)
+        if candidate or framed or frames_from is not None or raw[:1] == "[" or "&" in raw:
+            text = normalise(raw)
+            m = RANK.match(text)
+            rank = int(m.group(1)) if m else None
+            text = text[m.end() :] if m else text
+            prefix = LOGGER.match(text)
+            if prefix:
+                text = text[prefix.end() :]
+            if m is None and "[rank" in text:  # a rank prefix may follow the logger's prefix
+                m = RANK.match(text)
+                if m:
+                    rank, text = int(m.group(1)), text[m.end() :]
         if "CUDA" in text:
             async_footer |= ASYNC_FOOTER in text
             blocking |= "CUDA_LAUNCH_BLOCKING=1" in text and "consider passing" not in text
@@ -200,14 +328,29 @@ def triage_lines(lines: Iterable[str]) -> Triage:
         ):
             rocm = bool(ROCM.search(text))
         starts = is_exception = False
-        if any(word in text for word in ERROR_WORDS):
+        if candidate and any(word in text for word in ERROR_WORDS):
             starts = bool(ERROR_START.search(text)) or (
                 bool(ASSERT.search(text)) and not WARNING.search(text)
             )
             exc = EXCEPTION.match(text.strip()) if not text.startswith((" ", "\t")) else None
             is_exception = exc is not None and not WARNING.search(exc.group(1))
+            starts = starts or bool(NOTEBOOK_HEADER.match(text) or EXCEPTION_TAIL.search(text))
+        if (
+            candidate
+            and not (starts or is_exception)
+            and MESSAGE.search(text)
+            and not WARNING.search(text)
+        ):
+            starts = True  # a message that names a failure, wherever it stands in the line
+        if first is None and not (starts or is_exception) and RAISED_FROM.match(text):
+            starts = True  # c10's "Exception raised from f at file:line": an error's location
         if first is None:
             if not (starts or is_exception):
+                if framed and FRAME.search(text):
+                    if frames_from is None:
+                        frames_from = (count, raw[:SHOWN], rank)
+                elif frames_from is not None and not FRAME_TAIL.match(text):
+                    frames_from = None  # the frames were not followed by their error
                 head = text[:STEP_PROBE]
                 if any(word in head for word in STEP_WORDS):
                     recent.append(head)  # parsed only if a failure follows
@@ -216,6 +359,9 @@ def triage_lines(lines: Iterable[str]) -> Triage:
                     capability = found_cap.group(1) if found_cap else None
                 continue
             first = _Error(count, raw[:SHOWN], rank)
+            if frames_from is not None and not text.startswith("Traceback"):
+                # a traceback pasted without its header: the error begins at its first frame
+                first = _Error(frames_from[0], frames_from[1], frames_from[2])
             step_at_failure, started_at_failure = _steps(recent)
             block_open = first
             in_block = True
@@ -239,14 +385,18 @@ def triage_lines(lines: Iterable[str]) -> Triage:
             "asynchronous": False,
         }
         return Triage(None, None, None, step, None, [], [], None, count)
-    family = _family("\n".join(first.lines))
+    block = "\n".join(first.lines)
+    family = _family(block)
+    kind, details = _kind(family, block)
     later = [
         c
         for c in later
         if c["line"] > first.line and not (first.exception and c["text"].strip() == first.exception)
     ]
     asynchronous = async_footer and not blocking and not rocm
-    checks = _checks(family, "\n".join(first.lines), asynchronous, rocm)
+    checks = _checks(family, block, asynchronous, rocm)
+    if kind is not None:
+        checks.insert(0, KINDS[kind]["first_check"])
     if capability is not None and family == "op_unavailable":
         checks.insert(
             0,
@@ -272,14 +422,21 @@ def triage_lines(lines: Iterable[str]) -> Triage:
         rank=first.rank,
         consequences=later,
         checks=checks,
-        avoid=FAMILIES[family]["avoid"],
+        avoid=KINDS[kind].get("avoid", FAMILIES[family]["avoid"])
+        if kind
+        else FAMILIES[family]["avoid"],
         lines=count,
+        kind=kind,
+        details=details,
     )
 
 
 def _continues(text: str) -> bool:
-    """Lines that belong to the exception just read (CUDA's footer, chained-exception glue)."""
-    return text.startswith(
+    """Lines that belong to the exception just read (CUDA's footer, chained-exception glue, the
+    size mismatches of a state dict)."""
+    return text.lstrip().startswith(
+        ("size mismatch for", "Missing key(s)", "Unexpected key(s)")
+    ) or text.startswith(
         (
             "CUDA kernel errors",
             "For debugging",
@@ -358,6 +515,29 @@ def _marker(step: tuple[str, re.Match[str]] | None, *, following: bool) -> str |
         return f"{kind} {m.group('n')} [{where}{m.group('i')}/{m.group('of')}]"
     of = f"/{m.group('of')}" if groups.get("of") and not following else ""
     return f"{kind} {n}{of}"
+
+
+def _kind(family: str, block: str) -> tuple[str | None, dict[str, Any]]:
+    """The named case within a family, with its evidence."""
+    if family == "distributed_timeout":
+        collective = re.search(r"collective operation timeout|WorkNCCL|ncclCommWatchdog", block)
+        return ("collective_timeout" if collective else "store_timeout"), {}
+    if family != "other":
+        return None, {}
+    found = SIZE_MISMATCH.findall(block)
+    if not found:
+        return None, {}
+
+    def dims(text: str) -> list[int]:
+        return [int(d) for d in text.replace(" ", "").split(",") if d]
+
+    shapes = [(name, dims(a), dims(b)) for name, a, b in found]
+    only_first = all(len(a) == len(b) and a[1:] == b[1:] and a[:1] != b[:1] for _, a, b in shapes)
+    heads = [(n, a, b) for n, a, b in shapes if CLASS_PARAM.search(n.lower())]
+    if not only_first or not heads:
+        return None, {}
+    name, a, b = heads[0]
+    return "checkpoint_class_count", {"parameter": name, "checkpoint": a[0], "model": b[0]}
 
 
 def _family(block: str) -> str:

@@ -15,7 +15,13 @@ def render_triage(t: Triage, fmt: str) -> str:
         return json.dumps(t.to_dict(), indent=2) + "\n"
     if t.first_error is None:
         return f"no error found in {t.lines} lines\n"
-    lines = [f"family: {t.family}"]
+    lines = [f"family: {t.family}" + (f" ({t.kind})" if t.kind else "")]
+    if t.kind == "checkpoint_class_count":
+        d = t.details
+        lines.append(
+            f"class count: the checkpoint's {d['parameter']} has {d['checkpoint']} outputs, the "
+            f"model {d['model']}"
+        )
     rank = f" (rank {t.rank})" if t.rank is not None else ""
     lines.append(f"first error, line {t.first_error['line']}{rank}: {t.first_error['text']}")
     if t.exception and t.exception != t.first_error["text"].strip():
