@@ -1,4 +1,8 @@
-"""The Python API: ``labelgate.validate(paths, *, classes=..., engine=...)``, typed, as the CLI is.
+"""The Python API: ``labelgate.validate(data, *, classes=..., engine=...)``, typed, as the CLI is.
+
+``data`` is paths, or the data already in memory (a DataFrame, an Arrow table, an array of
+targets, a Hugging Face or PyTorch Dataset: :mod:`labelgate.inmemory`). The report it returns
+shows itself in a notebook and saves itself in any report format (:class:`ValidationReport`).
 
 The command line and Python callers build the contract the same way (:func:`build_contract`: a
 contract file or object, with each given option overriding its field) and choose the engine here.
@@ -7,19 +11,29 @@ Importing this module stays light: the engines are imported when a validation ru
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from labelgate.classmap import load_class_map
 from labelgate.contract import Batching, Contract
 from labelgate.errors import UsageError
+from labelgate.report import Report
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from labelgate.report import Report
+    from labelgate.inmemory import InMemory
 
-__all__ = ["CONTRACT_OPTIONS", "ENGINES", "ContractOptions", "build_contract", "validate"]
+__all__ = [
+    "CONTRACT_OPTIONS",
+    "ENGINES",
+    "ContractOptions",
+    "ValidationReport",
+    "build_contract",
+    "validate",
+]
 
 ENGINES = ("streaming", "pandera", "gx")
 
@@ -82,8 +96,79 @@ def build_contract(
     )
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ValidationReport(Report):
+    """A :class:`~labelgate.Report` that shows itself in a notebook and saves itself.
+
+    ``passed``, ``raise_for_errors()``, ``to_dict()`` and ``to_json()`` come from Report.
+    """
+
+    def save(self, path: str | Path, format: str | None = None) -> Path:
+        """Write the report to ``path`` (atomically) in ``format``: ``text``, ``json``, ``junit``,
+        ``github``, ``markdown`` or ``html`` (default: from the suffix; ``.json``, ``.xml``,
+        ``.md``, ``.html``, else text).
+
+        Raises:
+            UsageError: the format is unknown, or the folder cannot be written.
+        """
+        from labelgate.files import write_output
+        from labelgate.render import FORMATS, render
+
+        target = Path(path)
+        suffixes = {".json": "json", ".xml": "junit", ".md": "markdown", ".html": "html"}
+        fmt = format or suffixes.get(target.suffix.lower(), "text")
+        if fmt not in FORMATS:
+            raise UsageError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        write_output(str(target), render(self, fmt))
+        return target
+
+    def _repr_html_(self) -> str:
+        """The ``--format html`` page's body, inline: a notebook shows it in the cell (the page's
+        Content-Security-Policy meta tag is a document's, not a cell's)."""
+        import re
+
+        from labelgate.render import render
+        from labelgate.render.html import STYLE
+
+        page = render(self, "html")
+        body = page[page.index("<body>") + len("<body>") : page.rindex("</body>")]
+        # the page's style, scoped to the report: it must not restyle the notebook around it
+        scoped = re.sub(
+            r"(^|})([^{}]+){",
+            lambda m: (
+                m[1]
+                + ",".join(
+                    ".labelgate-report" if s.strip() == "body" else f".labelgate-report {s.strip()}"
+                    for s in m[2].split(",")
+                )
+                + "{"
+            ),
+            STYLE.strip(),
+        )
+        return f'<div class="labelgate-report"><style>{scoped}</style>{body}</div>'
+
+    def _repr_markdown_(self) -> str:
+        from labelgate.render import render
+
+        return render(self, "markdown")
+
+    def __repr__(self) -> str:
+        counts = self.counts
+        codes = ", ".join(f"{f.code} {f.severity}" for f in self.findings[:5])
+        return (
+            f"<labelgate report: {self.status}, {counts.get('rows', 0)} rows"
+            + (f"; {codes}" if codes else "")
+            + (" ..." if len(self.findings) > 5 else "")
+            + ">"
+        )
+
+
+def _as_validation_report(report: Report) -> ValidationReport:
+    return ValidationReport(**{f.name: getattr(report, f.name) for f in dataclasses.fields(report)})
+
+
 def validate(
-    paths: str | Sequence[str],
+    data: str | Sequence[str] | Any,
     contract: Contract | str | None = None,
     *,
     engine: str = "streaming",
@@ -97,12 +182,17 @@ def validate(
     input_format: str = "auto",
     background: int | None = None,
     source_field: str | None = None,
+    target_getter: Callable[[Any], Any] | None = None,
     **options: Unpack[ContractOptions],
-) -> Report:
-    """Validate label files.
+) -> ValidationReport:
+    """Validate label files, or the labels already in memory.
 
     Args:
-        paths: a file, directory or glob, or several, read as one logical file in sorted order.
+        data: a file, directory or glob, or several, read as one logical file in sorted order;
+            or a pandas or polars DataFrame, a pyarrow Table or RecordBatchReader, a numpy array
+            or torch tensor of targets, a ``datasets.Dataset`` (its ClassLabel names are the
+            class map, and K their count unless ``classes`` is given), or a PyTorch Dataset with
+            ``.targets`` (torchvision) or read through ``target_getter`` (docs/python.md).
         contract: a :class:`~labelgate.Contract`, or the path of a contract YAML file.
         engine: ``streaming`` (the default), ``pandera`` or ``gx``: the row-level checks run in
             that engine, every other check in labelgate; the verdict is the same.
@@ -118,13 +208,16 @@ def validate(
         background: the detection background index, whose use as a label is LG032.
         source_field: for COCO, the image field used as each annotation's source (default: the
             file's name).
+        target_getter: for a PyTorch Dataset without ``.targets``: a function of one item
+            returning its target (``lambda item: item[1]``).
         options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
             ``shuffle_seed`` (:class:`ContractOptions`): each overrides the contract's field, as
             the CLI's flag of the same name does.
 
     Returns:
-        The report; ``report.failed`` says whether training should stop.
+        The report; ``report.passed`` says whether training may start, and
+        ``report.raise_for_errors()`` stops it with the first findings named.
 
     Raises:
         UsageError: an option or the contract cannot be used.
@@ -139,30 +232,74 @@ def validate(
     if engine != "streaming" and dask is not None:
         raise UsageError(f"--dask runs the streaming engine; the {engine} engine loads a frame")
     applied = build_contract(contract, **options)
-    listed = [paths] if isinstance(paths, str) else list(paths)
+    settings: dict[str, Any] = {
+        "max_examples": max_examples,
+        "strict": strict,
+        "progress": progress,
+        "threads": threads,
+        "dask": dask,
+        "id_memory": id_memory,
+        "input_format": input_format,
+        "background": background,
+        "source_field": source_field,
+    }
+    from labelgate.inmemory import as_table, is_in_memory
+
+    if not is_in_memory(data):
+        if target_getter is not None:
+            raise UsageError("target_getter= reads a Dataset in memory, not files")
+        listed = [data] if isinstance(data, str) else list(data)
+        return _as_validation_report(_run(listed, applied, engine, gx_docs, settings))
+    if engine != "streaming":
+        raise UsageError(
+            f"the {engine} engine reads files; data in memory runs the streaming engine"
+        )
+    from labelgate.io.sources import in_memory
+
+    held = as_table(data, target_getter=target_getter)
+    applied = _with_held(applied, held)
+    with in_memory(held.table, held.given_as) as path:
+        report = _run([path], applied, engine, gx_docs, settings)
+    files = [dict(f) | {"path": f"{held.given_as} (in memory)"} for f in report.input["files"]]
+    return _as_validation_report(dataclasses.replace(report, input=report.input | {"files": files}))
+
+
+def _with_held(contract: Contract, held: InMemory) -> Contract:
+    """The contract, completed by what the in-memory object says of itself (its label column,
+    class names and task) where the contract does not say it."""
+    class_map = contract.class_map or held.class_map
+    return contract.replace(
+        label_column=None if contract.label_column else held.label_column,
+        class_map=class_map,
+        num_classes=(
+            len(class_map.entries)
+            if contract.num_classes is None and class_map is not None
+            else None
+        ),
+        task=None if contract.task else held.task,
+    )
+
+
+def _run(
+    listed: list[str], applied: Contract, engine: str, gx_docs: str | None, settings: dict[str, Any]
+) -> Report:
     if engine == "gx":
         from labelgate.gx import validate_with_gx
 
         return validate_with_gx(
-            listed, applied, max_examples=max_examples, strict=strict, docs=gx_docs
+            listed,
+            applied,
+            max_examples=settings["max_examples"],
+            strict=settings["strict"],
+            docs=gx_docs,
         )
     if engine == "pandera":
         from labelgate.pandera import validate_with_pandera
 
-        return validate_with_pandera(listed, applied, max_examples=max_examples, strict=strict)
+        return validate_with_pandera(
+            listed, applied, max_examples=settings["max_examples"], strict=settings["strict"]
+        )
     from labelgate.validation import run
 
-    done = run(
-        listed,
-        applied,
-        max_examples=max_examples,
-        strict=strict,
-        progress=progress,
-        threads=threads,
-        dask=dask,
-        id_memory=id_memory,
-        input_format=input_format,
-        background=background,
-        source_field=source_field,
-    )
+    done = run(listed, applied, **settings)
     return done.report

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from labelgate.errors import LabelError
+
 __all__ = ["SCHEMA_VERSION", "Example", "Finding", "Report"]
 
 SCHEMA_VERSION = 1
@@ -150,6 +152,40 @@ class Report:
     def status(self) -> str:
         """``"fail"`` or ``"pass"``."""
         return "fail" if self.failed else "pass"
+
+    @property
+    def passed(self) -> bool:
+        """Whether training may start: no finding fails the run."""
+        return not self.failed
+
+    def raise_for_errors(self) -> None:
+        """Raise :class:`~labelgate.LabelError` naming the first failing findings, if any.
+
+        Raises:
+            LabelError: the run fails (``failed``); its message names up to three findings, each
+                with its code, count and first offending row.
+        """
+        failing = {"error", "warning"} if self.strict else {"error"}
+        bad = [f for f in self.findings if f.severity in failing]
+        if not bad:
+            return
+        parts = []
+        for f in bad[:3]:
+            where = ""
+            if f.examples:
+                e = f.examples[0]
+                where = (
+                    f" (first: row {e.row}" + (f", id {e.id!r}" if e.id is not None else "") + ")"
+                )
+            parts.append(f"{f.code} {f.severity}, {f.count} {f.unit}: {f.message}{where}")
+        more = f"; and {len(bad) - 3} more" if len(bad) > 3 else ""
+        raise LabelError("labels fail validation: " + "; ".join(parts) + more)
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The JSON document of ``to_dict`` (docs/report.md)."""
+        import json
+
+        return json.dumps(self.to_dict(), indent=indent, default=str)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as the versioned JSON document described in docs/report.md."""

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import glob
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from labelgate.errors import InputError, one_line
 
-__all__ = ["KINDS", "InputFile", "resolve_inputs", "typed"]
+__all__ = ["KINDS", "MEMORY", "InputFile", "in_memory", "resolve_inputs", "typed"]
 
 KINDS = {
     ".parquet": "parquet",
@@ -20,6 +22,34 @@ KINDS = {
     ".ndjson": "jsonl",
 }
 _GLOB_CHARS = set("*?[")
+MEMORY = "memory://"  # an Arrow table held in this process (labelgate.validate on a DataFrame)
+_TABLES: dict[str, tuple[Any, str]] = {}  # token -> (pyarrow.Table, what it was given as)
+
+
+@contextmanager
+def in_memory(table: Any, given_as: str) -> Iterator[str]:
+    """Register an Arrow table as an input for the duration of the block: its path (read as any
+    input file, by reference: no copy)."""
+    import uuid
+
+    token = uuid.uuid4().hex
+    _TABLES[token] = (table, given_as)
+    try:
+        yield MEMORY + token
+    finally:
+        _TABLES.pop(token, None)
+
+
+def memory_table(path: str) -> Any:
+    """The Arrow table registered under ``path``.
+
+    Raises:
+        InputError: no table is registered there (it was released).
+    """
+    found = _TABLES.get(path.removeprefix(MEMORY))
+    if found is None:
+        raise InputError("no in-memory table is registered here", path=path)
+    return found[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +82,14 @@ class InputFile:
 
     def digest(self) -> str:
         """A content hash: SHA-256 of the Parquet footer and size (which pin every page's
-        location and statistics), or of the whole file for text formats."""
+        location and statistics), or of the whole file for text formats; for an in-memory
+        table, of its schema and row count (its data is not hashed)."""
         h = hashlib.sha256()
+        if self.kind == "memory":
+            table = memory_table(self.path)
+            h.update(table.schema.to_string().encode())
+            h.update(table.num_rows.to_bytes(8, "little"))
+            return "sha256:" + h.hexdigest()
         with Path(self.path).open("rb") if self.location is None else self.open() as f:
             if self.kind == "parquet" and self.size >= 8:
                 f.seek(-8, 2)
@@ -96,6 +132,10 @@ def resolve_inputs(paths: list[str]) -> list[InputFile]:
     """
     files: list[InputFile] = []
     for raw in paths:
+        if raw.startswith(MEMORY):
+            table = memory_table(raw)
+            files.append(InputFile(path=raw, kind="memory", size=int(table.nbytes)))
+            continue
         if is_uri(raw):
             files.extend(_remote(raw))
             continue

@@ -52,6 +52,11 @@ def read_schema(file: InputFile) -> FileSchema:
     """
     import pyarrow as pa
 
+    if file.kind == "memory":
+        from labelgate.io.sources import memory_table
+
+        table = memory_table(file.path)
+        return FileSchema(table.schema, table.num_rows, None)
     if file.size == 0:
         raise InputError("file is empty (0 bytes)", path=file.path)
     try:
@@ -95,6 +100,13 @@ def stream_columns(
     import pyarrow as pa
 
     done = 0  # rows yielded: Arrow's JSON reader counts rows from the start of its block
+    if file.kind == "memory":
+        from labelgate.io.sources import memory_table
+
+        table = memory_table(file.path)
+        table = table if columns is None else table.select(columns)
+        yield from table.to_batches(max_chunksize=chunk_rows)  # slices: no copy
+        return
     try:
         if file.kind == "parquet":
             import pyarrow.parquet as pq

@@ -1,0 +1,46 @@
+"""Training frameworks: callbacks that validate the datasets a run is about to train on, and stop
+it before its first step when they fail (PyTorch Lightning, Hugging Face Trainer).
+
+Each module imports its framework when it is imported; ``import labelgate`` imports neither.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from labelgate.api import ValidationReport, validate
+from labelgate.errors import LabelError
+
+__all__ = ["LabelsRejected", "check_dataset"]
+
+
+class LabelsRejected(LabelError):
+    """A dataset's labels fail validation: training stops before its first step.
+
+    Attributes:
+        report: the failing report (``report.save("labels.html")`` keeps it).
+        split: which dataset (``train``, ``val``, ``eval``).
+    """
+
+    def __init__(self, message: str, *, report: ValidationReport, split: str) -> None:
+        super().__init__(message)
+        self.report = report
+        self.split = split
+
+
+def check_dataset(dataset: Any, split: str, **options: Any) -> ValidationReport:
+    """Validate one dataset in memory; raise :class:`LabelsRejected` when it fails.
+
+    Raises:
+        LabelsRejected: naming the split and the first findings.
+    """
+    report = validate(dataset, **options)
+    try:
+        report.raise_for_errors()
+    except LabelError as exc:
+        raise LabelsRejected(
+            f"{split} dataset: {exc} (training stopped before its first step)",
+            report=report,
+            split=split,
+        ) from None
+    return report
