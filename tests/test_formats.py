@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from labelgate import Batching, ClassMap, Contract
+from labelgate import Batching, ClassMap, Contract, load_class_map
 from labelgate.catalog import codes_in
 from labelgate.render import render
 from labelgate.report import Report
@@ -128,6 +128,36 @@ class TestMarkdown:
         assert "| ❌ error | LG004 |" in text
 
 
+def rendered(page: Path) -> str:
+    """The DOM headless Chromium builds from ``page`` (CI installs Chromium: .ci/run)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI installs chromium (.ci/run): the HTML report must be rendered")
+        pytest.skip("chromium is not installed here")
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={profile}",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        ).stdout
+
+
 class TestHtml:
     def test_self_contained_and_escaped(self, hostile: Path) -> None:
         page = render(hostile_report(hostile), "html")
@@ -136,6 +166,51 @@ class TestHtml:
         assert not re.search(r"""(src|href)=["']?https?:""", page)  # nothing from the network
         for plot in ("plot-classes", "plot-sources", "plot-batches", "plot-share"):
             assert f'id="{plot}"' in page
+
+    @pytest.mark.parametrize(("classes", "rows"), [(100, 40_000), (4, 200)])
+    def test_plots_are_readable_at_any_size(self, classes: int, rows: int, tmp_path: Path) -> None:
+        """Axes with ticks, class and source names, counts on hover, at most 200 bars: a
+        100-class file of 1,250 batches and a 4-class file, rendered in headless Chromium."""
+        import numpy as np
+
+        labels = np.arange(rows) % classes
+        nan_batch = rows // 64
+        labels[nan_batch * 32 : nan_batch * 32 + 32] = -100  # one batch with no usable target
+        names = [f"class_{i}" for i in range(classes)]
+        source = np.where(np.arange(rows) < rows // 3, "web", "vendor")
+        path = tmp_path / "labels.parquet"
+        pq.write_table(pa.table({"label": labels, "source": source}), path)
+        (tmp_path / "names.txt").write_text("\n".join(names) + "\n")
+        report = validate(
+            [str(path)],
+            Contract(num_classes=classes, class_map=load_class_map(tmp_path / "names.txt")),
+        )
+        page = tmp_path / "report.html"
+        page.write_text(render(report, "html"))
+        dom = rendered(page)
+        svgs = re.findall(r'<svg id="(plot-\w+)".*?</svg>', dom, flags=re.S)
+        assert svgs == ["plot-classes", "plot-sources", "plot-batches", "plot-share"]
+        for plot in ("plot-classes", "plot-sources", "plot-batches"):
+            svg = re.search(rf'<svg id="{plot}".*?</svg>', dom, flags=re.S).group(0)  # type: ignore[union-attr]
+            assert 'class="axis y-axis"' in svg and 'class="axis x-axis"' in svg
+            bars = re.findall(
+                r'<rect x="[^"]+" y="[^"]+" width="[^"]+" height="[^"]+" fill="[^"]+"><title>', svg
+            )
+            assert 0 < len(bars) <= 200
+            assert len(re.findall(r"<text ", svg)) >= 4  # tick labels and axis titles
+        classes_svg = re.search(r'<svg id="plot-classes".*?</svg>', dom, flags=re.S).group(0)  # type: ignore[union-attr]
+        assert (
+            f"<title>{classes - 1} class_{classes - 1}: " in classes_svg
+        )  # name and count on hover
+        assert "<title>web: " in dom and "<title>vendor: " in dom
+        batches = re.search(r'<svg id="plot-batches".*?</svg>', dom, flags=re.S).group(0)  # type: ignore[union-attr]
+        assert 'class="mark"' in batches  # the failing bin is marked, though it has no height
+        size = -(-(rows // 32) // 200)  # batches per bin
+        lo = nan_batch // size * size
+        where = f"batch {lo}" if size == 1 else f"batches {lo}-{lo + size - 1}"
+        assert f"<title>{where}: at least 0 usable targets; 1 failing</title>" in batches
+        if size > 1:
+            assert f"1250 batches in {-(-1250 // size)} bins of {size}" in dom
 
     def test_renders_in_headless_chromium(self, hostile: Path, tmp_path: Path) -> None:
         chromium = shutil.which("chromium") or shutil.which("chromium-browser")

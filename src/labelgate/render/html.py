@@ -6,6 +6,7 @@ comes from the data (class names, ids, sources, values, paths) is escaped.
 
 from __future__ import annotations
 
+import math
 from html import escape
 
 from labelgate.render.common import example_value, verdict
@@ -26,32 +27,100 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
+MAX_BINS = 200  # bars a plot draws at most: more items are aggregated into bins
+
+
+def _nice_ticks(peak: float, count: int = 4) -> list[float]:
+    """Round tick values from 0 to at least ``peak``: 1, 2 or 5 times a power of ten apart."""
+    if peak <= 0:
+        return [0.0, 1.0]
+    raw = peak / count
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    return [step * i for i in range(math.ceil(peak / step) + 1)]
+
+
+def _tick(value: float) -> str:
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:g}M"
+    if value >= 1_000:
+        return f"{value / 1_000:g}k"
+    return f"{value:g}"
+
+
 def _bars(
-    plot_id: str, caption: str, items: list[tuple[str, float, str]], *, width: int = 900
+    plot_id: str,
+    caption: str,
+    items: list[tuple[str, float, str]],
+    *,
+    x_title: str,
+    y_title: str,
+    hover: list[str] | None = None,
+    marked: list[bool] | None = None,
+    width: int = 900,
 ) -> str:
-    """A vertical bar chart: (label, value, colour) per bar, labels in <title> for hover."""
-    height, top, bottom = 180, 10, 20
-    peak = max((v for _, v, _ in items), default=0) or 1
-    step = width / max(len(items), 1)
-    bars = []
-    for i, (label, value, colour) in enumerate(items):
-        h = (height - top - bottom) * value / peak
-        x, y = i * step, height - bottom - h
-        bars.append(
-            f'<rect x="{x:.2f}" y="{y:.2f}" width="{max(step - 1, 0.5):.2f}" height="{h:.2f}" fill="{colour}">'
-            f"<title>{_e(label)}: {value:g}</title></rect>"
+    """A bar chart with axes: (label, value, colour) per bar; y ticks at round values, x labels
+    under the bars (every bar's up to 40, else about 20 of them), each bar's label and value on
+    hover (SVG <title>). A ``marked`` bar also gets a red mark above the plot area, seen even when
+    the bar has no height (a batch with no usable target)."""
+    left, right, top, bottom = 56, 10, 16, 78
+    height = 280
+    inner_w, inner_h = width - left - right, height - top - bottom
+    ticks = _nice_ticks(max((v for _, v, _ in items), default=0))
+    peak = ticks[-1] or 1
+    step = inner_w / max(len(items), 1)
+    out = [
+        f'<g class="axis y-axis"><line x1="{left}" y1="{top}" x2="{left}" y2="{top + inner_h}" stroke="#495057"/>'
+    ]
+    for t in ticks:
+        y = top + inner_h - inner_h * t / peak
+        out.append(
+            f'<line x1="{left - 4}" y1="{y:.1f}" x2="{width - right}" y2="{y:.1f}" stroke="#e9ecef"/>'
+            f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="11" text-anchor="end">{_tick(t)}</text>'
         )
-    axis = f'<line x1="0" y1="{height - bottom}" x2="{width}" y2="{height - bottom}" stroke="#868e96"/>'
-    note = f'<text x="0" y="{height - 4}" font-size="11">{len(items)} bars; max {peak:g}</text>'
+    out.append(
+        f'<text x="14" y="{top + inner_h / 2:.1f}" font-size="12" text-anchor="middle" '
+        f'transform="rotate(-90 14 {top + inner_h / 2:.1f})">{_e(y_title)}</text></g>'
+    )
+    every = 1 if len(items) <= 40 else math.ceil(len(items) / 20)
+    bars, labels = [], []
+    for i, (label, value, colour) in enumerate(items):
+        h = inner_h * value / peak
+        bar = min(max(step - 1, 0.5), 60)  # a few bars stay bars, not walls
+        x, y = left + i * step + (max(step - 1, 0.5) - bar) / 2, top + inner_h - h
+        tip = hover[i] if hover is not None else f"{label}: {value:g}"
+        bars.append(
+            f'<rect x="{x:.2f}" y="{y:.2f}" width="{bar:.2f}" height="{h:.2f}" '
+            f'fill="{colour}"><title>{_e(tip)}</title></rect>'
+        )
+        if marked is not None and marked[i]:
+            bars.append(
+                f'<rect class="mark" x="{x:.2f}" y="{top - 10}" width="{max(bar, 2):.2f}" '
+                f'height="8" fill="{COLOURS["rejected"]}"><title>{_e(tip)}</title></rect>'
+            )
+        if i % every == 0:
+            cx = x + bar / 2
+            shown = label if len(label) <= 16 else label[:15] + "…"
+            labels.append(
+                f'<text x="{cx:.1f}" y="{top + inner_h + 12}" font-size="10" text-anchor="end" '
+                f'transform="rotate(-40 {cx:.1f} {top + inner_h + 12})">{_e(shown)}</text>'
+            )
+    out.append(
+        f'<g class="axis x-axis"><line x1="{left}" y1="{top + inner_h}" x2="{width - right}" '
+        f'y2="{top + inner_h}" stroke="#495057"/>{"".join(labels)}'
+        f'<text x="{left + inner_w / 2:.1f}" y="{height - 4}" font-size="12" text-anchor="middle">'
+        f"{_e(x_title)}</text></g>"
+    )
     return (
         f'<figure><figcaption>{_e(caption)}</figcaption><svg id="{plot_id}" class="plot" role="img" '
-        f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
-        f"{''.join(bars)}{axis}{note}</svg></figure>"
+        f'aria-label="{_e(caption)}" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}">{"".join(out)}{"".join(bars)}</svg>'
+        "</figure>"
     )
 
 
 def _stack(plot_id: str, caption: str, parts: list[tuple[str, int]], *, width: int = 900) -> str:
-    """One horizontal bar split into parts (usable, ignored, rejected)."""
+    """One horizontal bar split into parts (usable, ignored, rejected), each named on hover."""
     total = sum(n for _, n in parts) or 1
     x, rects = 0.0, []
     for name, n in parts:
@@ -61,29 +130,101 @@ def _stack(plot_id: str, caption: str, parts: list[tuple[str, int]], *, width: i
             f"<title>{_e(name)}: {n} ({n / total:.1%})</title></rect>"
         )
         x += w
-    legend = " · ".join(f"{_e(name)} {n} ({n / total:.1%})" for name, n in parts)
+    legend = " · ".join(
+        f'<span style="color:{COLOURS[name]}">■</span> {_e(name)} {n} ({n / total:.1%})'
+        for name, n in parts
+    )
     return (
         f'<figure><figcaption>{_e(caption)}</figcaption><svg id="{plot_id}" class="plot" role="img" '
-        f'xmlns="http://www.w3.org/2000/svg" width="{width}" height="28" viewBox="0 0 {width} 28">'
-        f"{''.join(rects)}</svg><div>{legend}</div></figure>"
+        f'aria-label="{_e(caption)}" xmlns="http://www.w3.org/2000/svg" width="{width}" height="28" '
+        f'viewBox="0 0 {width} 28">{"".join(rects)}</svg><div>{legend}</div></figure>'
     )
 
 
 def _batch_plot(report: Report) -> str:
-    per_batch = report.batches.get("usable_per_batch") or []
-    failing = set(report.batches.get("failing") or [])
-    items = [
-        (
-            f"batch {i}" + (" (fails)" if i in failing else ""),
-            float(n),
-            COLOURS["rejected"] if i in failing else COLOURS["usable"],
+    """Usable targets per batch, in at most MAX_BINS bins of consecutive batches: a bin is red
+    when one of its batches fails, and its batch range, the least usable count and the failing
+    batches are on hover. Past the per-batch list (more than 10,000 batches), the failing
+    batches per bin."""
+    b = report.batches
+    count = int(b.get("count") or 0)
+    per_batch = b.get("usable_per_batch")
+    failing = sorted(set(b.get("failing") or []))
+    size = max(1, math.ceil(count / MAX_BINS))
+    bins = math.ceil(count / size) if count else 0
+    fails_in = [0] * bins
+    for f in failing:
+        if f < count:
+            fails_in[f // size] += 1
+    items, hover = [], []
+    for i in range(bins):
+        lo, hi = i * size, min(count, (i + 1) * size) - 1
+        where = f"batch {lo}" if lo == hi else f"batches {lo}-{hi}"
+        name = str(lo) if lo == hi else f"{lo}-{hi}"
+        colour = COLOURS["rejected"] if fails_in[i] else COLOURS["usable"]
+        fails = f"; {fails_in[i]} failing" if fails_in[i] else ""
+        if per_batch is not None:
+            chunk = per_batch[lo : hi + 1]
+            least = min(chunk) if chunk else 0
+            items.append((name, float(least), colour))
+            hover.append(f"{where}: at least {least} usable targets{fails}")
+        else:
+            items.append((name, float(fails_in[i]), colour))
+            hover.append(f"{where}: {fails_in[i]} failing")
+    if per_batch is not None:
+        caption = "usable targets per batch (failing batches in red)"
+        y_title = "usable targets (least in bin)" if size > 1 else "usable targets"
+    else:
+        caption = f"failing batches ({b.get('count')} batches: too many to list each)"
+        y_title = "failing batches"
+    if size > 1:
+        caption += f"; {count} batches in {bins} bins of {size}"
+    marked = [n > 0 for n in fails_in]
+    return _bars(
+        "plot-batches",
+        caption,
+        items,
+        x_title="batch",
+        y_title=y_title,
+        hover=hover,
+        marked=marked,
+    )
+
+
+def _class_plot(report: Report) -> str:
+    """Targets per class, named; past MAX_BINS classes, classes in bins of consecutive indices
+    (the rarest class of each bin drawn, the bin's range and total on hover)."""
+    classes = report.classes
+    unit = "pixels" if classes and "images" in classes[0] else "targets"
+    caption = f"usable {unit} per class"
+    if len(classes) <= MAX_BINS:
+        items = [
+            (f"{k['index']} {k['name'] or ''}".strip(), float(k["count"]), COLOURS["bar"])
+            for k in classes
+        ]
+        return _bars("plot-classes", caption, items, x_title="class", y_title=unit)
+    size = math.ceil(len(classes) / MAX_BINS)
+    items, hover = [], []
+    for lo in range(0, len(classes), size):
+        chunk = classes[lo : lo + size]
+        least = min(chunk, key=lambda k: k["count"])
+        total = sum(k["count"] for k in chunk)
+        name = f"{chunk[0]['index']}-{chunk[-1]['index']}"
+        colour = COLOURS["rejected"] if least["count"] == 0 else COLOURS["bar"]
+        items.append((name, float(least["count"]), colour))
+        shown = f" ({least['name']})" if least["name"] else ""
+        hover.append(
+            f"classes {name}: {total} {unit}; rarest {least['index']}{shown}: {least['count']}"
         )
-        for i, n in enumerate(per_batch[:3000])
-    ]
-    caption = "usable targets per batch (failing batches in red)"
-    if len(per_batch) > 3000 or not per_batch:
-        caption += f"; {report.batches['count']} batches, plotted up to 3000"
-    return _bars("plot-batches", caption, items)
+    caption += f"; {len(classes)} classes in bins of {size}, the rarest of each drawn (red: a class never seen)"
+    return _bars(
+        "plot-classes",
+        caption,
+        items,
+        x_title="class index",
+        y_title=f"{unit} (rarest in bin)",
+        hover=hover,
+    )
 
 
 def render_html(report: Report) -> str:
@@ -126,13 +267,18 @@ def render_html(report: Report) -> str:
             ]
             parts.append("</table>")
     parts.append("<h2>Plots</h2>")
-    classes = [
-        (f"{k['index']} {k['name'] or ''}".strip(), float(k["count"]), COLOURS["bar"])
-        for k in report.classes[:2000]
-    ]
-    parts.append(_bars("plot-classes", "labels per class (usable targets)", classes))
+    parts.append(_class_plot(report))
     sources = [(str(s["source"]), float(s["rows"]), COLOURS["bar"]) for s in report.sources]
-    parts.append(_bars("plot-sources", "rows per source", sources))
+    parts.append(
+        _bars(
+            "plot-sources",
+            "rows per source",
+            sources[:MAX_BINS],
+            x_title="source"
+            + (f" (first {MAX_BINS} of {len(sources)})" if len(sources) > MAX_BINS else ""),
+            y_title="rows",
+        )
+    )
     parts.append(_batch_plot(report))
     parts.append(
         _stack(
