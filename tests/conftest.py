@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,11 +11,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data_samples"
-REAL_WORLD = ROOT.parent / "shared" / "real_world"
+# Files from public projects whose licence allows copying them here (tests/fixtures/real_world/
+# SOURCES.tsv), and the full set beside the checkout (../shared: in CI only, not in a clone).
+REAL_WORLD = ROOT / "tests" / "fixtures" / "real_world"
+SHARED = Path(os.environ.get("LABELGATE_SHARED", ROOT.parent / "shared"))
+SHARED_REAL_WORLD = SHARED / "real_world"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip tests marked ``gpu`` where torch sees no GPU."""
+    """Mark the tests that read ../shared ``shared`` (CI only); skip tests marked ``gpu`` where
+    torch sees no GPU."""
+    for item in items:
+        if {"shared_real_world", "reference"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.shared)
     try:
         import torch
 
@@ -36,9 +45,16 @@ def samples() -> Path:
 
 @pytest.fixture
 def real_world() -> Path:
-    if not REAL_WORLD.is_dir():
-        pytest.skip("../shared/real_world is not present in this checkout")
+    """Real files from public projects, copied here under their licences (always present)."""
     return REAL_WORLD
+
+
+@pytest.fixture
+def shared_real_world() -> Path:
+    """Real files whose licence keeps them out of the repository: ../shared, in CI only."""
+    if not SHARED_REAL_WORLD.is_dir():
+        pytest.skip("CI only: ../shared/real_world (files that cannot be copied here) is absent")
+    return SHARED_REAL_WORLD
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

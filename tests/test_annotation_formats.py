@@ -127,21 +127,25 @@ def test_coco_invalid_json_is_a_one_line_error(tmp_path: Path) -> None:
     assert result.stderr.strip().count("\n") == 0
 
 
-def test_real_coco_files(real_world: Path) -> None:
-    report = validate(real_world / "01_coco_val2014_sampled_gts.json", classes=80)
+def test_real_coco_files(shared_real_world: Path) -> None:
+    report = validate(shared_real_world / "01_coco_val2014_sampled_gts.json", classes=80)
     assert {"LG004", "LG016"} <= codes(report)["error"]
-    chess = validate(real_world / "annotations/coco/chess_pieces_v23_valid__annotations.coco.json")
+    chess = validate(
+        shared_real_world / "annotations/coco/chess_pieces_v23_valid__annotations.coco.json"
+    )
     assert codes(chess)["error"] == set() and chess.counts["rows"] == 386
     unused = finding(chess, "LG012")
     assert "0 ('pieces')" in unused.message and "1 ('bishop')" in unused.message
-    datumaro = validate(real_world / "annotations/coco/datumaro_instances_val.json")
+    datumaro = validate(shared_real_world / "annotations/coco/datumaro_instances_val.json")
     lg009 = finding(datumaro, "LG009")
     assert "4" in lg009.message and "no name for indices 0" in lg009.message
-    keypoints = validate(real_world / "annotations/coco/datumaro_person_keypoints_train.json")
+    keypoints = validate(
+        shared_real_world / "annotations/coco/datumaro_person_keypoints_train.json"
+    )
     assert keypoints.counts["rows"] == 1
-    panoptic = validate(real_world / "annotations/coco/datumaro_panoptic/panoptic_val.json")
+    panoptic = validate(shared_real_world / "annotations/coco/datumaro_panoptic/panoptic_val.json")
     assert panoptic.counts["rows"] == 2  # one row per segment
-    labelme = validate(real_world / "annotations/coco/labelme2coco_voc2011_annotations.json")
+    labelme = validate(shared_real_world / "annotations/coco/labelme2coco_voc2011_annotations.json")
     assert labelme.counts["rows"] == 12 and codes(labelme)["error"] == set()
 
 
@@ -234,8 +238,8 @@ def test_voc_name_not_in_map_is_named_with_its_file(tmp_path: Path) -> None:
     assert report.counts["rows"] == 3
 
 
-def test_real_voc_files(real_world: Path) -> None:
-    base = real_world / "annotations/voc"
+def test_real_voc_files(shared_real_world: Path) -> None:
+    base = shared_real_world / "annotations/voc"
     raccoon = validate(base / "raccoon")
     assert codes(raccoon)["error"] == set() and raccoon.counts["rows"] == 6
     labelme = base / "labelme_bbox_voc2011"
@@ -301,8 +305,8 @@ def test_hf_parquet_class_label_and_no_label(tmp_path: Path) -> None:
     assert "Hugging Face" in lg005.fix and "--ignore-index -1" in lg005.fix
 
 
-def test_real_hf_save_to_disk(real_world: Path) -> None:
-    folder = real_world / "annotations/hf/fdm045_save_to_disk_test"
+def test_real_hf_save_to_disk(shared_real_world: Path) -> None:
+    folder = shared_real_world / "annotations/hf/fdm045_save_to_disk_test"
     assert detect([str(folder)])[0] == "hf"
     with pytest.raises(Exception, match="--classes K is required"):
         validate(folder)  # a plain int64 column: no ClassLabel, no class count

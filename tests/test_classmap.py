@@ -53,8 +53,8 @@ class TestFormats:
         p.write_text("nc: 2\nnames:\n  0: person\n  1: bicycle\n")
         assert load_class_map(p).problems(2) == []
 
-    def test_ultralytics_coco_yaml_as_class_names(self, real_world: Path) -> None:
-        found = load_class_map(real_world / "annotations/yolo/ultralytics_coco8.yaml")
+    def test_ultralytics_coco_yaml_as_class_names(self, shared_real_world: Path) -> None:
+        found = load_class_map(shared_real_world / "annotations/yolo/ultralytics_coco8.yaml")
         assert len(found.entries) == 80 and found.name_of()[79] == "toothbrush"
         assert found.problems(80) == []
 

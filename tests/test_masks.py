@@ -276,8 +276,8 @@ def test_colour_map_contract_errors(tmp_path: Path) -> None:
 
 
 class TestRealMasks:
-    def test_voc_palette_mask(self, real_world: Path) -> None:
-        folder = real_world / "annotations" / "segmentation" / "labelme_semantic_voc2011"
+    def test_voc_palette_mask(self, shared_real_world: Path) -> None:
+        folder = shared_real_world / "annotations" / "segmentation" / "labelme_semantic_voc2011"
         report = report_of(folder / "SegmentationClass", num_classes=21, ignore_index=255)
         assert report.status == "pass"
         classes = {c["index"]: c["count"] for c in report.classes}
@@ -287,8 +287,8 @@ class TestRealMasks:
         f = finding(npy, "LG005")  # the same mask as int32 with -1 where the PNG has 255
         assert (f.examples[0].value, f.examples[0].pixels) == (-1, 9460)
 
-    def test_cityscapes(self, real_world: Path) -> None:
-        folder = real_world / "annotations" / "segmentation" / "mmseg_cityscapes_frankfurt"
+    def test_cityscapes(self, shared_real_world: Path) -> None:
+        folder = shared_real_world / "annotations" / "segmentation" / "mmseg_cityscapes_frankfurt"
         train = report_of(folder, num_classes=19, ignore_index=255)  # trainIds chosen
         assert train.status == "pass" and train.counts["ignored_pixels"] == 3869
         ids = report_of(

@@ -1,4 +1,4 @@
-"""Label files from public projects (../shared/real_world): conventions nobody here invented."""
+"""Label files from public projects (tests/fixtures/real_world, and ../shared in CI): conventions nobody here invented."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ def codes(report: object, severity: str) -> set[str]:
 
 
 class TestAgNews:
-    def test_one_based_source(self, real_world: Path) -> None:
-        csv = real_world / "08_agnews_test_first200.csv"
+    def test_one_based_source(self, shared_real_world: Path) -> None:
+        csv = shared_real_world / "08_agnews_test_first200.csv"
         report = validate([str(csv)], Contract(num_classes=4))
         assert report.contract["label_column"] == "0"  # headerless: the only integer column
         assert report.counts["rows"] == 200
@@ -33,16 +33,16 @@ class TestAgNews:
         lg011 = next(f for f in report.findings if f.code == "LG011")
         assert "values 1, 2, 3, 4 with 0 unused" in lg011.message
 
-    def test_clean_once_shifted(self, real_world: Path, tmp_path: Path) -> None:
+    def test_clean_once_shifted(self, shared_real_world: Path, tmp_path: Path) -> None:
         table = pcsv.read_csv(
-            real_world / "08_agnews_test_first200.csv",
+            shared_real_world / "08_agnews_test_first200.csv",
             read_options=pcsv.ReadOptions(column_names=["label", "title", "description"]),
         )
         shifted = table.set_column(0, "label", pa.compute.subtract(table["label"], 1))
         out = tmp_path / "agnews.parquet"
         pq.write_table(shifted, out)
         contract = Contract(
-            num_classes=4, class_map=load_class_map(real_world / "07_agnews_classes.txt")
+            num_classes=4, class_map=load_class_map(shared_real_world / "07_agnews_classes.txt")
         )
         report = validate([str(out)], contract)
         assert not report.failed
@@ -52,8 +52,8 @@ class TestAgNews:
 
 
 class TestImageNetNames:
-    def test_not_a_bijection(self, real_world: Path, tmp_path: Path) -> None:
-        names = real_world / "11_imagenet_classes_pytorch_hub.txt"
+    def test_not_a_bijection(self, shared_real_world: Path, tmp_path: Path) -> None:
+        names = shared_real_world / "11_imagenet_classes_pytorch_hub.txt"
         out = tmp_path / "labels.parquet"
         pq.write_table(pa.table({"label": list(range(1000))}), out)
         report = validate([str(out)], Contract(num_classes=1000, class_map=load_class_map(names)))

@@ -198,7 +198,9 @@ def validate(
             that engine, every other check in labelgate; the verdict is the same.
         max_examples: offending rows listed per finding (0: all).
         strict: whether warnings fail the run.
-        threads, dask: where the Parquet row groups are scanned (streaming engine only).
+        threads: threads scanning Parquet row groups (streaming engine only).
+        dask: a Dask cluster to scan them on, ``local[N]`` or a scheduler's address (streaming
+            engine only).
         id_memory: bytes the duplicate-id check may hold before it spills to temporary files
             (default 128 MB; streaming engine only).
         gx_docs: with ``engine="gx"``, a folder where GX builds its Data Docs.

@@ -113,7 +113,9 @@ def guarded_collate(
 
     Args:
         collate_fn: the collate function to wrap (default: ``torch.utils.data.default_collate``).
-        num_classes, ignore_index, weights: as for :func:`check_targets`.
+        num_classes: as for :func:`check_targets`.
+        ignore_index: as for :func:`check_targets`.
+        weights: as for :func:`check_targets`.
         target: where the target is in a collated batch: an index into a tuple or list (default
             the last element), a key into a mapping (default ``"labels"``, ``"label"`` or
             ``"target"``), or a function.
