@@ -3,8 +3,8 @@
     python benchmarks/triage_accuracy.py
 
 Reads tests/fixtures/triage/dev/SOURCES.tsv and tests/fixtures/triage/heldout/SOURCES.tsv (the
-expected family, kind and first error line of each log, taken from a public issue thread) and,
-where present beside the checkout, ../shared/reference/cuda-h200-torch2.11; prints each verdict
+expected family, kind and first error line of each log, taken from a public issue thread) and the
+logs recorded on an NVIDIA H200 in tests/fixtures/h200_reference; prints each verdict
 and the accuracy of each set separately: the development half (the rules are written against it),
 the held-out half (never tuned on: the honest figure) and the reference logs. Then the throughput
 on 256 MiB of generated training-log lines.

@@ -22,7 +22,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark the tests that read ../shared ``shared`` (CI only); skip tests marked ``gpu`` where
     torch sees no GPU."""
     for item in items:
-        if {"shared_real_world", "reference"} & set(getattr(item, "fixturenames", ())):
+        if "shared_real_world" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.shared)
     try:
         import torch

@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import SAMPLES, run_cli, run_cli_without
 
+pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only
+
 
 def assert_usage_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
     assert result.returncode == 2, (result.stdout, result.stderr)

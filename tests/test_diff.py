@@ -13,6 +13,8 @@ from labelgate import ClassMap, Contract
 from labelgate.diff import diff
 from tests.conftest import SAMPLES, run_cli
 
+pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only
+
 NAMES = ["cat", "dog", "bird", "fish"]
 
 

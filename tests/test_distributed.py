@@ -22,6 +22,8 @@ from labelgate.validation import validate
 
 from .conftest import run_cli, run_cli_without
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 distributed = pytest.importorskip("dask.distributed")
 
 NAMES = np.array(["cat", "dog", "bird", "fish"])

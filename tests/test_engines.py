@@ -16,6 +16,8 @@ from labelgate import ClassMap, Contract, Report
 from tests.conftest import SAMPLES, run_cli
 from tests.test_pandera_engine import ENGINE_SAMPLES, same_verdict
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 try:
     import great_expectations  # noqa: F401
 

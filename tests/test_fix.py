@@ -19,6 +19,8 @@ import pytest
 
 from tests.conftest import SAMPLES, run_cli
 
+pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only
+
 ROW = "| `labelgate fix "
 
 

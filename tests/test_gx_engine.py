@@ -35,6 +35,8 @@ except ImportError:
 
 from labelgate.gx import suite_json, validate_with_gx
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 
 class TestSuite:
     def test_export_reads_back(self, tmp_path: Path) -> None:

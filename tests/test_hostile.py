@@ -19,6 +19,8 @@ from labelgate import ClassMap, Contract, ContractError
 from labelgate.cli import main
 from tests.conftest import SAMPLES, run_cli
 
+pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only
+
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

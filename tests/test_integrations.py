@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 torch = pytest.importorskip("torch")
 
 

@@ -23,6 +23,8 @@ from labelgate.validation import validate
 from tests.conftest import ROOT, SAMPLES, run_cli
 from tests.test_samples import table
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 ROW_CODES = ("LG002", "LG003", "LG004", "LG005", "LG014")
 
 

@@ -28,6 +28,8 @@ from labelgate.scan.partial import Partial, merge
 from labelgate.scan.plan import Spec, plan_pieces, supported
 from labelgate.validation import validate_in_context
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 NAMES = ["cat", "dog", "bird", "fish", "frog"]
 
 

@@ -14,6 +14,8 @@ import yaml
 
 from tests.conftest import ROOT, SAMPLES
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 PIPELINES = ROOT / "pipelines"
 
 

@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import SAMPLES, run_cli
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 pytest.importorskip("torch")
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import SAMPLES, run_cli
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 COMMAND = re.compile(r"^`(labelgate validate [^`]+)`$")
 
 

@@ -14,6 +14,8 @@ from labelgate.dataset import open_dataset
 from labelgate.smoke import nvidia_torch, run_smoke
 from tests.conftest import SAMPLES, run_cli, run_cli_without
 
+pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+
 pytest.importorskip("torch")
 
 

@@ -83,6 +83,7 @@ class TestSoft:
         with pytest.raises(ContractError, match="soft_tolerance"):
             Contract(num_classes=2, soft_tolerance=1.5)
 
+    @pytest.mark.slow
     def test_fix_quarantines_and_smoke_runs_the_rest(self, tmp_path: Path) -> None:
         fixed, rejected = tmp_path / "f.parquet", tmp_path / "q.parquet"
         result = run_cli(
