@@ -215,21 +215,9 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
         # writing the same --out cannot swap it underneath. The fixed file lacks the quarantined
         # rows by design: expected_rows was the input's count.
         after = validate([str(out_tmp)], dataclasses.replace(contract, expected_rows=None))
-    if options.quarantine is None:
-        Path(_quarantine_target(options)).unlink(missing_ok=True)
-    result = FixResult(
-        rows_in=rows_in,
-        rows_fixed=fixed,
-        rows_quarantined=quarantined,
-        sources=plans,
-        value_maps=dict(maps_used),
-        quarantined=dict(sorted(counts.items())),
-        output=options.out,
-        quarantine=options.quarantine,
+    return _result(
+        options, after, rows_in, fixed, plans, dict(maps_used), dict(sorted(counts.items()))
     )
-    files = [dict(f) | {"path": options.out} for f in after.input["files"]]
-    result.after = dataclasses.replace(after, input=after.input | {"files": files})
-    return result
 
 
 def _check_paths(paths: list[str], options: FixOptions) -> None:
@@ -343,15 +331,36 @@ def _fix_multi_hot(paths: list[str], data: Any, options: FixOptions) -> FixResul
                 "(--map-value=-1=0, -1=1, -1=ignore, blank=0) or name a --quarantine file"
             )
         after = validate([str(out_tmp)], dataclasses.replace(data.contract, expected_rows=None))
+    return _result(
+        options,
+        after,
+        rows_in,
+        fixed,
+        [],
+        dict(used),
+        {"LG034": quarantined} if quarantined else {},
+    )
+
+
+def _result(
+    options: FixOptions,
+    after: Report,
+    rows_in: int,
+    fixed: int,
+    plans: list[SourceFix],
+    maps_used: dict[str, int],
+    quarantined: dict[str, int],
+) -> FixResult:
+    """The fix log, the fixed file's report naming the output (the unused quarantine removed)."""
     if options.quarantine is None:
         Path(_quarantine_target(options)).unlink(missing_ok=True)
     result = FixResult(
         rows_in=rows_in,
         rows_fixed=fixed,
-        rows_quarantined=quarantined,
-        sources=[],
-        value_maps=dict(used),
-        quarantined={"LG034": quarantined} if quarantined else {},
+        rows_quarantined=rows_in - fixed,
+        sources=plans,
+        value_maps=maps_used,
+        quarantined=quarantined,
         output=options.out,
         quarantine=options.quarantine,
     )

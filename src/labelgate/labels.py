@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -173,12 +173,7 @@ def classify_multilabel(
     with_positive = np.zeros(n, dtype=bool)
     with_positive[parents[positive]] = True
     reasons["no positive"] = int((usable & ~with_positive).sum())
-    status = np.zeros(n, dtype=np.uint8)
-    status[bad] = Status.NOT_A_DISTRIBUTION
-    status[null] = Status.NULL
-    zeros = np.zeros(n, dtype=np.int64)
-    found = Counter({k: v for k, v in reasons.items() if v})
-    return Classified(zeros, status, None, status, column), found, positives.astype(np.int64)
+    return _row_verdicts(column, bad, null, reasons, positives)
 
 
 def classify_indices(
@@ -212,6 +207,19 @@ def classify_indices(
     pairs = np.unique(parents[keep] * num_classes + flat[keep].astype(np.int64))
     positives = np.bincount(pairs % num_classes, minlength=num_classes)[:num_classes]
     reasons["no positive"] = int((usable & (lengths == 0)).sum())
+    return _row_verdicts(column, bad, null, reasons, positives)
+
+
+def _row_verdicts(
+    column: pa.Array,
+    bad: npt.NDArray[np.bool_],
+    null: npt.NDArray[np.bool_],
+    reasons: Counter[str],
+    positives: npt.NDArray[Any],
+) -> tuple[Classified, Counter[str], npt.NDArray[np.int64]]:
+    """A multi-label chunk's verdict: one status per row (USABLE, NULL or NOT_A_DISTRIBUTION),
+    the rules broken (those broken at least once) and the positives per class."""
+    n = len(null)
     status = np.zeros(n, dtype=np.uint8)
     status[bad] = Status.NOT_A_DISTRIBUTION
     status[null] = Status.NULL
