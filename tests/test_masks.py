@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -149,10 +150,23 @@ class TestPlantedFaults:
         (tmp_path / "b.png").write_bytes(b"not a png")
         np.save(tmp_path / "c.npy", np.zeros((2, 2, 2), np.int64))
         np.save(tmp_path / "d.npy", np.full((2, 2), 0.5))
+        bomb = Image.new("L", (1, 1))
+        bomb.info = {}
+        bomb.save(tmp_path / "e.png")
+        data = bytearray((tmp_path / "e.png").read_bytes())
+        data[16:24] = (100_000).to_bytes(4, "big") * 2  # IHDR: 100,000 x 100,000 pixels claimed
+        data[29:33] = zlib.crc32(bytes(data[12:29])).to_bytes(4, "big")  # its checksum redone
+        (tmp_path / "e.png").write_bytes(bytes(data))
         report = report_of(tmp_path, num_classes=2, input_format="masks")
         f = finding(report, "LG031")
-        assert [e.id for e in f.examples] == ["b.png", "c.npy", "d.npy"]
-        assert report.counts["rows"] == 4 and report.counts["rejected"] == 3
+        assert [e.id for e in f.examples] == ["b.png", "c.npy", "d.npy", "e.png"]
+        assert "DecompressionBombError" in f.examples[3].value  # refused before decoding
+        assert report.counts["rows"] == 5 and report.counts["rejected"] == 4
+        out = tmp_path.parent / "fixed"
+        r = run_cli("fix", str(tmp_path), "--classes", "2", "--input-format", "masks",
+                    "--map-value", "0=1", "--out", str(out), "--format", "json")  # fmt: skip
+        assert r.returncode in (0, 1), r.stderr
+        assert json.loads(r.stdout)["rows"] == {"in": 5, "fixed": 1, "quarantined": 4}
 
     def test_masks_of_every_kind_are_read_as_indices(self, tmp_path: Path) -> None:
         values = np.array([[0, 1], [2, 255]], np.uint8)

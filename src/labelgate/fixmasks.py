@@ -35,7 +35,13 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
         UsageError: nothing to remap, the output folder is the input (or inside it), or a new
             value does not fit a mask's pixel type.
     """
-    from labelgate.formats.masks import LOSSY_SUFFIXES, dataset_meta, mask_files, mask_root
+    from labelgate.formats.masks import (
+        LOSSY_SUFFIXES,
+        dataset_meta,
+        mask_files,
+        mask_root,
+        unreadable,
+    )
 
     table: dict[int, int | None] = dict(contract.value_map or {})
     table.update(options.value_maps)
@@ -65,7 +71,12 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
         target = out / rel
         if f.suffix.lower() in LOSSY_SUFFIXES:
             target = target.with_suffix(".png")
-        array, save = _load(f, colours)
+        try:
+            array, save = _load(f, colours)
+        except Exception as exc:
+            if not unreadable(exc):
+                raise
+            array = None  # the validation names it (LG031); it is left out, counted
         if array is None:
             left["LG031"] += 1  # not readable as class indices: the report names it
             continue

@@ -41,6 +41,7 @@ __all__ = [
     "mask_files",
     "mask_root",
     "read_masks",
+    "unreadable",
 ]
 
 MASK_SUFFIXES = (".png", ".tif", ".tiff", ".bmp", ".npy", ".jpg", ".jpeg")
@@ -180,12 +181,25 @@ def decode(path: Path | str, root: Path | str, colour_map: Mapping[int, int] | N
     lossy = str(path).lower().endswith(LOSSY_SUFFIXES)
     try:
         array, mode = _read(path)
-    except (OSError, ValueError, SyntaxError) as exc:  # PIL raises SyntaxError for bad headers
-        return Decoded(rel, None, _EMPTY, error=_reason(exc))
+    except Exception as exc:
+        if unreadable(exc):
+            return Decoded(rel, None, _EMPTY, error=_reason(exc))
+        raise
     return _summarise(rel, array, mode, colour_map, lossy=lossy)
 
 
 _EMPTY = np.zeros(0, np.int64)
+
+
+def unreadable(exc: BaseException) -> bool:
+    """Whether ``exc`` says a file is no readable mask (rather than a defect): an I/O or format
+    error (Pillow raises SyntaxError for a bad header), or a decompression bomb, a file claiming
+    more pixels than Pillow agrees to decode."""
+    if isinstance(exc, (OSError, ValueError, SyntaxError)):
+        return True
+    from PIL import Image
+
+    return isinstance(exc, Image.DecompressionBombError)
 
 
 def _reason(exc: BaseException) -> str:
