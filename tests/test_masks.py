@@ -363,3 +363,31 @@ def test_failing_batches_are_those_cross_entropy_fails(masks: list[np.ndarray], 
         b for b in range(-(-len(masks) // size)) if torch_fails(masks[b * size : (b + 1) * size])
     ]
     assert report.batches["failing"] == expected
+
+
+@pytest.mark.slow
+def test_smoke_replays_real_mask_batches() -> None:
+    """The mask files of each batch, stacked as default collate does, through a 1x1 conv and
+    CrossEntropyLoss in a fresh process: the batch holding the 21 fails there, the others run."""
+    r = run_cli(
+        "smoke", str(MASKS / "voc_bad"), "--classes", "21", "--ignore-index", "255",
+        "--batch-size", "1", "--device", "cpu", "--format", "json",
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    run = doc["run"]
+    assert run["path"] == str(MASKS / "voc_bad")
+    assert run["batches_processed"] == run["batches_expected"] == 3
+    [failure] = run["failures"]
+    assert failure["batch"] == 1 and "Target 21 is out of bounds" in failure["error"]
+    assert failure["examples"][0]["id"] == "2011_000001.png"
+    assert run["shapes"]["first"] == {
+        "logits": [1, 21, 48, 64],
+        "target": [1, 48, 64],
+        "dtype": "torch.int64",
+    }
+    good = run_cli(
+        "smoke", str(MASKS / "voc_good"), "--classes", "21", "--ignore-index", "255",
+        "--batch-size", "2", "--device", "cpu",
+    )  # fmt: skip
+    assert good.returncode == 0, good.stderr
