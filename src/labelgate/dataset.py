@@ -73,7 +73,7 @@ class Dataset:
                 names = batch.schema.names
                 members = self.columns.members
                 if members and MEMBERS not in names and all(m in names for m in members):
-                    batch = batch.append_column(MEMBERS, _stacked(batch, self.columns.members))
+                    batch = batch.append_column(MEMBERS, _stacked(batch, members))
                 yield index, offset, batch
                 offset += batch.num_rows
 
@@ -227,8 +227,6 @@ def _stacked(batch: pa.RecordBatch, members: tuple[str, ...]) -> pa.Array:
 def _with_pixels(columns: Columns, schema: pa.Schema, origin: str) -> Columns:
     """The segmentation task's columns: each row is a mask's histogram, its distinct values in
     the label column and their pixel counts in the ``pixels`` list column."""
-    from dataclasses import replace
-
     if PIXELS not in schema.names or not is_list_type(schema.field(PIXELS).type):
         raise InputError(
             "the segmentation task reads a mask's histogram: distinct values in the label "
