@@ -38,8 +38,7 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
     from labelgate.formats.masks import (
         LOSSY_SUFFIXES,
         dataset_meta,
-        mask_files,
-        mask_root,
+        mask_paths,
         unreadable,
     )
 
@@ -61,8 +60,7 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
     done = run([path], contract.replace(task="segmentation"), input_format="masks", max_examples=1)
     ignore = done.dataset.contract.ignore_index
     lookup = {old: ignore if new is None else new for old, new in table.items()}
-    base = mask_root(root)
-    files = [root] if root.is_file() else mask_files(base)
+    base, files = mask_paths(root)
     changed: Counter[str] = Counter()
     left: Counter[str] = Counter()
     written = 0
@@ -122,11 +120,9 @@ def _load(path: Path, colours: Mapping[int, int] | None) -> tuple[npt.NDArray[An
         mode, palette = im.mode, im.getpalette() if im.mode == "P" else None
         array = np.asarray(im)
     if array.ndim == 3 and colours is not None:
-        packed = (
-            (array[..., 0].astype(np.int64) << 16)
-            | (array[..., 1].astype(np.int64) << 8)
-            | array[..., 2]
-        )
+        from labelgate.formats.masks import pack_rgb
+
+        packed = pack_rgb(array)
         index = np.full(packed.shape, 255, dtype=np.int64)
         for colour, i in colours.items():
             index[packed == colour] = i

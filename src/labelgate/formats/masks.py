@@ -39,7 +39,9 @@ __all__ = [
     "decode",
     "looks_like_masks",
     "mask_files",
+    "mask_paths",
     "mask_root",
+    "pack_rgb",
     "read_masks",
     "unreadable",
 ]
@@ -142,6 +144,24 @@ def mask_files(root: Path) -> list[Path]:
     if train or ids:  # Cityscapes: colour, instanceIds and polygons are not class masks
         return train or ids
     return paths
+
+
+def mask_paths(root: Path) -> tuple[Path, list[Path]]:
+    """The folder the masks' ids are relative to, and the mask files: ``root`` itself where it
+    is one file, else those :func:`mask_files` finds under :func:`mask_root`.
+
+    Raises:
+        InputError: no mask file is found.
+    """
+    from labelgate.errors import InputError
+
+    base = mask_root(root)
+    files = [root] if root.is_file() else mask_files(base)
+    if not files:
+        raise InputError(
+            f"no mask files ({', '.join(MASK_SUFFIXES)}) found under this folder", path=str(root)
+        )
+    return base, files
 
 
 def looks_like_masks(root: Path) -> str | None:
@@ -331,11 +351,8 @@ def _colours(
     rel: str, rgb: npt.NDArray[np.uint8], mode: str, colour_map: Mapping[int, int] | None
 ) -> Decoded:
     """A colour mask: through the colour map where one is given, else its colours only."""
-    packed = (
-        (rgb[..., 0].astype(np.int64) << 16) | (rgb[..., 1].astype(np.int64) << 8) | rgb[..., 2]
-    )
     shape = (int(rgb.shape[0]), int(rgb.shape[1]))
-    colours, counts = np.unique(packed, return_counts=True)
+    colours, counts = np.unique(pack_rgb(rgb), return_counts=True)
     if colour_map is None:
         return Decoded(
             rel,
@@ -354,14 +371,21 @@ def _colours(
     return Decoded(rel, values.astype(np.int64), pixels, mode, shape, 3, unknown, mapped=True)
 
 
-def _decode_chunk(
-    args: tuple[list[str], str, dict[int, int] | None],
-) -> list[Decoded]:
+def pack_rgb(rgb: npt.NDArray[Any]) -> I64:
+    """Each pixel's colour as one integer, ``0xRRGGBB`` (the key of a colour map)."""
+    packed: I64 = (rgb[..., 0].astype(np.int64) << 16) | (rgb[..., 1].astype(np.int64) << 8)
+    packed |= rgb[..., 2]
+    return packed
+
+
+Chunk = tuple[list[str], str, dict[int, int] | None]  # mask paths, their root, the colour map
+
+
+def _decode_chunk(args: Chunk) -> list[Decoded]:
     paths, root, colour_map = args
     return [decode(p, root, colour_map) for p in paths]
 
 
-Chunk = tuple[list[str], str, dict[int, int] | None]
 # [fn(x) for x in items], in order, on a cluster (labelgate.distributed.cluster_map).
 ClusterMap = Callable[[Callable[[Chunk], list[Decoded]], list[Chunk]], list[list[Decoded]]]
 CHUNK = 16  # masks per task
@@ -398,9 +422,7 @@ def decoded(
     yield from _in_processes(chunks, workers)
 
 
-def _in_processes(
-    chunks: list[tuple[list[str], str, dict[int, int] | None]], workers: int
-) -> Iterator[Decoded]:
+def _in_processes(chunks: list[Chunk], workers: int) -> Iterator[Decoded]:
     import multiprocessing
     from collections import deque
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -453,16 +475,8 @@ def read_masks(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from labelgate.errors import InputError
-
     facts.task = "segmentation"
-    single = root.is_file()
-    base = mask_root(root)
-    files = [root] if single else mask_files(base)
-    if not files:
-        raise InputError(
-            f"no mask files ({', '.join(MASK_SUFFIXES)}) found under this folder", path=str(root)
-        )
+    base, files = mask_paths(root)
     schema = pa.schema(
         [
             ("id", pa.string()),
