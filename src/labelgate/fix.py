@@ -17,7 +17,7 @@ from labelgate.checks.classes import analyse_shifts
 from labelgate.classmap import normalise_name
 from labelgate.contract import Contract
 from labelgate.errors import UsageError
-from labelgate.labels import Status, classify, classify_soft
+from labelgate.labels import Status, classify, classify_soft, list_rows
 from labelgate.report import Report
 from labelgate.scan import NO_SOURCE
 from labelgate.validation import run, validate
@@ -152,7 +152,7 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
                 "fix rewrites multi-hot values (--map-value=-1=0, -1=1, -1=ignore, blank=0); "
                 "index lists and --shift are not rewritten"
             )
-        return _fix_multi_hot(paths, data, options)
+        return _fix_multi_hot(data, options)
     plans = _plan(ctx, report, options)
     by_name = {p.name: p for p in plans}
     label = data.columns.label
@@ -251,7 +251,7 @@ def _quarantine_target(options: FixOptions) -> str:
 MASK = "_mask"  # suffix of the mask column(s) a V=ignore policy writes beside the targets
 
 
-def _fix_multi_hot(paths: list[str], data: Any, options: FixOptions) -> FixResult:
+def _fix_multi_hot(data: Any, options: FixOptions) -> FixResult:
     """Multi-hot targets through the value policies: each mapped value (and blank) becomes 0, 1,
     or 0 with a 0 in a mask column beside it (``V=ignore``: multiply the BCE loss by the mask,
     ``reduction='none'``). Rows still outside [0, 1] are quarantined unchanged."""
@@ -272,11 +272,12 @@ def _fix_multi_hot(paths: list[str], data: Any, options: FixOptions) -> FixResul
     members = list(data.columns.members)
     label = data.columns.label
     targets = members or [label]
-    schema = _output_schema(data)
+    given = _output_schema(data)
+    schema = given
+    mask_type = pa.float32() if members else pa.list_(pa.float32())
     for name in targets if masked else []:
-        schema = schema.append(pa.field(name + MASK, _mask_type(schema, name, members)))
-    q_schema = _output_schema(data).append(pa.field(REASON, pa.string()))
-    q_schema = q_schema.append(pa.field(ROW, pa.int64()))
+        schema = schema.append(pa.field(name + MASK, mask_type))
+    q_schema = given.append(pa.field(REASON, pa.string())).append(pa.field(ROW, pa.int64()))
     k = data.k
     used: Counter[str] = Counter()
     rows_in = fixed = 0
@@ -293,7 +294,7 @@ def _fix_multi_hot(paths: list[str], data: Any, options: FixOptions) -> FixResul
                     stacked = chunk.column(label)
                 table = pa.Table.from_batches([chunk])
                 n = table.num_rows
-                flat, lengths = _multi_hot(stacked)
+                _, _, lengths, flat, parents = list_rows(stacked)
                 mask = np.ones(len(flat), dtype=np.float64)
                 blank = np.isnan(flat)
                 for value, new in policies.items():
@@ -307,7 +308,6 @@ def _fix_multi_hot(paths: list[str], data: Any, options: FixOptions) -> FixResul
                     used[f"blank -> {options.blank}"] += int(blank.sum())
                     flat[blank] = 0.0 if options.blank == "ignore" else float(options.blank)
                     mask[blank & (options.blank == "ignore")] = 0.0
-                parents = np.repeat(np.arange(n), lengths)
                 bad_value = ~np.isfinite(flat) | (flat < 0) | (flat > 1)
                 bad = np.zeros(n, dtype=bool)
                 bad[parents[bad_value]] = True
@@ -367,26 +367,6 @@ def _result(
     files = [dict(f) | {"path": options.out} for f in after.input["files"]]
     result.after = dataclasses.replace(after, input=after.input | {"files": files})
     return result
-
-
-def _mask_type(schema: pa.Schema, name: str, members: list[str]) -> pa.DataType:
-    import pyarrow as pa
-
-    return pa.float32() if members else pa.list_(pa.float32())
-
-
-def _multi_hot(column: Any) -> tuple[npt.NDArray[np.float64], I64]:
-    """A list column's values as float64 (a blank is NaN) and each row's length."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    if pa.types.is_fixed_size_list(column.type):
-        column = column.cast(pa.list_(column.type.value_type))
-    lengths = numbers(pc.list_value_length(column), 0).astype(np.int64)
-    flat = numbers(pc.cast(pc.list_flatten(column), pa.float64()), np.nan).astype(np.float64)
-    return flat, lengths
 
 
 def _with_targets(

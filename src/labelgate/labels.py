@@ -24,6 +24,7 @@ __all__ = [
     "classify_soft",
     "is_list_type",
     "is_soft_type",
+    "list_rows",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -75,7 +76,7 @@ def is_soft_type(t: pa.DataType) -> bool:
     return is_list_type(t) and bool(pa.types.is_floating(t.value_type))
 
 
-def _list_rows(
+def list_rows(
     column: pa.Array,
 ) -> tuple[pa.Array, npt.NDArray[np.bool_], I64, npt.NDArray[np.float64], I64]:
     """A list column's rows as flat numpy: the column (as a plain list), which rows are null,
@@ -105,7 +106,7 @@ def classify_soft(
         One status per row (USABLE, NULL or NOT_A_DISTRIBUTION), and how many rows broke each
         rule (``length``, ``not finite``, ``negative``, ``sum``).
     """
-    column, null, lengths, flat, parents = _list_rows(column)
+    column, null, lengths, flat, parents = list_rows(column)
     n = len(null)
     reasons: Counter[str] = Counter()
     bad = ~null & (lengths != num_classes)
@@ -144,7 +145,7 @@ def classify_multilabel(
         bad values of each class and ``no positive`` the usable rows without a value > 0; and
         the positives (values > 0) of each class in the usable rows.
     """
-    column, null, lengths, flat, parents = _list_rows(column)
+    column, null, lengths, flat, parents = list_rows(column)
     n = len(null)
     starts = np.concatenate([[0], np.cumsum(lengths)])[:-1]  # a null row has no values
     position = np.arange(len(flat), dtype=np.int64) - starts[parents]  # the class of a value
@@ -187,7 +188,7 @@ def classify_indices(
         (``not an index``: a blank, NaN or fraction; ``negative index``; ``index >= K``) and
         ``no positive`` (empty lists); the positives of each class (a class once per row).
     """
-    column, null, lengths, flat, parents = _list_rows(column)
+    column, null, lengths, flat, parents = list_rows(column)
     n = len(null)
     reasons: Counter[str] = Counter()
     bad = np.zeros(n, dtype=bool)
