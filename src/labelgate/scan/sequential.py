@@ -105,6 +105,11 @@ class Scan:
         self.indices = indices  # multi-label rows written as the positive classes' indices
         self.soft_reasons: Counter[str] = Counter()
         self.ignore_index = ignore_index
+        # status -> the check code its targets fail; LG034 is the row rule of multi-hot targets
+        self.failing = {
+            status: "LG034" if multilabel and code == "LG015" else code
+            for status, code in failing_codes(num_classes, ignore_index).items()
+        }
         self.plan = plan
         self.weights: F64 | None = None if weights is None else np.asarray(weights, np.float64)
         self.max_examples = max_examples
@@ -188,9 +193,7 @@ class Scan:
 
         self._batches(c, batch, usable, w)
         self._per_source(c, src, usable, chunk.first_row, w)
-        for status, code in failing_codes(self.k, self.ignore_index).items():
-            if self.multilabel and code == "LG015":
-                code = "LG034"  # the row rule of multi-hot targets
+        for status, code in self.failing.items():
             self._tally(code, c.status == status, c, chunk, src, batch, w)
         if chunk.names is not None and c.row_of is None and not soft:
             self._pairs(c, chunk, src)
