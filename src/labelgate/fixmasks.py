@@ -23,7 +23,7 @@ from labelgate.atomic import atomic_path
 from labelgate.contract import Contract
 from labelgate.errors import UsageError
 from labelgate.fix import FixOptions, FixResult, SourceFix
-from labelgate.validation import run, validate
+from labelgate.validation import validate
 
 __all__ = ["fix_masks"]
 
@@ -32,8 +32,9 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
     """Write remapped copies of the masks under ``path`` into ``options.out`` (a folder).
 
     Raises:
-        UsageError: nothing to remap, the output folder is the input (or inside it), or a new
-            value does not fit a mask's pixel type.
+        UsageError: nothing to remap, no K, the output folder is the input (or inside it), or a
+            new value does not fit a mask's pixel type.
+        InputError: no mask file is found.
     """
     from labelgate.formats.masks import (
         LOSSY_SUFFIXES,
@@ -45,7 +46,7 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
     table: dict[int, int | None] = dict(contract.value_map or {})
     table.update(options.value_maps)
     root = Path(path)
-    _, meta_colours = dataset_meta(root)
+    meta_names, meta_colours = dataset_meta(root)
     colours = contract.color_map if contract.color_map is not None else meta_colours
     if not table and colours is None:
         raise UsageError(
@@ -57,10 +58,11 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
         raise UsageError(
             f"--out {options.out!r} would write inside the masks read: name a new folder"
         )
-    done = run([path], contract.replace(task="segmentation"), input_format="masks", max_examples=1)
-    ignore = done.dataset.contract.ignore_index
-    lookup = {old: ignore if new is None else new for old, new in table.items()}
     base, files = mask_paths(root)
+    if contract.num_classes is None and contract.class_map is None and meta_names is None:
+        raise UsageError("--classes K is required (or num_classes in the contract)")
+    ignore = contract.ignore_index
+    lookup = {old: ignore if new is None else new for old, new in table.items()}
     changed: Counter[str] = Counter()
     left: Counter[str] = Counter()
     written = 0
