@@ -20,6 +20,8 @@ from PIL import Image
 from labelgate import Contract
 from labelgate.contract import Batching, cityscapes_value_map
 from labelgate.errors import ContractError
+from labelgate.fix import FixOptions
+from labelgate.fixmasks import fix_masks
 from labelgate.formats.masks import decode, decoded, mask_files
 from labelgate.validation import run
 
@@ -289,6 +291,9 @@ def test_colour_map_contract_errors(tmp_path: Path) -> None:
         Contract.from_yaml(bad)
 
 
+DATUMARO_COUNTS = {"Void": 0, "Animal": 3, "Archway": 0, "Bicyclist": 4, "Child": 2, "Road": 1}
+
+
 class TestRealMasks:
     def test_voc_palette_mask(self, shared_real_world: Path) -> None:
         folder = shared_real_world / "annotations" / "segmentation" / "labelme_semantic_voc2011"
@@ -315,14 +320,23 @@ class TestRealMasks:
         report = report_of(folder, num_classes=6)
         assert report.status == "pass"
         counts = {c["name"]: c["count"] for c in report.classes}
-        assert counts == {
-            "Void": 0,
-            "Animal": 3,
-            "Archway": 0,
-            "Bicyclist": 4,
-            "Child": 2,
-            "Road": 1,
-        }
+        assert counts == DATUMARO_COUNTS
+
+    def test_datumaro_fix_keeps_the_class_map_of_dataset_meta(
+        self, real_world: Path, tmp_path: Path
+    ) -> None:
+        folder = real_world / "annotations" / "segmentation" / "datumaro_common_semseg"
+        out = tmp_path / "fixed"
+        r = run_cli("fix", str(folder), "--out", str(out), "--format", "json")
+        assert r.returncode == 0, r.stderr
+        log = json.loads(r.stdout)
+        assert log["rows"] == {"in": 2, "fixed": 2, "quarantined": 0}
+        assert log["after"]["status"] == "pass"
+        assert sorted(p.name for p in out.iterdir()) == ["0001.png", "0002.png"]
+        after = fix_masks(str(folder), Contract(), FixOptions(out=str(tmp_path / "api"))).after
+        assert after is not None and after.status == "pass"
+        counts = {c["name"]: c["count"] for c in after.classes}  # the input's counts, kept
+        assert counts == DATUMARO_COUNTS
 
 
 # -- the oracle ------------------------------------------------------------------------------

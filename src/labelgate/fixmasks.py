@@ -59,7 +59,8 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
             f"--out {options.out!r} would write inside the masks read: name a new folder"
         )
     base, files = mask_paths(root)
-    if contract.num_classes is None and contract.class_map is None and meta_names is None:
+    names = contract.class_map if contract.class_map is not None else meta_names
+    if contract.num_classes is None and names is None:
         raise UsageError("--classes K is required (or num_classes in the contract)")
     ignore = contract.ignore_index
     lookup = {old: ignore if new is None else new for old, new in table.items()}
@@ -85,8 +86,11 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
         with atomic_path(target) as tmp:
             save(new, tmp)
         written += 1
+    # the fixed folder has no dataset_meta.json: its class map (and K) come from the input's
     after = validate(
-        [str(out)], contract.replace(task="segmentation", value_map=None), input_format="masks"
+        [str(out)],
+        contract.replace(task="segmentation", value_map=None, class_map=names),
+        input_format="masks",
     )
     result = FixResult(
         rows_in=len(files),
