@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labelgate import Contract
+from labelgate.report import Report
 from labelgate.validation import run
 
 from .conftest import run_cli
@@ -42,14 +43,19 @@ def bce_can_go_negative(target: list[float]) -> bool:
     return False
 
 
+def report_of(rows: list[list[Any]], contract: Contract) -> Report:
+    """The report on ``rows`` as a ``labels`` list column, every example kept."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "labels.parquet"
+        pq.write_table(pa.table({"labels": pa.array(rows, pa.list_(pa.float64()))}), path)
+        return run([str(path)], contract, max_examples=0).report
+
+
 @settings(max_examples=100, deadline=None)
 @given(rows=st.lists(row, min_size=1, max_size=40))
 def test_flagged_rows_are_exactly_the_rows_bce_misreads(rows: list[list[Any]]) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "m.parquet"
-        pq.write_table(pa.table({"labels": pa.array(rows, pa.list_(pa.float64()))}), path)
-        contract = Contract(num_classes=K, task="multilabel", label_column="labels")
-        report = run([str(path)], contract, max_examples=0).report
+    contract = Contract(num_classes=K, task="multilabel", label_column="labels")
+    report = report_of(rows, contract)
     flagged = {e.row for f in report.findings if f.code == "LG034" for e in f.examples}
     for i, target in enumerate(rows):
         if len(target) != K:
@@ -141,11 +147,8 @@ index = st.sampled_from([0, 1, 2, 0, 1, 2, 3, -1, 0.5, None])
 @settings(max_examples=100, deadline=None)
 @given(rows=st.lists(st.lists(index, min_size=0, max_size=4), min_size=1, max_size=30))
 def test_index_lists_flagged_exactly_where_scatter_fails(rows: list[list[Any]]) -> None:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "i.parquet"
-        pq.write_table(pa.table({"labels": pa.array(rows, pa.list_(pa.float64()))}), path)
-        contract = Contract(num_classes=K, task="multilabel", label_encoding="indices")
-        report = run([str(path)], contract, max_examples=0).report
+    contract = Contract(num_classes=K, task="multilabel", label_encoding="indices")
+    report = report_of(rows, contract)
     flagged = {e.row for f in report.findings if f.code == "LG034" for e in f.examples}
     for i, indices in enumerate(rows):
         try:  # the multi-hot row a collate function builds from the indices
