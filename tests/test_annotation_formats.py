@@ -13,7 +13,7 @@ import pytest
 
 from labelgate import Contract
 from labelgate.errors import InputError
-from labelgate.formats import detect
+from labelgate.readers import choose
 from labelgate.report import Report
 from labelgate.validation import run
 
@@ -307,7 +307,7 @@ def test_hf_parquet_class_label_and_no_label(tmp_path: Path) -> None:
 
 def test_real_hf_save_to_disk(shared_real_world: Path) -> None:
     folder = shared_real_world / "annotations/hf/fdm045_save_to_disk_test"
-    assert detect([str(folder)])[0] == "hf"
+    assert choose([str(folder)]).reader.name == "hf"
     with pytest.raises(Exception, match="--classes K is required"):
         validate(folder)  # a plain int64 column: no ClassLabel, no class count
     report = validate(folder, classes=11)
@@ -318,13 +318,13 @@ def test_real_hf_save_to_disk(shared_real_world: Path) -> None:
 
 
 def test_detection_of_each_format(tmp_path: Path) -> None:
-    assert detect([str(coco(tmp_path / "a.json", boxes(1), CATS))])[0] == "coco"
+    assert choose([str(coco(tmp_path / "a.json", boxes(1), CATS))]).reader.name == "coco"
     (tmp_path / "x.parquet").write_bytes(b"")
-    assert detect([str(tmp_path / "x.parquet")])[0] == "table"
+    assert choose([str(tmp_path / "x.parquet")]).reader.name == "table"
     other = tmp_path / "o.json"
     other.write_text('{"a": 1}')
-    with pytest.raises(InputError, match="not one"):
-        detect([str(other)])
+    with pytest.raises(InputError, match=r"unknown format: no reader claims this \.json file"):
+        choose([str(other)])
 
 
 def test_input_format_flag_and_report(tmp_path: Path) -> None:
@@ -353,7 +353,7 @@ def test_an_entity_bomb_in_voc_xml_stops_at_once(tmp_path: Path) -> None:
 def test_files_written_by_the_datasets_library(name: str) -> None:
     """tests/fixtures/hf_written/ was written by datasets 5.2.0 (make.py beside the files)."""
     path = Path(__file__).parent / "fixtures" / "hf_written" / name
-    assert detect([str(path)])[0] == "hf"
+    assert choose([str(path)]).reader.name == "hf"
     report = validate(path)
     assert [c["name"] for c in report.classes] == ["neg", "neu", "pos"]
     lg005 = finding(report, "LG005")
@@ -392,7 +392,8 @@ def test_a_folder_of_tables_stays_a_table_whatever_else_it_holds(tmp_path: Path)
     pq.write_table(pa.table({"label": [0, 1]}), tmp_path / "part-0" / "a.parquet")
     (tmp_path / "notes.xml").write_text("<a/>")
     (tmp_path / "part-0" / "plot.png").write_bytes(b"\x89PNG")
-    assert detect([str(tmp_path)]) == (
+    found = choose([str(tmp_path)])
+    assert (found.reader.name, found.why) == (
         "table",
         "a folder holding label tables (Parquet, CSV or JSONL)",
     )

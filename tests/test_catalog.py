@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -11,8 +12,21 @@ import pyarrow.parquet as pq
 import pytest
 
 from labelgate import Contract
-from labelgate.catalog import CATALOG, CODES, apply_severity, codes_in, engine_codes, entry
+from labelgate.annotations import AnnotationFacts
+from labelgate.catalog import (
+    CATALOG,
+    CODES,
+    apply_severity,
+    codes_in,
+    codes_module,
+    codes_raised_by,
+    engine_codes,
+    entry,
+    finding,
+)
 from labelgate.checks import all_checks
+from labelgate.checks.formats import FORMAT_CODES
+from labelgate.codes import READER_CODES
 from labelgate.contract import CHECK_CODES
 from labelgate.diff import DIFF_CODES, diff
 from labelgate.report import Finding
@@ -42,11 +56,55 @@ class TestCatalog:
     def test_contract_accepts_exactly_the_catalog(self) -> None:
         assert tuple(CHECK_CODES) == CODES
 
-    def test_json_schema_pattern_matches_exactly_the_catalog(self) -> None:
-        schema = json.loads((ROOT / "schemas" / "contract.schema.json").read_text())
-        pattern = schema["properties"]["severity"]["propertyNames"]["pattern"]
-        matched = {f"LG{n:03d}" for n in range(1000) if re.match(pattern, f"LG{n:03d}")}
-        assert matched == set(CODES)
+    def test_json_schema_lists_exactly_the_catalog(self) -> None:
+        path = ROOT / "schemas" / "contract.schema.json"
+        schema = json.loads(path.read_text())
+        names = schema["properties"]["severity"]["propertyNames"]
+        if os.environ.get("LABELGATE_REGOLD"):
+            names["enum"] = list(CODES)
+            path.write_text(json.dumps(schema, indent=2, ensure_ascii=False) + "\n")
+        assert names == {"enum": list(CODES)}
+
+    def test_the_code_type_is_generated_from_the_catalog(self) -> None:
+        """labelgate/codes.py (the Code type mypy checks every literal code against)."""
+        path = ROOT / "src" / "labelgate" / "codes.py"
+        if os.environ.get("LABELGATE_REGOLD"):
+            path.write_text(codes_module())
+        assert path.read_text() == codes_module()
+        assert tuple(READER_CODES) and set(READER_CODES) == set(codes_raised_by("reader"))
+        assert codes_raised_by("reader") == FORMAT_CODES
+
+    def test_a_reader_reporting_a_code_it_does_not_own_is_an_error(self) -> None:
+        facts = AnnotationFacts(format="x", why="test")
+        with pytest.raises(ValueError, match="not a reader's code"):
+            facts.hit("LG004", message="m", fix="f")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="not a reader's code"):
+            facts.hit("LG999", message="m", fix="f")  # type: ignore[arg-type]
+        facts.hit("LG027", message="m", fix="f")
+        assert facts.hits["LG027"].count == 1
+
+    def test_finding_takes_its_severity_from_the_catalog(self) -> None:
+        f = finding("LG014", count=2, message="m")
+        assert (f.severity, f.count) == ("warning", 2)
+        assert finding("LG011", count=1, message="m", severity="warning").severity == "warning"
+        with pytest.raises(ValueError, match="not a check code"):
+            finding("LG999", count=1, message="m")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="severity"):
+            finding("LG004", count=1, message="m", severity="fatal")
+
+    def test_engine_translators_name_only_catalog_codes(self) -> None:
+        from labelgate.engines import Translator
+
+        t = Translator("x", lambda value, k, ignore: "LG004")
+        t.register("LG003", "not_null")
+        t.register("LG002", "integral*")
+        assert t.code("not_null", None, 4, -100) == "LG003"
+        assert t.code("integral_label", 1.5, 4, -100) == "LG002"
+        assert t.code("other", 9, 4, -100) == "LG004"
+        with pytest.raises(ValueError, match="not a check code"):
+            t.register("LG999", "y")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="twice"):
+            t.register("LG014", "not_null")
 
     @pytest.mark.parametrize("doc", ["README.md", "docs/checks.md"])
     def test_tables_follow_the_catalog(self, doc: str) -> None:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labelgate.annotations import AnnotationFacts
-from labelgate.formats.rows import check_box
+from labelgate.readers.boxes import check_box
 from labelgate.report import Example
 
 torch = pytest.importorskip("torch")

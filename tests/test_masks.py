@@ -22,7 +22,7 @@ from labelgate.contract import Batching, cityscapes_value_map
 from labelgate.errors import ContractError
 from labelgate.fix import FixOptions
 from labelgate.fixmasks import fix_masks
-from labelgate.formats.masks import decode, decoded, mask_files
+from labelgate.readers.masks import decode, decoded, mask_files
 from labelgate.validation import run
 
 from .conftest import SAMPLES, run_cli

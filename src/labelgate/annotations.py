@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from labelgate.codes import READER_CODES, Code
 from labelgate.report import Example
 
 __all__ = ["AnnotationFacts", "Hits"]
@@ -50,14 +51,14 @@ class AnnotationFacts:
     format: str
     why: str
     task: str = "classification"
-    hits: dict[str, Hits] = field(default_factory=dict)
+    hits: dict[Code, Hits] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     limit: int | None = 20
     background: int | None = None
 
     def hit(
         self,
-        code: str,
+        code: Code,
         example: Example | None = None,
         *,
         message: str,
@@ -66,7 +67,13 @@ class AnnotationFacts:
         count: int = 1,
     ) -> Hits:
         """Count ``count`` records failing ``code`` (the first fix stands; up to five different
-        messages are kept, joined)."""
+        messages are kept, joined).
+
+        Raises:
+            ValueError: ``code`` is not one the catalog says readers raise (it would be dropped).
+        """
+        if code not in READER_CODES:
+            raise ValueError(f"{code!r} is not a reader's code in the catalog")
         h = self.hits.get(code)
         if h is None:
             h = self.hits[code] = Hits(message=message, fix=fix, unit=unit)

@@ -256,34 +256,31 @@ def validate(
         raise UsageError(
             f"the {engine} engine reads files; data in memory runs the streaming engine"
         )
-    from labelgate.io.sources import in_memory
+    from labelgate.io.sources import held
 
-    held = as_table(data, target_getter=target_getter)
-    applied = _with_held(applied, held)
-    with in_memory(held.table, held.given_as) as path:
-        report = _run([path], applied, engine, gx_docs, settings)
-    files = [dict(f) | {"path": f"{held.given_as} (in memory)"} for f in report.input["files"]]
-    return _as_validation_report(dataclasses.replace(report, input=report.input | {"files": files}))
-
-
-def _with_held(contract: Contract, held: InMemory) -> Contract:
-    """The contract, completed by what the in-memory object says of itself (its label column,
-    class names and task) where the contract does not say it."""
-    class_map = contract.class_map or held.class_map
-    return contract.replace(
-        label_column=None if contract.label_column else held.label_column,
-        class_map=class_map,
-        num_classes=(
-            len(class_map.entries)
-            if contract.num_classes is None and class_map is not None
-            else None
-        ),
-        task=None if contract.task else held.task,
+    found = as_table(data, target_getter=target_getter)
+    settings["found"] = _found_in(found)
+    return _as_validation_report(
+        _run([held(found.table, found.given_as)], applied, engine, gx_docs, settings)
     )
 
 
+def _found_in(held: InMemory) -> list[tuple[str, Any, str]]:
+    """What the in-memory object says of itself (its label column, class names and task), each
+    with its origin, for the run's resolution (what was given stands)."""
+    origin = f"the {held.given_as}"
+    found: list[tuple[str, Any, str]] = [
+        ("label_column", held.label_column, origin),
+        ("task", held.task, origin),
+    ]
+    if held.class_map is not None:
+        found.append(("class_map", held.class_map, f"{origin} ({held.class_map.origin})"))
+        found.append(("num_classes", len(held.class_map.entries), f"{origin}'s class names"))
+    return found
+
+
 def _run(
-    listed: list[str], applied: Contract, engine: str, gx_docs: str | None, settings: dict[str, Any]
+    listed: list[Any], applied: Contract, engine: str, gx_docs: str | None, settings: dict[str, Any]
 ) -> Report:
     if engine == "gx":
         from labelgate.gx import validate_with_gx

@@ -11,23 +11,32 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
-from labelgate.report import SEVERITY_ORDER, Finding
+from labelgate.codes import Code
+from labelgate.report import SEVERITY_ORDER, Example, Finding
 
 __all__ = [
     "CATALOG",
     "CODES",
+    "COMPONENTS",
     "SCOPES",
     "SEVERITIES",
     "Entry",
     "apply_severity",
     "codes_in",
+    "codes_module",
+    "codes_raised_by",
     "engine_codes",
     "entry",
+    "finding",
 ]
 
 SEVERITIES = ("error", "warning", "info", "off")
 SCOPES = ("input", "row", "batch", "class map", "dataset", "diff")
+# What raises a code: the input's resolution, the scan's checks, the contract's pin, its pandera
+# section, an annotation-format reader (through AnnotationFacts.hit), or labelgate diff.
+COMPONENTS = ("input", "scan", "contract", "section", "reader", "diff")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,18 +54,25 @@ class Entry:
         engines: the row-level engines (``pandera``, ``gx``) that can express it; labelgate runs
             every other check itself whatever the engine.
         shown_severity: the severity column of the tables, where it says more than ``severity``.
+        raised_by: what raises it (see :data:`COMPONENTS`): a reader's codes are the ones
+            ``AnnotationFacts.hit`` accepts.
     """
 
-    code: str
+    code: Code
     title: str
     finds: str
     severity: str
     scope: str
     engines: tuple[str, ...] = ()
     shown_severity: str = ""
+    raised_by: str = "scan"
 
     def __post_init__(self) -> None:
-        if self.severity not in SEVERITIES[:3] or self.scope not in SCOPES:
+        if (
+            self.severity not in SEVERITIES[:3]
+            or self.scope not in SCOPES
+            or self.raised_by not in COMPONENTS
+        ):
             raise ValueError(f"bad catalog entry {self!r}")
 
 
@@ -70,6 +86,7 @@ CATALOG: tuple[Entry, ...] = (
         "error",
         "input",
         shown_severity="usage error, exit 2",
+        raised_by="input",
     ),
     Entry(
         "LG002",
@@ -181,6 +198,7 @@ CATALOG: tuple[Entry, ...] = (
         "class map differs from the fingerprint `labelgate pin` wrote into the contract",
         "error",
         "class map",
+        raised_by="contract",
     ),
     Entry(
         "LG019",
@@ -189,6 +207,7 @@ CATALOG: tuple[Entry, ...] = (
         "error",
         "row",
         ("pandera",),
+        raised_by="section",
     ),
     Entry(
         "LG020",
@@ -197,6 +216,7 @@ CATALOG: tuple[Entry, ...] = (
         "error",
         "diff",
         shown_severity="error / warning / info (docs/ci-gate.md)",
+        raised_by="diff",
     ),
     Entry(
         "LG021",
@@ -204,6 +224,7 @@ CATALOG: tuple[Entry, ...] = (
         "`labelgate diff`: label values new in head",
         "error",
         "diff",
+        raised_by="diff",
     ),
     Entry(
         "LG022",
@@ -211,6 +232,7 @@ CATALOG: tuple[Entry, ...] = (
         "`labelgate diff`: classes gone from head",
         "warning",
         "diff",
+        raised_by="diff",
     ),
     Entry(
         "LG023",
@@ -218,6 +240,7 @@ CATALOG: tuple[Entry, ...] = (
         "`labelgate diff`: class or source share shifted past the threshold",
         "warning",
         "diff",
+        raised_by="diff",
     ),
     Entry(
         "LG024",
@@ -225,6 +248,7 @@ CATALOG: tuple[Entry, ...] = (
         "`labelgate diff`: rows added or removed, by id",
         "info",
         "diff",
+        raised_by="diff",
     ),
     Entry(
         "LG025",
@@ -232,6 +256,7 @@ CATALOG: tuple[Entry, ...] = (
         "`labelgate diff`: label changed for the same id",
         "warning",
         "diff",
+        raised_by="diff",
     ),
     Entry(
         "LG026",
@@ -248,6 +273,7 @@ CATALOG: tuple[Entry, ...] = (
         "raise 'All bounding boxes should have positive height and width'",
         "error",
         "row",
+        raised_by="reader",
     ),
     Entry(
         "LG028",
@@ -255,6 +281,7 @@ CATALOG: tuple[Entry, ...] = (
         "boxes reaching past their image's edges, or YOLO coordinates outside [0, 1]",
         "warning",
         "row",
+        raised_by="reader",
     ),
     Entry(
         "LG029",
@@ -262,6 +289,7 @@ CATALOG: tuple[Entry, ...] = (
         "box coordinates that are NaN or infinite: the box loss is NaN from the first batch",
         "error",
         "row",
+        raised_by="reader",
     ),
     Entry(
         "LG030",
@@ -270,6 +298,7 @@ CATALOG: tuple[Entry, ...] = (
         "categories, YOLO names, the class map of VOC files)",
         "error",
         "row",
+        raised_by="reader",
     ),
     Entry(
         "LG031",
@@ -279,6 +308,7 @@ CATALOG: tuple[Entry, ...] = (
         "line or by annotation id",
         "error",
         "row",
+        raised_by="reader",
     ),
     Entry(
         "LG032",
@@ -287,6 +317,7 @@ CATALOG: tuple[Entry, ...] = (
         "detection heads train them as background, silently",
         "error",
         "row",
+        raised_by="reader",
     ),
     Entry(
         "LG033",
@@ -295,6 +326,7 @@ CATALOG: tuple[Entry, ...] = (
         "`__MACOSX`), are empty (ImageFolder raises), or differ between splits given together",
         "error",
         "class map",
+        raised_by="reader",
     ),
     Entry(
         "LG034",
@@ -318,6 +350,7 @@ CATALOG: tuple[Entry, ...] = (
         "foreground saved as white, not as class 1",
         "error",
         "row",
+        raised_by="reader",
     ),
     Entry(
         "LG037",
@@ -326,6 +359,7 @@ CATALOG: tuple[Entry, ...] = (
         "edges) or a JPEG file",
         "error",
         "row",
+        raised_by="reader",
     ),
     Entry(
         "LG038",
@@ -334,6 +368,7 @@ CATALOG: tuple[Entry, ...] = (
         "holding colours the table lacks",
         "error",
         "row",
+        raised_by="reader",
     ),
     Entry(
         "LG039",
@@ -342,11 +377,12 @@ CATALOG: tuple[Entry, ...] = (
         "labelId -> trainId table is named",
         "error",
         "row",
+        raised_by="reader",
     ),
 )
 
-_BY_CODE = {e.code: e for e in CATALOG}
-CODES: tuple[str, ...] = tuple(_BY_CODE)
+_BY_CODE: dict[str, Entry] = {e.code: e for e in CATALOG}
+CODES: tuple[Code, ...] = tuple(e.code for e in CATALOG)
 
 
 def entry(code: str) -> Entry:
@@ -358,12 +394,72 @@ def entry(code: str) -> Entry:
     return _BY_CODE[code]
 
 
-def codes_in(*scopes: str) -> tuple[str, ...]:
+def codes_in(*scopes: str) -> tuple[Code, ...]:
     """The codes of the given scopes, in code order."""
     return tuple(e.code for e in CATALOG if e.scope in scopes)
 
 
-def engine_codes(engine: str) -> tuple[str, ...]:
+def codes_raised_by(component: str) -> tuple[Code, ...]:
+    """The codes ``component`` raises (see :data:`COMPONENTS`), in code order."""
+    if component not in COMPONENTS:
+        raise ValueError(f"no component {component!r}; one of {', '.join(COMPONENTS)}")
+    return tuple(e.code for e in CATALOG if e.raised_by == component)
+
+
+def finding(
+    code: Code,
+    *,
+    count: int,
+    message: str,
+    fix: str = "",
+    severity: str | None = None,
+    unit: str = "rows",
+    examples: tuple[Example, ...] = (),
+    batches: tuple[int, ...] = (),
+    details: dict[str, Any] | None = None,
+) -> Finding:
+    """A finding of ``code``, its severity the catalog's unless the evidence says another.
+
+    Raises:
+        ValueError: the code is not in the catalog, or the severity is not one.
+    """
+    if code not in _BY_CODE:
+        raise ValueError(f"{code!r} is not a check code of the catalog")
+    level = _BY_CODE[code].severity if severity is None else severity
+    if level not in SEVERITIES[:3]:
+        raise ValueError(f"a finding's severity is error, warning or info, got {level!r}")
+    return Finding(
+        code=code,
+        severity=level,
+        count=count,
+        message=message,
+        fix=fix,
+        unit=unit,
+        examples=examples,
+        batches=batches,
+        details={} if details is None else details,
+    )
+
+
+def codes_module() -> str:
+    """The source of :mod:`labelgate.codes`, generated from the catalog (a test holds the file
+    to it; ``LABELGATE_REGOLD=1 python -m pytest tests/test_catalog.py`` rewrites it)."""
+    listed = "".join(f'    "{e.code}",\n' for e in CATALOG)
+    reader = "".join(f'    "{c}",\n' for c in codes_raised_by("reader"))
+    return (
+        '"""The check codes as a type, generated from :mod:`labelgate.catalog` (do not edit: a '
+        "test\nholds this file to the catalog).\n\nA code spelled wrong, or missing from the "
+        "catalog, is a type error wherever a\n:data:`Code` is expected, and a reader's codes are "
+        'the ones :data:`READER_CODES` lists.\n"""\n\n'
+        "from __future__ import annotations\n\nfrom typing import Literal, get_args\n\n"
+        '__all__ = ["CODES", "READER_CODES", "Code"]\n\n'
+        f"Code = Literal[\n{listed}]\n\n"
+        "CODES: tuple[Code, ...] = get_args(Code)\n\n"
+        f"READER_CODES: frozenset[Code] = frozenset(\n    (\n{reader.replace('    ', '        ')}    )\n)\n"
+    )
+
+
+def engine_codes(engine: str) -> tuple[Code, ...]:
     """The codes a row-level engine (``pandera``, ``gx``) expresses itself."""
     return tuple(e.code for e in CATALOG if engine in e.engines)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +13,7 @@ from labelgate.errors import InputError, UsageError
 from labelgate.io import InputFile, read_schema, resolve_inputs, stream_columns
 from labelgate.io.stream import FileSchema
 from labelgate.labels import is_list_type, is_soft_type
+from labelgate.resolved import LABEL_TYPE, Resolution, Resolved
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -28,7 +29,7 @@ class Dataset:
         files: the input files, in reading order.
         schemas: each file's schema and stated row count.
         columns: the label, id, source and name columns, and how each was found.
-        contract: the contract with K, task and columns resolved.
+        contract: the contract applied: the one asked for, with K, task and columns resolved.
         label_type: the label column's Arrow type.
         plan: the batch plan.
         known_rows: the total row count where the files state it (Parquet footers) or it was
@@ -42,6 +43,7 @@ class Dataset:
     label_type: pa.DataType
     plan: BatchPlan
     known_rows: int | None
+    resolved: Resolved
 
     @property
     def k(self) -> int:
@@ -94,15 +96,23 @@ def read_schemas(files: list[InputFile], mapper: Mapper | None = None) -> list[F
         return list(pool.map(read_schema, files))
 
 
-def open_dataset(paths: list[str], contract: Contract, mapper: Mapper | None = None) -> Dataset:
+def open_dataset(
+    paths: Sequence[str | InputFile],
+    contract: Contract,
+    mapper: Mapper | None = None,
+    resolution: Resolution | None = None,
+) -> Dataset:
     """Resolve inputs, columns, task and batch plan; read no rows (but for a shuffled text input,
-    whose rows must be counted first).
+    whose rows must be counted first). ``resolution`` carries what the run found before (a
+    reader's class map); ``contract`` is what was asked.
 
     Raises:
         UsageError: no K, or a column or task that cannot be used (LG001 included).
         InputError: an input is missing, empty, corrupt, or lacks a column the first file has.
     """
-    contract = _per_column(contract)
+    resolution = resolution or Resolution(contract)
+    _per_column(contract, resolution)
+    contract = resolution.applied()
     if contract.num_classes is None:
         raise UsageError("--classes K is required (or num_classes in the contract)")
     files = resolve_inputs(paths)
@@ -139,19 +149,21 @@ def open_dataset(paths: list[str], contract: Contract, mapper: Mapper | None = N
     task = _task(contract.task, label_type, columns.label)
     if task == "segmentation":
         columns = _with_pixels(columns, first.schema, files[0].path)
-    contract = contract.replace(
-        task=task,
-        label_column=columns.label,
-        id_column=columns.id,
-        source_column=columns.source,
-        name_column=columns.name,
-    )
+    resolution.found("task", task, LABEL_TYPE)
+    for field, value in (
+        ("label_column", columns.label),
+        ("id_column", columns.id),
+        ("source_column", columns.source),
+        ("name_column", columns.name),
+    ):
+        resolution.found(field, value, "the column names (detected)")
+    contract = resolution.applied()
     batching = contract.batching
     known = _known_rows(files, schemas, columns, need=batching.shuffle_seed is not None)
     plan = BatchPlan.build(
         batching.size, drop_last=batching.drop_last, rows=known, seed=batching.shuffle_seed
     )
-    return Dataset(files, schemas, columns, contract, label_type, plan, known)
+    return Dataset(files, schemas, columns, contract, label_type, plan, known, resolution.freeze())
 
 
 def _task(wanted: str | None, label_type: Any, column: str) -> str:
@@ -179,7 +191,7 @@ PIXELS = "pixels"
 MEMBERS = "labels (columns)"  # the list column built from --label-columns
 
 
-def _per_column(contract: Contract) -> Contract:
+def _per_column(contract: Contract, resolution: Resolution) -> None:
     """A contract naming K label columns: the multilabel task, K their count, their names the
     class map where none is given.
 
@@ -188,7 +200,7 @@ def _per_column(contract: Contract) -> Contract:
     """
     members = contract.label_columns
     if not members:
-        return contract
+        return
     if contract.task not in (None, "multilabel"):
         raise UsageError(f"--label-columns hold multi-label targets, not task {contract.task!r}")
     if contract.num_classes not in (None, len(members)):
@@ -199,8 +211,10 @@ def _per_column(contract: Contract) -> Contract:
         raise UsageError("--label-columns hold one value per class: the encoding is multi-hot")
     from labelgate.classmap import ClassMap
 
-    class_map = contract.class_map or ClassMap.from_names(list(members), origin="--label-columns")
-    return contract.replace(task="multilabel", num_classes=len(members), class_map=class_map)
+    named = ClassMap.from_names(list(members), origin="--label-columns")
+    resolution.found("task", "multilabel", "--label-columns")
+    resolution.found("num_classes", len(members), "the --label-columns count")
+    resolution.found("class_map", named, "the --label-columns names")
 
 
 def _stacked(batch: pa.RecordBatch, members: tuple[str, ...]) -> pa.Array:

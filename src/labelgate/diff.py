@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from labelgate.catalog import apply_severity, codes_in, entry
+from labelgate.catalog import apply_severity, codes_in, entry, finding
 from labelgate.checks.context import Context, join_values
 from labelgate.classmap import normalise_name
 from labelgate.contract import Contract
@@ -55,9 +55,8 @@ def diff(
     new_values = sorted(set(head_values) - set(base_values))
     if new_values:
         found.append(
-            Finding(
-                code="LG021",
-                severity="error",
+            finding(
+                "LG021",
                 count=sum(head_values[v] for v in new_values),
                 unit="rows",
                 message=f"label values new in head, unknown to base: {join_values(new_values)}",
@@ -68,9 +67,8 @@ def diff(
     gone = sorted(v for v in base_values if v not in head_values and 0 <= v < head_ctx.k)
     if gone:
         found.append(
-            Finding(
-                code="LG022",
-                severity="warning",
+            finding(
+                "LG022",
                 count=len(gone),
                 unit="classes",
                 message=f"classes present in base are gone from head: {join_values(gone)}",
@@ -81,9 +79,8 @@ def diff(
     shares = _shifts(base_ctx, head_ctx, threshold)
     if shares:
         found.append(
-            Finding(
-                code="LG023",
-                severity="warning",
+            finding(
+                "LG023",
                 count=len(shares),
                 unit="shares",
                 message=f"shares moved by more than {threshold:.0%}: "
@@ -146,8 +143,8 @@ def _class_map_changes(
             [f"reordered {join_values(reordered, 5)}"] if reordered else []
         )
         out.append(
-            Finding(
-                code="LG020",
+            finding(
+                "LG020",
                 severity="info" if bumped else "error",
                 count=len(remap),
                 unit="classes",
@@ -163,8 +160,8 @@ def _class_map_changes(
         )
     if added or dropped:
         out.append(
-            Finding(
-                code="LG020",
+            finding(
+                "LG020",
                 severity="warning",
                 count=len(added) + len(dropped),
                 unit="classes",
@@ -234,9 +231,8 @@ def _rows_by_id(base: Validation, head: Validation) -> dict[str, Any]:
     findings = []
     if changed:
         findings.append(
-            Finding(
-                code="LG025",
-                severity="warning",
+            finding(
+                "LG025",
                 count=len(changed),
                 unit="rows",
                 message=f"{len(changed)} rows keep their id but changed label: "
@@ -249,9 +245,8 @@ def _rows_by_id(base: Validation, head: Validation) -> dict[str, Any]:
         )
     if added or removed:
         findings.append(
-            Finding(
-                code="LG024",
-                severity="info",
+            finding(
+                "LG024",
                 count=len(added) + len(removed),
                 unit="rows",
                 message=f"{len(added)} rows added, {len(removed)} removed (by id)",

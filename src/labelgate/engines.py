@@ -7,20 +7,64 @@ status are the default engine's, and the report says once what each ran.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from labelgate.catalog import apply_severity, engine_codes, entry
+from labelgate.catalog import CODES, apply_severity, engine_codes, entry, finding
+from labelgate.codes import Code
 from labelgate.dataset import Dataset
 from labelgate.errors import UsageError
-from labelgate.report import Example, Finding, Report
+from labelgate.report import Example, Report
 from labelgate.scan import NO_SOURCE
 from labelgate.section import plain
 from labelgate.validation import Validation
 
-__all__ = ["REJECTING", "engine_report", "load_frame", "plain"]
+__all__ = ["REJECTING", "Translator", "engine_report", "load_frame", "plain"]
 
 REJECTING = {"LG002", "LG003", "LG004", "LG005"}  # a row failing one of these is rejected
+
+
+Judge = Callable[[Any, int, int], Code]  # (failing value, K, ignore_index) -> its code
+
+
+class Translator:
+    """An engine's failing checks as labelgate codes: each code registers the engine's check
+    names that mean it (a name, or a prefix of generated names); a check registered to no code
+    is judged by ``fallback`` from its failing value."""
+
+    def __init__(self, engine: str, fallback: Judge) -> None:
+        self.engine = engine
+        self._fallback = fallback
+        self._names: dict[str, Code | Judge] = {}
+
+    def register(self, code: Code | Judge, *checks: str) -> None:
+        """``checks`` (names, or prefixes ending in ``*``) fail rows with ``code``, or with the
+        code a judge gives their failing value.
+
+        Raises:
+            ValueError: the code is not in the catalog, or a check is registered twice.
+        """
+        if isinstance(code, str) and code not in CODES:
+            raise ValueError(f"{code!r} is not a check code of the catalog")
+        for name in checks:
+            if name in self._names:
+                raise ValueError(f"{self.engine}'s check {name!r} is registered twice")
+            self._names[name] = code
+
+    def code(self, check: str, value: Any, k: int, ignore_index: int) -> Code:
+        """The code of one failure of the engine's ``check`` on ``value``."""
+        found: Code | Judge = self._fallback
+        if check in self._names:
+            found = self._names[check]
+        else:
+            for name, code in self._names.items():
+                if name.endswith("*") and check.startswith(name[:-1]):
+                    found = code
+                    break
+        if isinstance(found, str):
+            return found
+        return found(value, k, ignore_index)
 
 
 def load_frame(data: Dataset, *, extra: list[str] | None = None) -> Any:
@@ -72,7 +116,7 @@ def _not_shifted(rows: list[int], report: Report, df: Any, source: str | None) -
 def engine_report(
     done: Validation,
     df: Any,
-    failures: dict[str, set[int]],
+    failures: dict[Code, set[int]],
     engine: str,
     version: str,
     *,
@@ -120,9 +164,8 @@ def engine_report(
                 )
             )
         found.append(
-            Finding(
-                code=code,
-                severity=entry(code).severity,
+            finding(
+                code,
                 count=len(rows),
                 unit="rows",
                 message=f"{len(rows)} rows fail {engine}'s {code} check, {entry(code).title} (engine: {engine})",

@@ -36,7 +36,7 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
             new value does not fit a mask's pixel type.
         InputError: no mask file is found.
     """
-    from labelgate.formats.masks import (
+    from labelgate.readers.masks import (
         LOSSY_SUFFIXES,
         dataset_meta,
         mask_paths,
@@ -126,7 +126,7 @@ def _load(path: Path, colours: Mapping[int, int] | None) -> tuple[npt.NDArray[An
         mode, palette = im.mode, im.getpalette() if im.mode == "P" else None
         array = np.asarray(im)
     if array.ndim == 3 and colours is not None:
-        from labelgate.formats.masks import pack_rgb
+        from labelgate.readers.masks import pack_rgb
 
         packed = pack_rgb(array)
         index = np.full(packed.shape, 255, dtype=np.int64)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from labelgate.codes import Code
 from labelgate.contract import Contract
-from labelgate.engines import engine_report, load_frame
+from labelgate.engines import Translator, engine_report, load_frame
 from labelgate.errors import UsageError
 from labelgate.report import Report
 from labelgate.rules import code_of, masks
@@ -83,15 +84,15 @@ def suite_json(contract: Contract) -> dict[str, Any]:
     return document
 
 
-def _code(kind: str, value: Any, k: int, ignore: int) -> str:
-    if kind == "expect_column_values_to_not_be_null":
-        return "LG003"
-    if kind == "expect_column_values_to_be_unique":
-        return "LG014"
-    if kind == "expect_column_pair_values_to_be_in_set":
-        return "LG010"
-    # A value outside {ignore_index, 0..K-1}: the judge names its code.
+def _judged(value: Any, k: int, ignore: int) -> Code:
+    """A value outside {ignore_index, 0..K-1}: the judge names its code."""
     return code_of(value[0] if isinstance(value, (tuple, list)) else value, k, ignore) or "LG004"
+
+
+TRANSLATOR = Translator("gx", _judged)
+TRANSLATOR.register("LG003", "expect_column_values_to_not_be_null")
+TRANSLATOR.register("LG014", "expect_column_values_to_be_unique")
+TRANSLATOR.register("LG010", "expect_column_pair_values_to_be_in_set")
 
 
 def validate_with_gx(
@@ -135,7 +136,7 @@ def validate_with_gx(
         )
         outcome = checkpoint.run(batch_parameters={"dataframe": df})
         results = next(iter(outcome.run_results.values())).results
-    failures: dict[str, set[int]] = {}
+    failures: dict[Code, set[int]] = {}
     for r in results:
         if r.success:
             continue
@@ -150,7 +151,7 @@ def validate_with_gx(
             rows = [r for r in rows if bool(usable.iloc[int(r)])]
             values = [None] * len(rows)
         for row, value in zip(rows, values, strict=False):
-            code = _code(kind, value, data.k, contract.ignore_index)
+            code = TRANSLATOR.code(kind, value, data.k, contract.ignore_index)
             failures.setdefault(code, set()).add(int(row))
     return engine_report(done, df, failures, "gx", gx.__version__, max_examples=max_examples)
 

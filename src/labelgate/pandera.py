@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from labelgate.classmap import normalise_name
+from labelgate.codes import Code
 from labelgate.contract import Contract
-from labelgate.engines import engine_report, load_frame
+from labelgate.engines import Translator, engine_report, load_frame
 from labelgate.errors import UsageError
 from labelgate.report import Report
 from labelgate.rules import code_of, masks
@@ -138,19 +139,27 @@ def schema(contract: Contract) -> pa.DataFrameSchema:
     return pa.DataFrameSchema(columns, checks=checks, name=contract.name, strict=False)
 
 
-def check_code(check: str, value: Any, num_classes: int, ignore_index: int) -> str:
-    """The labelgate code of a pandera failure case on the label, id or name column."""
-    if check == "not_nullable":
-        return "LG003"
-    if check == "field_uniqueness":
-        return "LG014"
-    if check.startswith("labelgate_integral"):
-        return "LG002"
-    if check.startswith("labelgate_label_names"):
-        return "LG010"
-    if check.startswith("labelgate_class_index"):
-        return code_of(value, num_classes, ignore_index) or "LG004"
+def _judged(value: Any, num_classes: int, ignore_index: int) -> Code:
+    """A class-index failure: the judge names its code."""
+    return code_of(value, num_classes, ignore_index) or "LG004"
+
+
+def _section(value: Any, num_classes: int, ignore_index: int) -> Code:
+    """Any other check is one of the contract's pandera section."""
     return "LG019"
+
+
+TRANSLATOR = Translator("pandera", _section)
+TRANSLATOR.register("LG003", "not_nullable")
+TRANSLATOR.register("LG014", "field_uniqueness")
+TRANSLATOR.register("LG002", "labelgate_integral*")
+TRANSLATOR.register("LG010", "labelgate_label_names*")
+TRANSLATOR.register(_judged, "labelgate_class_index*")
+
+
+def check_code(check: str, value: Any, num_classes: int, ignore_index: int) -> Code:
+    """The labelgate code of a pandera failure case on the label, id or name column."""
+    return TRANSLATOR.code(check, value, num_classes, ignore_index)
 
 
 def validate_with_pandera(
@@ -174,7 +183,7 @@ def validate_with_pandera(
             name=built.name,
             strict=False,
         )
-    failures: dict[str, set[int]] = {}
+    failures: dict[Code, set[int]] = {}
     for row, column, check, value in section_failures(built, df, 0):
         if row < 0:
             continue

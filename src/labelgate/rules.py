@@ -19,6 +19,8 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from labelgate.codes import Code
+
 __all__ = [
     "Masks",
     "Status",
@@ -49,7 +51,7 @@ class Status:
     NOT_A_DISTRIBUTION = 6  # a soft-label row that is not K probabilities summing to 1: LG015
     COUNT = 7
 
-    CODES: ClassVar[dict[int, str]] = {
+    CODES: ClassVar[dict[int, Code]] = {
         HIGH: "LG004",
         NEGATIVE: "LG005",
         NULL: "LG003",
@@ -107,7 +109,7 @@ def judge_one(value: int | None, num_classes: int, ignore_index: int) -> int:
     return int(judge(np.array([value], np.int64), num_classes, ignore_index)[0])
 
 
-def code_of(value: Any, num_classes: int, ignore_index: int) -> str | None:
+def code_of(value: Any, num_classes: int, ignore_index: int) -> Code | None:
     """The check code one target as a row-level engine reports it fails (``None``: it passes):
     LG003 null, LG002 not a whole number, else by :func:`judge`."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -136,7 +138,7 @@ def not_usable(
     return bad if bad.any() else None
 
 
-def failing_codes(num_classes: int, ignore_index: int) -> dict[int, str]:
+def failing_codes(num_classes: int, ignore_index: int) -> dict[int, Code]:
     """Status -> the check code its targets fail; ignored targets fail LG006 when ignore_index
     lies inside ``[0, K)``."""
     codes = dict(Status.CODES)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ from labelgate.errors import UsageError
 from labelgate.io import InputFile
 from labelgate.io.stream import FileSchema
 from labelgate.report import Example, Finding, Report
+from labelgate.resolved import Resolution
 from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
 from labelgate.scan.result import ID_MEMORY, PER_BATCH_MAX
@@ -29,7 +30,7 @@ from labelgate.section import check_section
 
 if TYPE_CHECKING:
     from labelgate.annotations import AnnotationFacts
-    from labelgate.formats import Converted
+    from labelgate.readers.opened import Opened
     from labelgate.scan.idkeys import IdKeys
     from labelgate.scan.plan import Spec
     from labelgate.scan.result import DuplicateIds
@@ -40,8 +41,9 @@ Progress = Callable[[int, int | None], None]
 
 
 def validate(paths: list[str], contract: Contract, **options: Any) -> Report:
-    """The report of :func:`run` (same options)."""
-    return run(paths, contract, **options).report
+    """The report of :func:`run` (same options); the run's files are released at once."""
+    with run(paths, contract, **options) as done:
+        return done.report
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,18 +60,30 @@ class Validation:
     report: Report
     context: Context
     dataset: Dataset
+    _resources: ExitStack = field(default_factory=ExitStack, repr=False, compare=False)
+
+    def close(self) -> None:
+        """Release what the run made: the rows an annotation reader wrote (a temporary
+        folder). The report stays readable; the dataset's files may not."""
+        self._resources.close()
+
+    def __enter__(self) -> Validation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def validate_in_context(
     paths: list[str], contract: Contract, **options: Any
 ) -> tuple[Report, Context]:
     """The report and the checks' context of :func:`run` (same options)."""
-    done = run(paths, contract, **options)
-    return done.report, done.context
+    with run(paths, contract, **options) as done:
+        return done.report, done.context
 
 
 def run(
-    paths: list[str],
+    paths: Sequence[str | InputFile],
     contract: Contract,
     *,
     max_examples: int = 20,
@@ -82,11 +96,13 @@ def run(
     input_format: str = "auto",
     background: int | None = None,
     source_field: str | None = None,
+    found: Sequence[tuple[str, Any, str]] = (),
 ) -> Validation:
     """Validate label files against a contract.
 
     Args:
-        paths: files, directories or globs, read as one logical file in sorted path order.
+        paths: files, directories or globs, read as one logical file in sorted path order, or
+            a table held in memory (:func:`labelgate.io.sources.held`).
         contract: the contract (``num_classes`` is required).
         max_examples: offending rows kept per finding (0 keeps all).
         strict: whether warnings fail the run.
@@ -99,11 +115,13 @@ def run(
             temporary files, so its memory does not grow with the rows (default 128 MB).
         input_format: ``auto`` (detected from the path), ``table`` (Parquet, CSV, JSONL label
             columns), or an annotation format: ``coco``, ``yolo``, ``voc``, ``imagefolder``,
-            ``hf`` (see :mod:`labelgate.formats`).
+            ``hf`` (see :mod:`labelgate.readers`).
         background: the detection background index (torchvision: 0), whose use as a label is
             LG032.
         source_field: for COCO, the field of each annotation's image to use as its source
             (default: the file's name).
+        found: what the caller found of the input (field, value, origin), where the contract
+            does not say it: a DataFrame's label column, a Dataset's class names.
 
     Returns:
         The report (failed checks are findings in it, not exceptions), the context the checks
@@ -120,7 +138,8 @@ def run(
     id_memory = ID_MEMORY if id_memory is None else id_memory
     if id_memory < 1 << 20:
         raise UsageError(f"--id-memory must be 1 MB or more, got {id_memory!r} bytes")
-    with ExitStack() as stack:
+    stack = ExitStack()
+    try:
         client = None
         if dask is not None:
             from labelgate.distributed import connect
@@ -128,107 +147,116 @@ def run(
             client = stack.enter_context(connect(dask))
         limit = None if max_examples == 0 else max_examples
         background = contract.background_index if background is None else background
-        converted = _converted(
-            paths, input_format, contract, background, limit, source_field, client
+        resolution = Resolution(contract)
+        for name, value, origin in found:
+            resolution.found(name, value, origin)
+        opened = _opened(
+            paths, input_format, contract, background, limit, source_field, client, stack
         )
         facts = None
-        if converted is not None:
-            if converted.facts.format == "masks":
+        if opened is not None:
+            if opened.format == "masks":
                 client = None  # the cluster decoded the masks; their histograms are a few rows
-            elif client is not None and converted.paths != converted.inputs:
+            elif client is not None and opened.converted:
                 raise UsageError(
-                    f"--dask reads Parquet tables and masks; {converted.facts.format} is read "
-                    "locally"
+                    f"--dask reads Parquet tables and masks; {opened.format} is read locally"
                 )
-            contract = _with_format(contract, converted)
-            paths, facts = converted.paths, converted.facts
-        data = open_dataset(paths, contract, None if client is None else _footers_on(client))
+            _with_format(resolution, opened)
+            paths, facts = opened.paths, opened.facts
+        data = open_dataset(
+            paths, contract, None if client is None else _footers_on(client), resolution
+        )
         done = _validate(
             data, max_examples, strict, progress, threads, in_pieces, client, id_memory, facts
         )
-        return done if converted is None else _as_given(done, converted)
+        done = done if opened is None else _as_given(done, opened)
+    except BaseException:
+        stack.close()
+        raise
+    if client is not None:  # the cluster is this call's alone: released now, not with the rows
+        stack.close()
+        stack = ExitStack()
+    return replace(done, _resources=stack)
 
 
-_KEPT: list[tempfile.TemporaryDirectory[str]] = []  # converted annotations, kept for this process
-
-
-def _converted(
-    paths: list[str],
+def _opened(
+    paths: Sequence[str | InputFile],
     input_format: str,
     contract: Contract,
     background: int | None,
     limit: int | None,
     source_field: str | None,
-    client: Any = None,
-) -> Converted | None:
-    """An annotation input read into rows, or ``None`` for a label table. The rows stay on disk
-    until the process ends: fix, diff and repro read them again through the validation."""
+    client: Any,
+    stack: ExitStack,
+) -> Opened | None:
+    """The input read through its reader, or ``None`` for a label table, which the scan reads as
+    it is. The rows a reader writes live in a folder the validation owns and removes when it is
+    closed: fix, diff and repro read them again through it."""
     from labelgate.distributed import cluster_map
-    from labelgate.formats import convert
+    from labelgate.readers.base import ReadOptions
+    from labelgate.readers.opened import open_input
 
-    folder = tempfile.TemporaryDirectory(prefix="labelgate-format-")
-    try:
-        found = convert(
-            paths,
-            input_format,
-            Path(folder.name),
-            class_map=contract.class_map,
-            background=background,
-            limit=limit,
-            source_field=source_field,
-            task=contract.task,
-            num_classes=contract.num_classes,
-            colour_map=contract.color_map,
-            cluster=None if client is None else partial(cluster_map, client),
-        )
-    except BaseException:
-        folder.cleanup()
-        raise
-    if found is None:
-        folder.cleanup()
+    listed = [p for p in paths if isinstance(p, str)]
+    if len(listed) != len(paths):  # data in memory: a table
+        if input_format not in ("auto", "table"):
+            raise UsageError(f"data in memory is a table, not {input_format}")
         return None
-    _KEPT.append(folder)
-    return found
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="labelgate-input-")))
+    options = ReadOptions(
+        background=background,
+        source_field=source_field,
+        class_map=contract.class_map,
+        num_classes=contract.num_classes,
+        task=contract.task,
+        colour_map=contract.color_map,
+        limit=limit,
+        cluster=None if client is None else partial(cluster_map, client),
+    )
+    opened = open_input(listed, input_format, folder, options)
+    return None if opened.facts is None else opened
 
 
-def _with_format(contract: Contract, converted: Converted) -> Contract:
-    """The contract with the format's class map (and K from it, when not given); a class map
-    given as well is compared with the format's own (LG030 where they differ)."""
-    if converted.facts.task == "segmentation":
+def _with_format(resolution: Resolution, opened: Opened) -> None:
+    """The format's task and class map (and K from it, when not given) found; a class map given
+    as well is compared with the format's own (LG030 where they differ)."""
+    assert opened.facts is not None
+    contract = resolution.asked
+    if opened.facts.task == "segmentation":
         if contract.task not in (None, "segmentation"):
             raise UsageError(f"masks are read for the segmentation task, not {contract.task!r}")
-        contract = contract.replace(task="segmentation")
-    own, given = converted.class_map, contract.class_map
+        resolution.found("task", "segmentation", f"the {opened.format} reader")
+    own, given = opened.read.class_map, contract.class_map
+    if own is not None:
+        resolution.found("class_map", own, opened.read.class_map_why or own.origin)
     chosen = given if given is not None else own
-    if contract.num_classes is None and chosen is not None:
-        contract = contract.replace(num_classes=len(chosen.entries))
-    if own is None:
-        return contract
-    if given is not None:
-        a, b = given.name_of(), own.name_of()
-        differ = sorted(i for i in set(a) | set(b) if a.get(i) != b.get(i))
-        if differ:
-            shown = "; ".join(f"{i}: {a.get(i)!r} vs {b.get(i)!r}" for i in differ[:5])
-            converted.facts.hit(
-                "LG030",
-                message=f"the class map given ({given.origin}) and the format's own "
-                f"({own.origin}) differ at {len(differ)} indices ({shown})",
-                fix="make one the source of truth: a model trained with one map and evaluated "
-                "with the other names every differing class wrongly",
-                unit="classes",
-                count=len(differ),
-            )
-        return contract
-    return contract.replace(class_map=own)
+    if chosen is not None:
+        origin = "the class map given" if given is not None else opened.read.class_map_why
+        resolution.found("num_classes", len(chosen.entries), origin or chosen.origin)
+    if own is None or given is None:
+        return
+    a, b = given.name_of(), own.name_of()
+    differ = sorted(i for i in set(a) | set(b) if a.get(i) != b.get(i))
+    if differ:
+        shown = "; ".join(f"{i}: {a.get(i)!r} vs {b.get(i)!r}" for i in differ[:5])
+        opened.facts.hit(
+            "LG030",
+            message=f"the class map given ({given.origin}) and the format's own "
+            f"({own.origin}) differ at {len(differ)} indices ({shown})",
+            fix="make one the source of truth: a model trained with one map and evaluated "
+            "with the other names every differing class wrongly",
+            unit="classes",
+            count=len(differ),
+        )
 
 
-def _as_given(done: Validation, converted: Converted) -> Validation:
+def _as_given(done: Validation, opened: Opened) -> Validation:
     """The report naming the user's input and its format, not the converted rows."""
     report = done.report
-    facts = converted.facts
+    facts = opened.facts
+    assert facts is not None
     files = report.input.get("files", [])
-    if converted.paths != converted.inputs:  # rows written by the reader: name the source
-        files = [{"path": p, "format": facts.format} for p in converted.inputs]
+    if opened.converted:  # rows written by the reader: name the source
+        files = [{"path": p, "format": facts.format} for p in opened.inputs]
     note = f"read as {facts.format} ({facts.why})"
     report = replace(
         report,
@@ -297,11 +325,15 @@ def _validate(
         counts=tables.counts(scan),
         input=tables.input_table(files, schemas, scan, label_type),
         environment=environment(),
-        contract=contract.to_dict() | {"columns_found": columns.how},
+        contract=contract.to_dict()
+        | {"columns_found": columns.how, "resolved": data.resolved.provenance()},
         batches=tables.batch_summary(ctx),
         sources=tables.source_table(scan),
         classes=tables.class_table(ctx),
-        notes=tuple(tables.notes(columns, label_type, task, schemas[0], files)),
+        notes=(
+            *data.resolved.found(),
+            *tables.notes(columns, label_type, task, schemas[0], files),
+        ),
         strict=strict,
     )
     return Validation(report, ctx, data)

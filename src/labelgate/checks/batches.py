@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from labelgate.catalog import finding
 from labelgate.checks.context import Context, join_values, plural
 from labelgate.checks.registry import check
 from labelgate.report import Example, Finding
@@ -41,9 +42,8 @@ def nan_batches(ctx: Context) -> list[Finding]:
         "segmentation": " (every pixel of every mask is ignored)",
     }.get(ctx.task, "")
     return [
-        Finding(
-            code="LG007",
-            severity="error",
+        finding(
+            "LG007",
             count=len(failing),
             unit="batches",
             message=(
@@ -74,7 +74,16 @@ def last_batch(ctx: Context) -> list[Finding]:
     total = -(-scan.rows // plan.size)
 
     def found(severity: str, count: int, message: str, fix: str) -> list[Finding]:
-        return [Finding("LG013", severity, count, message, fix, "rows", batches=(total - 1,))]
+        return [
+            finding(
+                "LG013",
+                count=count,
+                message=message,
+                fix=fix,
+                severity=severity,
+                batches=(total - 1,),
+            )
+        ]
 
     if plan.drop_last:
         left_out = (

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from labelgate.catalog import finding
 from labelgate.checks.context import Context, join_values, plural
 from labelgate.checks.registry import check
 from labelgate.classmap import ClassMap, normalise_name
@@ -127,9 +128,8 @@ def class_map_bijection(ctx: Context) -> list[Finding]:
     if not problems:
         return []
     return [
-        Finding(
-            code="LG009",
-            severity="error",
+        finding(
+            "LG009",
             count=len(problems),
             unit="problems",
             message=f"the class map {cmap.origin} is not a bijection onto 0..{ctx.k - 1}: "
@@ -169,9 +169,8 @@ def label_name_disagree(ctx: Context) -> list[Finding]:
     ]
     against = "the class map" if shifts.from_class_map else "the labels the other rows use for it"
     return [
-        Finding(
-            code="LG010",
-            severity="error",
+        finding(
+            "LG010",
             count=rows,
             unit="rows",
             message=(
@@ -242,8 +241,8 @@ def shifted_source(ctx: Context) -> list[Finding]:
             "source alone; never subtract 1 from every row."
         )
     return [
-        Finding(
-            code="LG011",
+        finding(
+            "LG011",
             severity="error" if proven else "warning",
             count=shifted_rows,
             unit="rows",
@@ -274,9 +273,8 @@ def class_usage(ctx: Context) -> list[Finding]:
     if unused:
         named = [f"{i} ({ctx.class_name(i)!r})" if ctx.class_name(i) else str(i) for i in unused]
         found.append(
-            Finding(
-                code="LG012",
-                severity="warning",
+            finding(
+                "LG012",
                 count=len(unused),
                 unit="classes",
                 message=f"{len(unused)} of {ctx.k} classes never occur: {join_values(named)}",
@@ -293,8 +291,8 @@ def class_usage(ctx: Context) -> list[Finding]:
     rare = [i for i, n in enumerate(counts) if n > 0 and n * 20 < median]
     if rare:
         found.append(
-            Finding(
-                code="LG012",
+            finding(
+                "LG012",
                 severity="info",
                 count=len(rare),
                 unit="classes",
@@ -329,9 +327,8 @@ def pinned_map(ctx: Context) -> list[Finding]:
         details["found"] = found
         message = f"{origin} has fingerprint {found[:19]}..., the contract pins {pinned[:19]}...: the class map changed"
     return [
-        Finding(
-            code="LG018",
-            severity="error",
+        finding(
+            "LG018",
             count=1,
             unit="maps",
             message=message,

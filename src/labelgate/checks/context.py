@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labelgate.annotations import AnnotationFacts
-from labelgate.catalog import entry
+from labelgate.catalog import finding
+from labelgate.codes import Code
 from labelgate.contract import Contract
 from labelgate.io.sources import InputFile
 from labelgate.report import Finding
@@ -92,7 +93,7 @@ class Context:
 
 def tally_finding(
     ctx: Context,
-    code: str,
+    code: Code,
     message: str,
     fix: str,
     *,
@@ -108,9 +109,8 @@ def tally_finding(
     kept = ctx.scan.plan.kept_batches(ctx.scan.rows)
     where = ctx.where(t)
     return [
-        Finding(
-            code=code,
-            severity=entry(code).severity,
+        finding(
+            code,
             count=t.count,
             unit=unit or ctx.unit,
             message=f"{message}; {where}" if where else message,

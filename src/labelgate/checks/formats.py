@@ -1,6 +1,6 @@
 """Checks on what an annotation-format reader found: boxes, class tables, records, class folders.
 
-The reader (:mod:`labelgate.formats`) knows its format's words; it counts the failing records and
+The reader (:mod:`labelgate.readers`) knows its format's words; it counts the failing records and
 keeps the first few (by file and line, or by annotation id) in
 :class:`~labelgate.annotations.AnnotationFacts`. These checks turn them into findings.
 """
@@ -10,15 +10,16 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
-from labelgate.catalog import entry
+from labelgate.catalog import codes_raised_by, finding
 from labelgate.checks.context import Context
 from labelgate.checks.registry import check
+from labelgate.codes import Code
 from labelgate.report import Example, Finding
 
 __all__ = ["FORMAT_CODES", "format_finding"]
 
 
-def format_finding(ctx: Context, code: str) -> list[Finding]:
+def format_finding(ctx: Context, code: Code) -> list[Finding]:
     """The finding of ``code`` from the reader's hits, if it counted any."""
     facts = ctx.annotations
     if facts is None or code not in facts.hits:
@@ -35,9 +36,8 @@ def format_finding(ctx: Context, code: str) -> list[Finding]:
         return replace(e, batch=batch if batch < kept else None)
 
     return [
-        Finding(
-            code=code,
-            severity=entry(code).severity,
+        finding(
+            code,
             count=h.count,
             unit=h.unit,
             message=h.message,
@@ -48,19 +48,8 @@ def format_finding(ctx: Context, code: str) -> list[Finding]:
     ]
 
 
-# Each reader words its own findings (AnnotationFacts.hit); one function reports them all.
-FORMAT_CODES = (
-    "LG027",
-    "LG028",
-    "LG029",
-    "LG030",
-    "LG031",
-    "LG032",
-    "LG033",
-    "LG036",
-    "LG037",
-    "LG038",
-    "LG039",
-)
+# Each reader words its own findings (AnnotationFacts.hit); one function reports them all: the
+# codes the catalog says readers raise.
+FORMAT_CODES = codes_raised_by("reader")
 for _code in FORMAT_CODES:
     check(_code)(partial(format_finding, code=_code))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from labelgate.catalog import finding
 from labelgate.checks.context import Context
 from labelgate.checks.registry import check
 from labelgate.report import Finding
@@ -13,9 +14,8 @@ def duplicate_ids(ctx: Context) -> list[Finding]:
     if dup is None or dup.rows == 0:
         return []
     return [
-        Finding(
-            code="LG014",
-            severity="warning",
+        finding(
+            "LG014",
             count=dup.rows,
             unit="rows",
             message=(
@@ -36,9 +36,8 @@ def expected_rows(ctx: Context) -> list[Finding]:
         return []
     how = "fewer (a truncated export?)" if rows < expected else "more (a duplicated shard?)"
     return [
-        Finding(
-            code="LG017",
-            severity="error",
+        finding(
+            "LG017",
             count=abs(rows - expected),
             unit="rows",
             message=f"{rows} rows read, the contract expects {expected}: {abs(rows - expected)} {how}",
@@ -54,9 +53,8 @@ def pandera_section(ctx: Context) -> list[Finding]:
         return []
     if section["missing"]:
         return [
-            Finding(
-                code="LG019",
-                severity="error",
+            finding(
+                "LG019",
                 count=len(section["missing"]),
                 unit="columns",
                 message=f"columns the contract's pandera section defines are missing: {', '.join(section['missing'])}",
@@ -67,9 +65,8 @@ def pandera_section(ctx: Context) -> list[Finding]:
         return []
     listed = "; ".join(f"{k} x{n}" for k, n in sorted(section["by_check"].items())[:8])
     return [
-        Finding(
-            code="LG019",
-            severity="error",
+        finding(
+            "LG019",
             count=section["rows"],
             unit="rows",
             message=f"{section['rows']} rows fail the contract's pandera section: {listed}",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labelgate.catalog import entry
+from labelgate.catalog import finding
 from labelgate.checks.context import Context, join_values, plural, tally_finding
 from labelgate.checks.registry import check
 from labelgate.io.sources import typed
@@ -177,9 +177,8 @@ def ignore_inside(ctx: Context) -> list[Finding]:
     name = ctx.class_name(ignore)
     label = f"class {ignore}" + (f" ({name!r})" if name else "")
     return [
-        Finding(
-            code="LG006",
-            severity="error",
+        finding(
+            "LG006",
             count=hits,
             unit=ctx.unit,
             message=(
@@ -200,9 +199,8 @@ def nothing_usable(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     if scan.rows == 0:
         return [
-            Finding(
-                code="LG008",
-                severity="error",
+            finding(
+                "LG008",
                 count=0,
                 unit="rows",
                 message="the input holds no rows",
@@ -212,9 +210,8 @@ def nothing_usable(ctx: Context) -> list[Finding]:
     if int(scan.row_status[Status.USABLE]) > 0:
         return []
     return [
-        Finding(
-            code="LG008",
-            severity="error",
+        finding(
+            "LG008",
             count=scan.rows,
             unit="rows",
             message=f"none of the {scan.rows} rows has a usable target: every loss would be NaN or fail",
@@ -259,8 +256,8 @@ def sparse_ids(ctx: Context) -> list[Finding]:
     if reaches:
         message += f", and they reach K={k}"
     return [
-        Finding(
-            code="LG016",
+        finding(
+            "LG016",
             severity=severity,
             count=len(used),
             unit="values",
@@ -359,9 +356,8 @@ def no_positive(ctx: Context) -> list[Finding]:
     if not n:
         return []
     return [
-        Finding(
-            code="LG035",
-            severity=entry("LG035").severity,
+        finding(
+            "LG035",
             count=n,
             message=f"{plural(n, 'multi-label row')} with no positive class",
             fix="Nothing to fix if 'none of the classes' is a real answer; if not, these rows "
@@ -385,9 +381,8 @@ def float_labels(ctx: Context) -> list[Finding]:
     if whole == 0:
         return []
     return [
-        Finding(
-            code="LG026",
-            severity="warning",
+        finding(
+            "LG026",
             count=whole,
             unit="rows",
             message=(

@@ -24,6 +24,7 @@ from labelgate.files import check_outputs, escape_controls, write_output
 
 if TYPE_CHECKING:
     from labelgate.contract import Contract
+    from labelgate.readers.base import Reader
 
 __all__ = ["FORMATS", "build_parser", "main"]
 
@@ -218,16 +219,17 @@ def _smoke(args: argparse.Namespace) -> int:
     before = None
     predicted: list[int] = []
     if args.before:
-        done = run([args.before], contract, max_examples=1)
-        limit = args.max_batches
-        predicted = [b for b in done.report.batches["failing"] if limit is None or b < limit]
-        before = run_smoke(done.dataset, **options)
-    if _is_masks(args, contract):
-        from labelgate.formats.masks import mask_root
+        with run([args.before], contract, max_examples=1) as done:
+            limit = args.max_batches
+            predicted = [b for b in done.report.batches["failing"] if limit is None or b < limit]
+            before = run_smoke(done.dataset, **options)
+    reader = _reader(args, contract)
+    if reader.can("stack"):  # smoke stacks the input's own arrays (masks)
+        from labelgate.readers.masks import mask_root
 
-        done = run(args.paths, contract, input_format="masks", max_examples=1)
-        root = str(mask_root(Path(args.paths[0])))
-        after = run_smoke(done.dataset, **options, masks=root)
+        with run(args.paths, contract, input_format=reader.name, max_examples=1) as done:
+            root = str(mask_root(Path(args.paths[0])))
+            after = run_smoke(done.dataset, **options, masks=root)
         after.path = args.paths[0]  # the masks, not the histogram rows read from them
     else:
         after = run_smoke(open_dataset(args.paths, contract), **options)
@@ -275,7 +277,7 @@ def _fix(args: argparse.Namespace) -> int:
             maps[int(raw)] = None if new == "ignore" else int(new)
         except ValueError:
             raise UsageError(f"--map-value {raw}={new}: expected integers, or V=ignore") from None
-    if _is_masks(args, contract):
+    if _reader(args, contract).can("files"):  # fix writes the input's own files anew (masks)
         from labelgate.fixmasks import fix_masks
 
         check_outputs({"--out/": args.out, "--log": args.log}, _inputs(args, contract))
@@ -305,14 +307,11 @@ def _blank(value: str) -> int:
         raise UsageError(f"--map-value blank={value}: expected 0, 1 or ignore") from None
 
 
-def _is_masks(args: argparse.Namespace, contract: Any) -> bool:
-    """Whether fix reads segmentation masks (``--input-format masks``, or detected)."""
-    given = getattr(args, "input_format", "auto")
-    if given != "auto" or len(args.paths) != 1:
-        return bool(given == "masks")
-    from labelgate.formats import detect
+def _reader(args: argparse.Namespace, contract: Any) -> Reader:
+    """The reader of the command's paths: the one ``--input-format`` names, or the detected one."""
+    from labelgate.readers import choose
 
-    return detect(args.paths, contract.task)[0] == "masks"
+    return choose(args.paths, getattr(args, "input_format", "auto"), contract.task).reader
 
 
 def _fix_done(args: argparse.Namespace, result: Any) -> int:

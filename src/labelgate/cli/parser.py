@@ -10,7 +10,7 @@ from typing import NoReturn
 from labelgate._version import __version__
 from labelgate.api import ENGINES
 from labelgate.contract import LIMITS, TASKS
-from labelgate.formats import INPUT_FORMATS
+from labelgate.readers import MANIFEST
 from labelgate.render import FORMATS
 
 __all__ = ["EXIT_FAIL", "EXIT_INTERNAL", "EXIT_PASS", "EXIT_USAGE", "FORMATS", "build_parser"]
@@ -163,10 +163,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument(
         "--input-format",
-        choices=INPUT_FORMATS,
         default="auto",
-        help="what PATH is: auto (default: detected, and the report says why), table (Parquet, "
-        "CSV, JSONL label columns), coco, yolo, voc, imagefolder or hf (docs/formats.md)",
+        metavar="FORMAT",
+        help="what PATH is: auto (default: detected, and the report says why), or a reader's "
+        f"name: {', '.join(MANIFEST)}, or a plugin's (docs/formats.md, docs/plugins.md)",
     )
     v.add_argument(
         "--background",
@@ -231,8 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fx.add_argument(
         "--input-format",
-        choices=INPUT_FORMATS,
         default="auto",
+        metavar="FORMAT",
         help="what PATH is (default: detected); masks rewrites mask files through --map-value",
     )
     fx.add_argument("--quarantine", metavar="FILE", help="rows that cannot be fixed (.parquet)")

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import glob
 import hashlib
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from labelgate.errors import InputError, one_line
 
-__all__ = ["KINDS", "MEMORY", "InputFile", "in_memory", "resolve_inputs", "typed"]
+__all__ = ["KINDS", "InputFile", "held", "resolve_inputs", "typed"]
 
 KINDS = {
     ".parquet": "parquet",
@@ -22,34 +21,6 @@ KINDS = {
     ".ndjson": "jsonl",
 }
 _GLOB_CHARS = set("*?[")
-MEMORY = "memory://"  # an Arrow table held in this process (labelgate.validate on a DataFrame)
-_TABLES: dict[str, tuple[Any, str]] = {}  # token -> (pyarrow.Table, what it was given as)
-
-
-@contextmanager
-def in_memory(table: Any, given_as: str) -> Iterator[str]:
-    """Register an Arrow table as an input for the duration of the block: its path (read as any
-    input file, by reference: no copy)."""
-    import uuid
-
-    token = uuid.uuid4().hex
-    _TABLES[token] = (table, given_as)
-    try:
-        yield MEMORY + token
-    finally:
-        _TABLES.pop(token, None)
-
-
-def memory_table(path: str) -> Any:
-    """The Arrow table registered under ``path``.
-
-    Raises:
-        InputError: no table is registered there (it was released).
-    """
-    found = _TABLES.get(path.removeprefix(MEMORY))
-    if found is None:
-        raise InputError("no in-memory table is registered here", path=path)
-    return found[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +29,17 @@ class InputFile:
 
     Attributes:
         path: the path as found (a directory's files are listed below it).
-        kind: ``"parquet"``, ``"csv"`` or ``"jsonl"``.
-        size: bytes on disk.
+        kind: ``"parquet"``, ``"csv"``, ``"jsonl"``, or ``"memory"`` for a table held in memory.
+        size: bytes on disk (in memory: the table's buffers).
+        location: the URI of a file on an object store.
+        table: the Arrow table, for a table held in memory (by reference: never copied).
     """
 
     path: str
     kind: str
     size: int
     location: str | None = None
+    table: Any = field(default=None, compare=False, repr=False)
 
     @property
     def uri(self) -> bool:
@@ -86,7 +60,7 @@ class InputFile:
         table, of its schema and row count (its data is not hashed)."""
         h = hashlib.sha256()
         if self.kind == "memory":
-            table = memory_table(self.path)
+            table = self.table
             h.update(table.schema.to_string().encode())
             h.update(table.num_rows.to_bytes(8, "little"))
             return "sha256:" + h.hexdigest()
@@ -113,7 +87,15 @@ def typed(files: list[InputFile]) -> bool:
     return all(f.kind != "csv" for f in files)
 
 
-def resolve_inputs(paths: list[str]) -> list[InputFile]:
+def held(table: Any, given_as: str) -> InputFile:
+    """An Arrow table held in this process, as an input (read by reference, no copy); it lives
+    as long as the caller holds it, registered nowhere."""
+    return InputFile(
+        path=f"{given_as} (in memory)", kind="memory", size=int(table.nbytes), table=table
+    )
+
+
+def resolve_inputs(paths: Sequence[str | InputFile]) -> list[InputFile]:
     """Expand files, directories and globs into one ordered list of input files.
 
     A directory contributes every supported file below it; a glob every match. Each argument's
@@ -132,9 +114,8 @@ def resolve_inputs(paths: list[str]) -> list[InputFile]:
     """
     files: list[InputFile] = []
     for raw in paths:
-        if raw.startswith(MEMORY):
-            table = memory_table(raw)
-            files.append(InputFile(path=raw, kind="memory", size=int(table.nbytes)))
+        if isinstance(raw, InputFile):  # a table held in memory
+            files.append(raw)
             continue
         if is_uri(raw):
             files.extend(_remote(raw))

@@ -53,9 +53,7 @@ def read_schema(file: InputFile) -> FileSchema:
     import pyarrow as pa
 
     if file.kind == "memory":
-        from labelgate.io.sources import memory_table
-
-        table = memory_table(file.path)
+        table = file.table
         return FileSchema(table.schema, table.num_rows, None)
     if file.size == 0:
         raise InputError("file is empty (0 bytes)", path=file.path)
@@ -101,10 +99,7 @@ def stream_columns(
 
     done = 0  # rows yielded: Arrow's JSON reader counts rows from the start of its block
     if file.kind == "memory":
-        from labelgate.io.sources import memory_table
-
-        table = memory_table(file.path)
-        table = table if columns is None else table.select(columns)
+        table = file.table if columns is None else file.table.select(columns)
         yield from table.to_batches(max_chunksize=chunk_rows)  # slices: no copy
         return
     try:

@@ -1,64 +1,14 @@
-"""Writing a reader's rows to Parquet as they come, a bounded number at a time; and the box rules."""
+"""The box rules every detection reader applies: torchvision's own test of a box's size, finite
+coordinates, boxes inside their image, and objects labelled with the background index."""
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from labelgate.annotations import AnnotationFacts
 from labelgate.report import Example
 
-if TYPE_CHECKING:
-    pass
-
-__all__ = ["RowWriter", "check_background", "check_box"]
-
-_BATCH = 65_536
-
-
-class RowWriter:
-    """Rows of (id, label, source, name) appended one by one, written in batches of 65,536."""
-
-    def __init__(self, path: Path, *, id_type: str = "string", names: bool = False) -> None:
-        import pyarrow as pa
-
-        self.path = path
-        fields = [
-            ("id", pa.int64() if id_type == "int" else pa.string()),
-            ("label", pa.int64()),
-            ("source", pa.string()),
-        ]
-        self.schema = pa.schema(fields + ([("name", pa.string())] if names else []))
-        self._cols: dict[str, list[Any]] = {n: [] for n in self.schema.names}
-        self._writer: Any = None
-        self.rows = 0
-
-    def add(self, ident: Any, label: int | None, source: str | None, name: str | None) -> None:
-        c = self._cols
-        c["id"].append(ident)
-        c["label"].append(label)
-        c["source"].append(source)
-        if "name" in c:
-            c["name"].append(name)
-        self.rows += 1
-        if len(c["id"]) >= _BATCH:
-            self._flush()
-
-    def _flush(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if self._writer is None:
-            self._writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
-        table = pa.table(self._cols, schema=self.schema)
-        self._writer.write_table(table)
-        self._cols = {n: [] for n in self.schema.names}
-
-    def close(self) -> None:
-        """Write what is left (an empty file with the schema when no row came)."""
-        self._flush()
-        self._writer.close()
+__all__ = ["check_background", "check_box"]
 
 
 def check_box(

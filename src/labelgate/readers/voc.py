@@ -16,33 +16,43 @@ from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap, load_class_map, normalise_name
 from labelgate.errors import ClassMapError, InputError, one_line
 from labelgate.files import read_small_text
-from labelgate.formats.rows import RowWriter, check_background, check_box
+from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.boxes import check_background, check_box
+from labelgate.readers.sink import RowSink
 from labelgate.report import Example
 
-__all__ = ["read_voc"]
+__all__ = ["VocReader", "read_voc"]
 
 _LISTS = ("class_names.txt", "labels.txt", "labelmap.txt")
 
 
 def read_voc(
     root: Path,
-    out: Path,
+    sink: RowSink,
     facts: AnnotationFacts,
     given: ClassMap | None,
     background: int | None,
-) -> ClassMap | None:
-    """Read ``root`` (a folder of XML files, or one file) into rows at ``out``."""
+) -> tuple[ClassMap, str]:
+    """Read ``root`` (a folder of XML files, or one file) into rows in ``sink``; the class map
+    the names were looked up in, and how it was found."""
     facts.task = "detection"
     files = [root] if root.is_file() else sorted(p for p in root.rglob("*.xml") if p.is_file())
     base = root.parent if root.is_file() else root
-    found = given or _class_list(base)
-    if found is None:  # a first pass for the names, each file dropped once read
+    listed = None if given is not None else _class_list(base)
+    if listed is None and given is None and base.name == "Annotations":
+        listed = _class_list(base.parent)  # the dataset root holds VOC's label map
+    if given is not None:
+        found, why = given, f"the class map given ({given.origin})"
+    elif listed is not None:
+        found, why = listed, f"{Path(listed.origin).name} beside the annotations ({listed.origin})"
+    else:  # a first pass for the names, each file dropped once read
         names = sorted(
             {(o.findtext("name") or "").strip() for p in files for o in _parse(p).iter("object")}
         )
         found = ClassMap.from_names(names, origin=f"{root} (the object names found, sorted)")
+        why = "the object names found, sorted: indices depend on the names present"
     index = found.index_of()
-    writer = RowWriter(out, names=True)
+    writer = sink.rows(names=True)
     counts: Counter[str] = Counter()
     for path in files:
         tree = _parse(path)
@@ -84,7 +94,7 @@ def read_voc(
     writer.close()
     counts["objects"] = writer.rows
     facts.counts.update(counts)
-    return found
+    return found, why
 
 
 def _parse(path: Path) -> ET.Element:
@@ -130,3 +140,49 @@ def _box(obj: ET.Element) -> tuple[float, float, float, float] | None:
         )
     except ValueError:
         return None
+
+
+def is_voc_xml(path: Path) -> bool:
+    """Whether an XML file's root element is VOC's ``<annotation>`` (the first 4 KB are read)."""
+    import re
+
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    prolog = rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>"
+    text = re.sub(prolog, b"", head, flags=re.S)
+    return re.match(rb"\s*<annotation[\s>]", text.lstrip(b"\xef\xbb\xbf")) is not None
+
+
+class VocReader(Reader):
+    """Pascal VOC XML files (one ``<annotation>`` per image), or a folder of them."""
+
+    name = "voc"
+    title = "Pascal VOC XML (<annotation> files, or a folder of them)"
+    suffixes = (".xml",)
+    task = "detection"
+
+    def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        if path.is_file():
+            if path.suffix.lower() == ".xml" and is_voc_xml(path):
+                return Claim(0.9, "a Pascal VOC XML file (root element <annotation>)")
+            return None
+        if not path.is_dir():
+            return None
+        # VOC keeps its XML files in one folder: the one given, or its Annotations/.
+        for folder in (path, path / "Annotations"):
+            first = next((p for p in sorted(folder.glob("*.xml")) if p.is_file()), None)
+            if first is not None and is_voc_xml(first):
+                where = "" if folder == path else "Annotations/: "
+                return Claim(
+                    0.8, f"a folder of Pascal VOC XML files ({where}{first.name}: <annotation>)"
+                )
+        return None
+
+    def read(
+        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> Read:
+        found, why = read_voc(paths[0], sink, facts, options.class_map, options.background)
+        return Read(found, why)

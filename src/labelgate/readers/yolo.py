@@ -15,10 +15,13 @@ from pathlib import Path
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap, load_class_map
 from labelgate.errors import ClassMapError, InputError
-from labelgate.formats.rows import RowWriter, check_background, check_box
+from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.boxes import check_background, check_box
+from labelgate.readers.layout import any_file
+from labelgate.readers.sink import RowSink, RowWriter
 from labelgate.report import Example
 
-__all__ = ["CLASS_LISTS", "read_yolo"]
+__all__ = ["CLASS_LISTS", "YoloReader", "read_yolo"]
 
 CLASS_LISTS = {"classes.txt", "obj.names", "classes.names"}
 _NOT_LABELS = CLASS_LISTS | {"train.txt", "val.txt", "valid.txt", "test.txt", "labels.txt"}
@@ -26,12 +29,12 @@ _MAX_LINE = 1 << 20  # bytes: a label line longer than this is not a label line
 
 
 def read_yolo(
-    root: Path, out: Path, facts: AnnotationFacts, background: int | None
+    root: Path, sink: RowSink, facts: AnnotationFacts, background: int | None
 ) -> ClassMap | None:
-    """Read every label file under ``root`` into rows at ``out``."""
+    """Read every label file under ``root`` into rows in ``sink``."""
     facts.task = "detection"
     found = _class_list(root)
-    writer = RowWriter(out)
+    writer = sink.rows()
     counts: Counter[str] = Counter()
     files = sorted(p for p in root.rglob("*.txt") if p.name not in _NOT_LABELS and p.is_file())
     under_labels = [p for p in files if "labels" in p.relative_to(root).parts[:-1]]
@@ -129,3 +132,38 @@ def _read_file(
                     box = (min(xs), min(ys), max(xs), max(ys))
             check_box(facts, box, None, example, normalised=True)
     return objects
+
+
+_MARKERS = {"data.yaml", "data.yml", "obj.data"} | CLASS_LISTS
+
+
+def _label_files(root: Path) -> bool:
+    """Whether a YOLO label file (a .txt that is not a class or split list) lies under ``root``."""
+    return any_file(root, "*.txt", lambda p: p.name not in _NOT_LABELS)
+
+
+class YoloReader(Reader):
+    """YOLO / Darknet folders: a class list (data.yaml, classes.txt, obj.names) and .txt labels."""
+
+    name = "yolo"
+    title = "YOLO folders (data.yaml, classes.txt or obj.names beside .txt label files)"
+    suffixes = (".txt",)
+    task = "detection"
+
+    def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        if not path.is_dir():
+            return None
+        names = {c.name for c in path.iterdir()}
+        if names & _MARKERS and _label_files(path):
+            return Claim(
+                0.9,
+                "a folder with a YOLO class list (data.yaml, classes.txt or "
+                "obj.names) and .txt label files",
+            )
+        return None
+
+    def read(
+        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> Read:
+        found = read_yolo(paths[0], sink, facts, options.background)
+        return Read(found, "the YOLO class list" if found is not None else "")

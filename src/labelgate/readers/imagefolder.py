@@ -16,10 +16,12 @@ from pathlib import Path
 
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap
-from labelgate.formats.rows import RowWriter
+from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.layout import any_file
+from labelgate.readers.sink import RowSink
 from labelgate.report import Example
 
-__all__ = ["IMG_EXTENSIONS", "looks_like_imagefolder", "read_imagefolder"]
+__all__ = ["IMG_EXTENSIONS", "ImageFolderReader", "looks_like_imagefolder", "read_imagefolder"]
 
 # torchvision.datasets.folder.IMG_EXTENSIONS
 IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp")
@@ -44,8 +46,8 @@ def looks_like_imagefolder(root: Path) -> bool:
     return False
 
 
-def read_imagefolder(root: Path, out: Path, facts: AnnotationFacts) -> ClassMap | None:
-    """Read ``root`` as ImageFolder does into rows at ``out``; the class map is the first split's
+def read_imagefolder(root: Path, sink: RowSink, facts: AnnotationFacts) -> ClassMap | None:
+    """Read ``root`` as ImageFolder does into rows in ``sink``; the class map is the first split's
     class folders, in ImageFolder's order."""
     top = _classes(root)
     splits = [s for s in top if s.casefold() in _SPLITS and _classes(root / s)]
@@ -54,7 +56,7 @@ def read_imagefolder(root: Path, out: Path, facts: AnnotationFacts) -> ClassMap 
         if splits and len(splits) == len([t for t in top if not t.startswith(".")])
         else [(root, root.name)]
     )
-    writer = RowWriter(out, names=True)
+    writer = sink.rows(names=True)
     counts: Counter[str] = Counter()
     lists: dict[str, list[str]] = {}
     for folder, source in roots:
@@ -119,3 +121,37 @@ def _compare(facts: AnnotationFacts, lists: dict[str, list[str]]) -> None:
             "build class_to_idx once and pass it to each split)",
             unit="splits",
         )
+
+
+_ANNOTATIONS = (".json", ".xml", ".txt", ".csv", ".parquet", ".jsonl", ".yaml", ".yml", ".npy")
+
+
+def _annotation_files(root: Path) -> bool:
+    """Whether annotation files (JSON, XML, label .txt, tables) lie under ``root``: a tree
+    holding them is some annotation format, not class folders of images."""
+    return any_file(root, "*", lambda p: p.suffix.lower() in _ANNOTATIONS, past=True)
+
+
+class ImageFolderReader(Reader):
+    """torchvision ImageFolder trees: class folders of images (or splits of them)."""
+
+    name = "imagefolder"
+    title = "torchvision ImageFolder trees (class folders of images)"
+    task = "classification"
+
+    def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        if not path.is_dir() or task == "segmentation":
+            return None
+        if looks_like_imagefolder(path) and not _annotation_files(path):
+            return Claim(
+                0.5,
+                "a folder whose subfolders hold images and no annotation file "
+                "(torchvision's ImageFolder)",
+            )
+        return None
+
+    def read(
+        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> Read:
+        found = read_imagefolder(paths[0], sink, facts)
+        return Read(found, "the class folders, sorted (ImageFolder's order)")

@@ -27,14 +27,18 @@ import numpy.typing as npt
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap
 from labelgate.contract import CITYSCAPES_TRAIN_IDS
+from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.report import Example
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from labelgate.readers.sink import RowSink
+
 __all__ = [
     "MASK_SUFFIXES",
     "Decoded",
+    "MasksReader",
     "dataset_meta",
     "decode",
     "looks_like_masks",
@@ -180,7 +184,8 @@ def looks_like_masks(root: Path) -> str | None:
     ):
         return "a folder of .npy arrays"
     first = next((p for p in sorted(root.rglob("*.png")) if p.is_file()), None)
-    if first is not None and root.name.lower() in {"masks", "mask", "annotations", "labels", "gt"}:
+    own = next((p for p in sorted(root.glob("*.png")) if p.is_file()), None)
+    if own is not None and root.name.lower() in {"masks", "mask", "annotations", "labels", "gt"}:
         return f"a folder named {root.name!r} holding PNG files"
     if first is not None and not any(n.lower().endswith((".jpg", ".jpeg")) for n in names):
         from PIL import Image, UnidentifiedImageError
@@ -459,7 +464,7 @@ class _Seen:
 
 def read_masks(
     root: Path,
-    out: Path,
+    sink: RowSink,
     facts: AnnotationFacts,
     *,
     num_classes: int | None,
@@ -467,13 +472,12 @@ def read_masks(
     cluster: ClusterMap | None = None,
     workers: int | None = None,
 ) -> None:
-    """Decode every mask under ``root`` (or ``root`` itself, one file) into rows at ``out``.
+    """Decode every mask under ``root`` (or ``root`` itself, one file) into rows in ``sink``.
 
     Raises:
         InputError: no mask file is found.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     facts.task = "segmentation"
     base, files = mask_paths(root)
@@ -488,12 +492,13 @@ def read_masks(
     seen = _Seen()
     counts: Counter[str] = Counter()
     row = 0
-    with pq.ParquetWriter(out, schema, compression="zstd") as writer:
-        for batch in _batched(decoded(files, base, colour_map, workers=workers, cluster=cluster)):
-            for d in batch:
-                _account(d, row, facts, seen, counts)
-                row += 1
-            writer.write_batch(_rows(batch, schema, seen))
+    writer = sink.batches(schema)
+    for batch in _batched(decoded(files, base, colour_map, workers=workers, cluster=cluster)):
+        for d in batch:
+            _account(d, row, facts, seen, counts)
+            row += 1
+        writer.write_batch(_rows(batch, schema, seen))
+    sink.close()
     facts.counts.update(counts)
     _whole(facts, seen, num_classes, colour_map is not None)
 
@@ -654,3 +659,45 @@ def _whole(facts: AnnotationFacts, seen: _Seen, k: int | None, mapped: bool) -> 
         facts.hits["LG039"].details["value_map"] = {
             str(a): b for a, b in CITYSCAPES_TRAIN_IDS.items()
         }
+
+
+class MasksReader(Reader):
+    """Segmentation masks: PNG (palette included), TIFF, BMP, JPEG, .npy; a file or a folder."""
+
+    name = "masks"
+    title = "segmentation masks (PNG, TIFF, BMP, JPEG, .npy)"
+    suffixes = MASK_SUFFIXES
+    capabilities = frozenset({"files", "stack", "dask"})
+    task = "segmentation"
+
+    def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        if path.is_file():
+            if path.suffix.lower() in MASK_SUFFIXES:
+                return Claim(0.6, f"a {path.suffix.lower()} mask file")
+            return None
+        if not path.is_dir():
+            return None
+        if task == "segmentation":
+            return Claim(0.99, "a folder, with the segmentation task")
+        why = looks_like_masks(path)
+        if why is not None and not (path / "Annotations").is_dir():
+            return Claim(0.7, why)
+        return None
+
+    def read(
+        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> Read:
+        found, colours = dataset_meta(paths[0])
+        named = options.class_map if options.class_map is not None else found
+        k = options.num_classes
+        if k is None and named is not None:
+            k = len(named.entries)
+        read_masks(
+            paths[0],
+            sink,
+            facts,
+            num_classes=k,
+            colour_map=options.colour_map if options.colour_map is not None else colours,
+            cluster=options.cluster,
+        )
+        return Read(found, "dataset_meta.json beside the masks" if found is not None else "")

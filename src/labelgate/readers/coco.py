@@ -18,10 +18,12 @@ from typing import Any
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap
 from labelgate.errors import InputError, one_line
-from labelgate.formats.rows import RowWriter, check_background, check_box
+from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.boxes import check_background, check_box
+from labelgate.readers.sink import RowSink, RowWriter
 from labelgate.report import Example
 
-__all__ = ["looks_like_coco", "read_coco"]
+__all__ = ["CocoReader", "looks_like_coco", "read_coco"]
 
 _KEYS = (b'"images"', b'"annotations"', b'"categories"')
 
@@ -37,12 +39,12 @@ def looks_like_coco(path: Path) -> bool:
 
 def read_coco(
     path: Path,
-    out: Path,
+    sink: RowSink,
     facts: AnnotationFacts,
     background: int | None,
     source_field: str | None = None,
 ) -> ClassMap | None:
-    """Stream ``path`` into rows at ``out``; the source of a row is the file's name, or with
+    """Stream ``path`` into rows in ``sink``; the source of a row is the file's name, or with
     ``source_field`` that field of the annotation's image (``file_name``, ``license``...).
 
     Raises:
@@ -51,7 +53,7 @@ def read_coco(
     import ijson
 
     facts.task = "detection"
-    writer = RowWriter(out, id_type="int")
+    writer = sink.rows(id_type="int")
     source = path.name
     images: dict[Any, tuple[float, float] | None] = {}
     sources: dict[Any, str] | None = None if source_field is None else {}
@@ -274,3 +276,32 @@ def _settle(
             count=sum(unlisted[1][i] for i in lost),
         )
         h.examples = (h.examples + examples)[: facts.limit]
+
+
+class CocoReader(Reader):
+    """COCO JSON files: instances, keypoints, panoptic; each file its own source."""
+
+    name = "coco"
+    title = "COCO JSON (instances, keypoints, panoptic)"
+    suffixes = (".json",)
+    capabilities = frozenset({"many"})
+    task = "detection"
+
+    def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        if path.suffix.lower() != ".json" or not path.is_file():
+            return None
+        try:
+            if looks_like_coco(path):
+                return Claim(0.95, "a JSON file with COCO's images/annotations/categories keys")
+        except OSError:
+            return None
+        return None
+
+    def read(
+        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> Read:
+        found: ClassMap | None = None
+        for path in paths:
+            own = read_coco(path, sink, facts, options.background, options.source_field)
+            found = found or own
+        return Read(found, "the COCO categories (index = category id)")

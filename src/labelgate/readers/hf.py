@@ -16,8 +16,10 @@ from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap
 from labelgate.errors import InputError, one_line
 from labelgate.files import read_small_text
+from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.sink import RowSink
 
-__all__ = ["hf_features", "read_hf"]
+__all__ = ["HfReader", "hf_features", "read_hf"]
 
 
 def hf_features(path: Path) -> dict[str, Any] | None:
@@ -51,14 +53,16 @@ def class_label(features: dict[str, Any], origin: str) -> tuple[str, ClassMap] |
     return None
 
 
-def read_hf(path: Path, out: Path, facts: AnnotationFacts) -> tuple[ClassMap | None, list[str]]:
-    """The class map and the files to scan (``out`` for a save_to_disk folder)."""
+def read_hf(path: Path, sink: RowSink, facts: AnnotationFacts) -> ClassMap | None:
+    """The class map; a Parquet file is kept as it is, a save_to_disk folder's Arrow streams are
+    written to ``sink``."""
     if path.is_file():
         features = hf_features(path) or {}
         found = class_label(features, str(path))
         facts.counts["files"] = 1
         _note(facts, found)
-        return (found[1] if found else None), [str(path)]
+        sink.keep([str(path)])
+        return found[1] if found else None
     info_path = path / "dataset_info.json"
     try:
         info = json.loads(read_small_text(info_path, "dataset_info.json"))
@@ -68,8 +72,8 @@ def read_hf(path: Path, out: Path, facts: AnnotationFacts) -> tuple[ClassMap | N
         ) from None
     found = class_label(info.get("features") or {}, str(info_path))
     _note(facts, found)
-    _to_parquet(sorted(path.glob("*.arrow")), out, facts)
-    return (found[1] if found else None), [str(out)]
+    _to_parquet(sorted(path.glob("*.arrow")), sink, facts, path)
+    return found[1] if found else None
 
 
 def _note(facts: AnnotationFacts, found: tuple[str, ClassMap] | None) -> None:
@@ -78,12 +82,11 @@ def _note(facts: AnnotationFacts, found: tuple[str, ClassMap] | None) -> None:
         facts.why += "; no ClassLabel feature, so no class names"
 
 
-def _to_parquet(files: list[Path], out: Path, facts: AnnotationFacts) -> None:
+def _to_parquet(files: list[Path], sink: RowSink, facts: AnnotationFacts, folder: Path) -> None:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     if not files:
-        raise InputError("no .arrow files in this save_to_disk folder", path=str(out.parent))
+        raise InputError("no .arrow files in this save_to_disk folder", path=str(folder))
     writer: Any = None
     counts: Counter[str] = Counter()
     try:
@@ -92,7 +95,7 @@ def _to_parquet(files: list[Path], out: Path, facts: AnnotationFacts) -> None:
                 reader = pa.ipc.open_stream(source)
                 for batch in reader:
                     if writer is None:
-                        writer = pq.ParquetWriter(out, batch.schema, compression="zstd")
+                        writer = sink.batches(batch.schema)
                     writer.write_batch(batch)
                     counts["rows"] += batch.num_rows
             counts["arrow_files"] += 1
@@ -104,3 +107,31 @@ def _to_parquet(files: list[Path], out: Path, facts: AnnotationFacts) -> None:
         if writer is not None:
             writer.close()
     facts.counts.update(counts)
+
+
+class HfReader(Reader):
+    """Hugging Face datasets: ``save_to_disk`` folders, Parquet with ``huggingface`` metadata."""
+
+    name = "hf"
+    title = "Hugging Face datasets (save_to_disk folders, Parquet with huggingface metadata)"
+    suffixes = (".parquet", ".arrow")
+
+    def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        if path.is_dir():
+            names = {c.name for c in path.iterdir()}
+            if "dataset_info.json" in names and any(n.endswith(".arrow") for n in names):
+                return Claim(
+                    0.95,
+                    "a folder with dataset_info.json and .arrow files (datasets' save_to_disk)",
+                )
+            return None
+        suffix = path.suffix.lower()
+        if suffix in (".parquet", ".pq") and path.is_file() and hf_features(path) is not None:
+            return Claim(0.95, "Parquet carrying Hugging Face 'huggingface' schema metadata")
+        return None
+
+    def read(
+        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> Read:
+        found = read_hf(paths[0], sink, facts)
+        return Read(found, "the dataset's ClassLabel names" if found is not None else "")

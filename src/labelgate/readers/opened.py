@@ -1,0 +1,74 @@
+"""An input opened through its reader: the reader chosen, the rows it wrote into a folder the
+caller owns, and what it found (facts, class map and where that map came from)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from labelgate.annotations import AnnotationFacts
+from labelgate.readers import Detected, choose
+from labelgate.readers.base import Read, ReadOptions
+from labelgate.readers.sink import RowSink
+
+__all__ = ["Opened", "open_input"]
+
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """An input read by its reader.
+
+    Attributes:
+        detected: the reader and why it was chosen.
+        paths: what the scan reads: rows the reader wrote, or the user's own files.
+        inputs: the paths the user gave.
+        facts: what the reader found (``None`` for a label table, which has no format rules).
+        read: the class map the format carries and where it came from.
+    """
+
+    detected: Detected
+    paths: list[str]
+    inputs: list[str]
+    facts: AnnotationFacts | None
+    read: Read
+
+    @property
+    def format(self) -> str:
+        """The reader's name."""
+        return self.detected.reader.name
+
+    @property
+    def converted(self) -> bool:
+        """Whether the scan reads rows the reader wrote, not the user's files."""
+        return self.paths != self.inputs
+
+
+def open_input(paths: list[str], input_format: str, folder: Path, options: ReadOptions) -> Opened:
+    """Choose the reader of ``paths`` and read them into ``folder`` (which the caller owns and
+    removes).
+
+    Raises:
+        UsageError: the format named is unknown or does not fit the paths.
+        InputError: the input cannot be read as its format.
+    """
+    detected = choose(paths, input_format, options.task)
+    reader = detected.reader
+    if options.source_field is not None and reader.name != "coco":
+        from labelgate.errors import UsageError
+
+        raise UsageError(f"--source-field names a field of COCO's images, not of {reader.name}")
+    if reader.can("table"):
+        return Opened(detected, list(paths), list(paths), None, Read())
+    facts = AnnotationFacts(
+        format=reader.name,
+        why=detected.why,
+        task=reader.task or "classification",
+        limit=options.limit,
+        background=options.background,
+    )
+    sink = RowSink(folder)
+    try:
+        read = reader.read([Path(p) for p in paths], sink, facts, options)
+    finally:
+        sink.close()
+    return Opened(detected, sink.paths, list(paths), facts, read)

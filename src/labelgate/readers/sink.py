@@ -1,0 +1,116 @@
+"""The one row sink every reader writes into: rows appended one by one (annotation formats), Arrow
+batches (masks, Hugging Face Arrow streams), or the user's own files read as they are (tables)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["RowSink", "RowWriter"]
+
+_BATCH = 65_536
+
+
+class RowWriter:
+    """Rows of (id, label, source, name) appended one by one, written in batches of 65,536."""
+
+    def __init__(self, path: Path, *, id_type: str = "string", names: bool = False) -> None:
+        import pyarrow as pa
+
+        self.path = path
+        fields = [
+            ("id", pa.int64() if id_type == "int" else pa.string()),
+            ("label", pa.int64()),
+            ("source", pa.string()),
+        ]
+        self.schema = pa.schema(fields + ([("name", pa.string())] if names else []))
+        self._cols: dict[str, list[Any]] = {n: [] for n in self.schema.names}
+        self._writer: Any = None
+        self.rows = 0
+        self._closed = False
+
+    def add(self, ident: Any, label: int | None, source: str | None, name: str | None) -> None:
+        c = self._cols
+        c["id"].append(ident)
+        c["label"].append(label)
+        c["source"].append(source)
+        if "name" in c:
+            c["name"].append(name)
+        self.rows += 1
+        if len(c["id"]) >= _BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if self._writer is None:
+            self._writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
+        table = pa.table(self._cols, schema=self.schema)
+        self._writer.write_table(table)
+        self._cols = {n: [] for n in self.schema.names}
+
+    def close(self) -> None:
+        """Write what is left (an empty file with the schema when no row came); once."""
+        if self._closed:
+            return
+        self._flush()
+        self._writer.close()
+        self._closed = True
+
+
+class RowSink:
+    """Where a reader's rows go: a folder the run owns (and removes when done), and the list of
+    files the scan then reads. A reader uses one of its three ways in.
+
+    Attributes:
+        folder: the run's scratch folder for this input.
+        paths: what the scan reads, once the reader is done.
+    """
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.paths: list[str] = []
+        self._writers: list[RowWriter] = []
+        self._batch_writer: Any = None
+
+    def rows(self, *, id_type: str = "string", names: bool = False) -> RowWriter:
+        """A writer of (id, label, source, name) rows, appended one at a time."""
+        writer = RowWriter(self._next(), id_type=id_type, names=names)
+        self._writers.append(writer)
+        return writer
+
+    def batches(self, schema: pa.Schema) -> Any:
+        """A Parquet writer of Arrow record batches of ``schema`` (``write_batch``); closed by
+        :meth:`close`."""
+        import pyarrow.parquet as pq
+
+        if self._batch_writer is not None:
+            raise RuntimeError("a sink takes one stream of batches")
+        self._batch_writer = pq.ParquetWriter(self._next(), schema, compression="zstd")
+        return self._batch_writer
+
+    def keep(self, paths: list[str]) -> None:
+        """The user's own files, read by the scan as they are (no rows written)."""
+        self.paths.extend(paths)
+
+    def close(self) -> None:
+        """Finish every writer (the reader may have closed its own already)."""
+        for writer in self._writers:
+            writer.close()
+        if self._batch_writer is not None:
+            self._batch_writer.close()
+            self._batch_writer = None
+
+    @property
+    def written(self) -> bool:
+        """Whether the reader wrote rows (rather than keeping the user's files)."""
+        return bool(self._writers) or any(p.startswith(str(self.folder)) for p in self.paths)
+
+    def _next(self) -> Path:
+        path = self.folder / f"rows-{len(self.paths)}.parquet"
+        self.paths.append(str(path))
+        return path
