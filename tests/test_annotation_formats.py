@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from labelgate import Contract
+from labelgate.core.report import Report
 from labelgate.errors import InputError
 from labelgate.readers import choose
-from labelgate.report import Report
-from labelgate.validation import run
+from labelgate.run.validation import run
 
 from .conftest import run_cli
 
@@ -243,7 +243,7 @@ def test_real_voc_files(shared_real_world: Path) -> None:
     raccoon = validate(base / "raccoon")
     assert codes(raccoon)["error"] == set() and raccoon.counts["rows"] == 6
     labelme = base / "labelme_bbox_voc2011"
-    from labelgate.classmap import load_class_map
+    from labelgate.contract.classmap import load_class_map
 
     names = load_class_map(labelme / "class_names.txt")
     report = validate(labelme / "Annotations", class_map=names)

@@ -12,8 +12,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from labelgate import Contract
-from labelgate.annotations import AnnotationFacts
-from labelgate.catalog import (
+from labelgate.checks import all_checks
+from labelgate.checks.formats import FORMAT_CODES
+from labelgate.commands.diff import DIFF_CODES, diff
+from labelgate.contract import CHECK_CODES
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.catalog import (
     CATALOG,
     CODES,
     apply_severity,
@@ -24,13 +28,9 @@ from labelgate.catalog import (
     entry,
     finding,
 )
-from labelgate.checks import all_checks
-from labelgate.checks.formats import FORMAT_CODES
-from labelgate.codes import READER_CODES
-from labelgate.contract import CHECK_CODES
-from labelgate.diff import DIFF_CODES, diff
-from labelgate.report import Finding
-from labelgate.validation import validate
+from labelgate.core.codes import READER_CODES
+from labelgate.core.report import Finding
+from labelgate.run.validation import report_of
 from tests.conftest import ROOT
 
 
@@ -66,8 +66,8 @@ class TestCatalog:
         assert names == {"enum": list(CODES)}
 
     def test_the_code_type_is_generated_from_the_catalog(self) -> None:
-        """labelgate/codes.py (the Code type mypy checks every literal code against)."""
-        path = ROOT / "src" / "labelgate" / "codes.py"
+        """labelgate/core/codes.py (the Code type mypy checks every literal code against)."""
+        path = ROOT / "src" / "labelgate" / "core" / "codes.py"
         if os.environ.get("LABELGATE_REGOLD"):
             path.write_text(codes_module())
         assert path.read_text() == codes_module()
@@ -170,7 +170,7 @@ class TestFloatLabels:
         pq.write_table(
             pa.table({"label": pa.array([0.0, 3.0, 1.0, 2.5, None], pa.float64())}), path
         )
-        report = validate([str(path)], Contract(num_classes=4))
+        report = report_of([str(path)], Contract(num_classes=4))
         by = {f.code: f for f in report.findings}
         assert by["LG026"].severity == "warning"
         assert by["LG026"].count == 3
@@ -181,7 +181,7 @@ class TestFloatLabels:
         path = tmp_path / "i.parquet"
         pq.write_table(pa.table({"label": pa.array([0, 3, 1], pa.int64())}), path)
         assert "LG026" not in {
-            f.code for f in validate([str(path)], Contract(num_classes=4)).findings
+            f.code for f in report_of([str(path)], Contract(num_classes=4)).findings
         }
 
     def test_the_wording_is_what_torch_does(self) -> None:

@@ -10,15 +10,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from labelgate import Batching, Contract
-from labelgate.report import Report
-from labelgate.validation import validate
+from labelgate.core.report import Report
+from labelgate.run.validation import report_of
 
 
 def run(tmp: Path, columns: dict[str, list[object]], **contract: object) -> Report:
     path = tmp / "labels.parquet"
     pq.write_table(pa.table(columns), path)
     contract.setdefault("num_classes", 4)
-    return validate([str(path)], Contract(**contract))  # type: ignore[arg-type]
+    return report_of([str(path)], Contract(**contract))  # type: ignore[arg-type]
 
 
 def by_code(report: Report) -> dict[str, list[object]]:
@@ -32,7 +32,7 @@ class TestEmptyAndUnusable:
     def test_empty_file(self, tmp_path: Path) -> None:
         path = tmp_path / "empty.parquet"
         pq.write_table(pa.table({"label": pa.array([], pa.int64())}), path)
-        report = validate([str(path)], Contract(num_classes=4))
+        report = report_of([str(path)], Contract(num_classes=4))
         (f,) = report.findings
         assert (f.code, f.message) == ("LG008", "the input holds no rows")
         assert report.failed

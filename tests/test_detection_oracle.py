@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labelgate.annotations import AnnotationFacts
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
 from labelgate.readers.boxes import check_box
-from labelgate.report import Example
 
 torch = pytest.importorskip("torch")
 

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from labelgate import ClassMap, Contract
-from labelgate.diff import diff
+from labelgate.commands.diff import diff
 from tests.conftest import SAMPLES, run_cli
 
 pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only

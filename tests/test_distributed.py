@@ -18,7 +18,7 @@ import pytest
 
 from labelgate import Contract
 from labelgate.errors import InputError
-from labelgate.validation import validate
+from labelgate.run.validation import report_of
 
 from .conftest import run_cli, run_cli_without
 
@@ -119,14 +119,14 @@ def test_cluster_report_equals_the_local_report(
 ) -> None:
     folder, facts = shards
     contract = Contract(num_classes=4)
-    local = validate([str(folder)], contract)
-    remote = validate([str(folder)], contract, dask=scheduler)
+    local = report_of([str(folder)], contract)
+    remote = report_of([str(folder)], contract, dask=scheduler)
     assert plain(remote) == plain(local)
     assert local.counts["rows"] == facts["rows"] > 250_000
     codes = {f.code: f for f in local.findings}
     assert facts["nan_batch"] in codes["LG007"].batches
     assert codes["LG004"].details["values"]["9"] == 1
-    every = validate([str(folder)], contract, max_examples=0, dask=scheduler)
+    every = report_of([str(folder)], contract, max_examples=0, dask=scheduler)
     (lg004,) = [f for f in every.findings if f.code == "LG004"]
     last = [e for e in lg004.examples if e.value == 9]
     assert [(e.row, e.file, e.file_row) for e in last] == [
@@ -183,8 +183,8 @@ def test_duplicate_ids_partitioned_across_workers_equal_the_local_check(
             repeats.append(row)
         seen.add(value)
     contract = Contract(num_classes=1)
-    local = validate([str(tmp_path)], contract, max_examples=0)
-    remote = validate([str(tmp_path)], contract, max_examples=0, dask=scheduler)
+    local = report_of([str(tmp_path)], contract, max_examples=0)
+    remote = report_of([str(tmp_path)], contract, max_examples=0, dask=scheduler)
     assert plain(remote, str(tmp_path)) == plain(local, str(tmp_path))
     (lg014,) = [f for f in remote.findings if f.code == "LG014"]
     assert [e.row for e in lg014.examples] == repeats and lg014.count == len(repeats)
@@ -199,7 +199,7 @@ def test_an_unreadable_shard_is_named(tmp_path: Path, scheduler: str) -> None:
         data[i] = 0xFF
     bad.write_bytes(bytes(data))
     with pytest.raises(InputError) as info:
-        validate([str(tmp_path)], Contract(num_classes=4), dask=scheduler)
+        report_of([str(tmp_path)], Contract(num_classes=4), dask=scheduler)
     assert info.value.path == str(bad)
 
 
@@ -277,8 +277,8 @@ def s3(shards: tuple[Path, dict[str, Any]]) -> Iterator[str]:
 def test_s3_report_equals_the_local_report(shards: tuple[Path, dict[str, Any]], s3: str) -> None:
     folder, _ = shards
     contract = Contract(num_classes=4)
-    local = plain(validate([str(folder)], contract), str(folder))
-    remote_report = validate([s3], contract)
+    local = plain(report_of([str(folder)], contract), str(folder))
+    remote_report = report_of([s3], contract)
     remote = plain(remote_report, "s3://labels/shards")
     assert remote == local
     text = json.dumps(remote_report.to_dict())
@@ -289,32 +289,32 @@ def test_s3_report_equals_the_local_report(shards: tuple[Path, dict[str, Any]], 
 def test_s3_on_the_cluster(shards: tuple[Path, dict[str, Any]], s3: str) -> None:
     folder, _ = shards
     contract = Contract(num_classes=4)
-    local = plain(validate([str(folder)], contract), str(folder))
+    local = plain(report_of([str(folder)], contract), str(folder))
     # A new local cluster: its workers take the credentials from this environment.
-    remote = plain(validate([s3], contract, dask="local[2]"), "s3://labels/shards")
+    remote = plain(report_of([s3], contract, dask="local[2]"), "s3://labels/shards")
     assert remote == local
 
 
 def test_footers_of_many_shards_are_read_by_the_cluster(
     shards: tuple[Path, dict[str, Any]], scheduler: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import labelgate.distributed
-    import labelgate.validation
+    import labelgate.run.distributed
+    import labelgate.run.validation
 
     folder, _ = shards
     calls: list[int] = []
-    real = labelgate.distributed.cluster_map
+    real = labelgate.run.distributed.cluster_map
 
     def counting(client: Any, fn: Any, items: list[Any]) -> list[Any]:
         calls.append(len(items))
         return real(client, fn, items)
 
-    monkeypatch.setattr(labelgate.distributed, "cluster_map", counting)
-    monkeypatch.setattr(labelgate.validation, "FOOTERS_ON_CLUSTER", 10)
+    monkeypatch.setattr(labelgate.run.distributed, "cluster_map", counting)
+    monkeypatch.setattr(labelgate.run.validation, "FOOTERS_ON_CLUSTER", 10)
     contract = Contract(num_classes=4)
-    remote = validate([str(folder)], contract, dask=scheduler)
+    remote = report_of([str(folder)], contract, dask=scheduler)
     assert calls == [SHARDS]
-    assert plain(remote) == plain(validate([str(folder)], contract))
+    assert plain(remote) == plain(report_of([str(folder)], contract))
 
 
 def test_repro_and_fix_on_s3_keep_the_query_string_out(

@@ -33,7 +33,7 @@ except ImportError:
         "great-expectations is not installed (pip install '.[gx]')", allow_module_level=True
     )
 
-from labelgate.gx import suite_json, validate_with_gx
+from labelgate.engines.gx import suite_json, validate_with_gx
 
 pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
 

@@ -186,7 +186,7 @@ class TestNoTraceback:
         import sys
 
         code = (
-            "import sys, labelgate.validation as v\n"
+            "import sys, labelgate.run.validation as v\n"
             "def boom(*a, **k):\n    raise RuntimeError('a defect')\n"
             "v.run = boom\n"
             "from labelgate.cli import main\n"
@@ -342,7 +342,7 @@ class TestTriageEncodings:
         ids=["utf16-bom", "utf16-le", "utf16-be", "utf8-bom", "nul"],
     )
     def test_the_error_is_found(self, data: bytes) -> None:
-        from labelgate.triage import triage_stream
+        from labelgate.commands.triage import triage_stream
 
         result = triage_stream(io.BytesIO(data))
         assert result.first_error is not None
@@ -443,9 +443,9 @@ class TestFullDisk:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     def test_validate_output(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        import labelgate.files
+        import labelgate.io.files
 
-        monkeypatch.setattr(labelgate.files, "write_text_atomic", self.full)
+        monkeypatch.setattr(labelgate.io.files, "write_text_atomic", self.full)
         out = tmp_path / "report.json"
         status = quiet_main(["validate", str(SAMPLES / "clean.parquet"), "-k", "4", "-o", str(out)])
         assert status == 2 and not out.exists()

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labelgate import Contract, Example
+from labelgate.run.validation import run
 from labelgate.scan.idkeys import partitions as _partitions
 from labelgate.scan.ids import duplicate_ids
-from labelgate.validation import run
 
 
 def plain(ids: list[Any]) -> tuple[list[int], int]:

@@ -29,8 +29,8 @@ def test_help_loads_nothing_heavy() -> None:
 def test_validation_does_not_import_torch_pandas_or_pandera() -> None:
     code = (
         "import sys, labelgate\n"
-        "from labelgate.validation import validate\n"
-        "r = validate(['data_samples/two_sources_one_based.parquet'], labelgate.Contract(num_classes=4))\n"
+        "from labelgate.run.validation import report_of\n"
+        "r = report_of(['data_samples/two_sources_one_based.parquet'], labelgate.Contract(num_classes=4))\n"
         "assert r.failed\n"
         "print(','.join(m for m in ('torch', 'pandas', 'pandera', 'great_expectations') if m in sys.modules))"
     )

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 
 from labelgate import Batching, Contract
 from labelgate.io import resolve_inputs, stream_columns
-from labelgate.validation import validate
+from labelgate.run.validation import report_of
 
 
 def shard(path: Path, labels: list[int], start: int) -> None:
@@ -25,7 +25,7 @@ class TestDirectories:
         shard(tmp_path / "part-002.parquet", [0] * 10, 100)
         shard(tmp_path / "part-001.parquet", [-100] * 6 + [2, 5, 3, 3], 50)
         shard(tmp_path / "part-000.parquet", [1] * 8 + [-100] * 2, 0)
-        report = validate([str(tmp_path)], Contract(num_classes=4, batching=Batching(size=8)))
+        report = report_of([str(tmp_path)], Contract(num_classes=4, batching=Batching(size=8)))
         assert [f["path"].rsplit("/", 1)[1] for f in report.input["files"]] == [
             "part-000.parquet",
             "part-001.parquet",
@@ -41,7 +41,7 @@ class TestDirectories:
         shard(tmp_path / "a.parquet", [0, 1], 0)
         shard(tmp_path / "b.parquet", [2, 3], 2)
         (tmp_path / "notes.txt").write_text("not data")
-        report = validate([str(tmp_path / "*.parquet")], Contract(num_classes=4))
+        report = report_of([str(tmp_path / "*.parquet")], Contract(num_classes=4))
         assert report.counts["rows"] == 4 and not report.failed
 
 
@@ -49,7 +49,7 @@ class TestTextFormats:
     def test_csv_with_header(self, tmp_path: Path) -> None:
         p = tmp_path / "labels.csv"
         p.write_text("id,label,text\n1,0,a\n2,3.0,b\n3,3.5,c\n4,,d\n5,cat,e\n6,7,f\n")
-        report = validate([str(p)], Contract(num_classes=4))
+        report = report_of([str(p)], Contract(num_classes=4))
         codes = {f.code: f.count for f in report.findings if f.severity == "error"}
         assert codes == {"LG002": 2, "LG003": 1, "LG004": 1}
         assert report.counts == {"rows": 6, "usable": 2, "ignored": 0, "rejected": 4}
@@ -61,7 +61,7 @@ class TestTextFormats:
         p.write_text(
             "".join(json.dumps({"id": i, "target": v}) + "\n" for i, v in enumerate([0, 1, 4]))
         )
-        report = validate([str(p)], Contract(num_classes=4))
+        report = report_of([str(p)], Contract(num_classes=4))
         assert report.contract["label_column"] == "target"
         assert {f.code for f in report.findings if f.severity == "error"} == {"LG004"}
 
@@ -86,6 +86,6 @@ class TestStreaming:
         assert len(chunks) > 4
         assert all(c.schema.names == ["label"] for c in chunks)
         assert sum(c.num_rows for c in chunks) == n
-        report = validate([str(path)], Contract(num_classes=4))
+        report = report_of([str(path)], Contract(num_classes=4))
         assert report.counts["usable"] == n and not report.failed
         assert report.input["files"][0]["row_groups"] == 3

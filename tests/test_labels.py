@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from labelgate.labels import Status, classify
+from labelgate.core.labels import Status, classify
 
 S = Status
 

@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from labelgate import Contract
+from labelgate.commands.fix import FixOptions
+from labelgate.commands.fixmasks import fix_masks
 from labelgate.contract import Batching, cityscapes_value_map
 from labelgate.errors import ContractError
-from labelgate.fix import FixOptions
-from labelgate.fixmasks import fix_masks
 from labelgate.readers.masks import decode, decoded, mask_files
-from labelgate.validation import run
+from labelgate.run.validation import run
 
 from .conftest import SAMPLES, run_cli
 

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labelgate import Contract
-from labelgate.report import Report
-from labelgate.validation import run
+from labelgate.core.report import Report
+from labelgate.run.validation import run
 
 from .conftest import run_cli
 

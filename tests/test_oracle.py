@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate import Batching, Contract
-from labelgate.validation import validate
+from labelgate.run.validation import report_of
 from tests.strategies import LabelCase, TokenCase, label_cases, token_cases
 
 torch = pytest.importorskip("torch")
@@ -46,7 +46,7 @@ def torch_verdict(
 
 
 def labelgate_verdict(path: Path, contract: Contract) -> tuple[set[int], set[int]]:
-    report = validate([str(path)], contract, max_examples=1)
+    report = report_of([str(path)], contract, max_examples=1)
     raises = set()
     nan = set()
     for f in report.findings:

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate import ClassMap, Contract
-from labelgate.pandera import schema, validate_with_pandera
-from labelgate.report import Report
-from labelgate.validation import validate
+from labelgate.core.report import Report
+from labelgate.engines.pandera import schema, validate_with_pandera
+from labelgate.run.validation import report_of
 from tests.conftest import ROOT, SAMPLES, run_cli
 from tests.test_samples import table
 
@@ -53,7 +53,7 @@ def on_sample(command: str, engine: Callable[..., Report]) -> tuple[Report, Repo
     os.chdir(SAMPLES)
     try:
         contract = _contract(args)
-        return validate(args.paths, contract, max_examples=0), engine(
+        return report_of(args.paths, contract, max_examples=0), engine(
             args.paths, contract, max_examples=0
         )
     finally:
@@ -82,7 +82,7 @@ def agree_on_random_file(
         pa.table({"id": ids[: len(labels)], "label": pa.array(labels, pa.int64())}), path
     )
     contract = Contract(num_classes=4)
-    default = validate([str(path)], contract, max_examples=0)
+    default = report_of([str(path)], contract, max_examples=0)
     through = engine([str(path)], contract, max_examples=0)
     assert rows_by_code(default) == rows_by_code(through)
     assert default.counts == through.counts
@@ -116,7 +116,7 @@ class TestSchema:
             "export", "pandera", str(ROOT / "schemas" / "image_classification.yaml"), "-o", str(out)
         )
         assert result.returncode == 0, result.stderr
-        import labelgate.pandera  # noqa: F401  (registers the checks before reading)
+        import labelgate.engines.pandera  # noqa: F401  (registers the checks before reading)
 
         assert pa_.DataFrameSchema.from_yaml(out.read_text()).name == "pets-4"
 
@@ -169,7 +169,7 @@ class TestSection:
     def test_both_engines_report_the_same_rows(self, bad_columns: Path) -> None:
         contract = Contract.from_yaml(ROOT / "schemas" / "image_classification.yaml")
         for report in (
-            validate([str(bad_columns)], contract, max_examples=0),
+            report_of([str(bad_columns)], contract, max_examples=0),
             validate_with_pandera([str(bad_columns)], contract, max_examples=0),
         ):
             (f,) = [f for f in report.findings if f.code == "LG019"]
@@ -177,14 +177,14 @@ class TestSection:
 
     def test_sample_passes_its_contract(self) -> None:
         contract = Contract.from_yaml(ROOT / "schemas" / "image_classification.yaml")
-        assert not validate([str(SAMPLES / "clean.parquet")], contract).failed
+        assert not report_of([str(SAMPLES / "clean.parquet")], contract).failed
 
     def test_missing_column(self, tmp_path: Path) -> None:
         schema_file = tmp_path / "c.yaml"
         schema_file.write_text(
             "num_classes: 4\npandera:\n  columns:\n    split:\n      checks:\n        isin: [train, val]\n"
         )
-        report = validate([str(SAMPLES / "clean.parquet")], Contract.from_yaml(schema_file))
+        report = report_of([str(SAMPLES / "clean.parquet")], Contract.from_yaml(schema_file))
         (f,) = [f for f in report.findings if f.code == "LG019"]
         assert "missing: split" in f.message
 
@@ -244,7 +244,7 @@ def lg010_rows(report: Report) -> list[int]:
 @given(case=named_rows())
 def test_label_name_agreement(case: tuple[list[int], list[str]], tmp_path: Path) -> None:
     path, contract, expected = write_named(tmp_path, *case)
-    default = validate([str(path)], contract, max_examples=0)
+    default = report_of([str(path)], contract, max_examples=0)
     if any(f.code == "LG011" for f in default.findings):
         return  # a source whose names prove a shift: its rows are LG011's, not LG010's
     lg010 = next((f for f in default.findings if f.code == "LG010"), None)

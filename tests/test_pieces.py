@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 import labelgate.scan.kernel as pieces
 import labelgate.scan.runner as runner
 from labelgate import Batching, Contract
-from labelgate.dataset import open_dataset
+from labelgate.inputs.dataset import open_dataset
+from labelgate.run.validation import validate_in_context
 from labelgate.scan.kernel import scan_piece
 from labelgate.scan.partial import Partial, merge
 from labelgate.scan.plan import Spec, plan_pieces, supported
-from labelgate.validation import validate_in_context
 
 pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
 

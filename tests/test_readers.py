@@ -243,7 +243,7 @@ def test_many_validations_leave_the_temporary_directory_as_it_was(
 
 def test_a_validation_kept_open_keeps_its_rows_until_closed(tmp_path: Path) -> None:
     from labelgate.contract import Contract
-    from labelgate.validation import run
+    from labelgate.run.validation import run
 
     with run([str(SAMPLES / "formats" / "coco_good.json")], Contract()) as done:
         rows = Path(done.dataset.files[0].path)

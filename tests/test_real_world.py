@@ -12,7 +12,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from labelgate import ClassMap, Contract, load_class_map
-from labelgate.validation import validate
+from labelgate.run.validation import report_of
 
 
 def codes(report: object, severity: str) -> set[str]:
@@ -22,7 +22,7 @@ def codes(report: object, severity: str) -> set[str]:
 class TestAgNews:
     def test_one_based_source(self, shared_real_world: Path) -> None:
         csv = shared_real_world / "08_agnews_test_first200.csv"
-        report = validate([str(csv)], Contract(num_classes=4))
+        report = report_of([str(csv)], Contract(num_classes=4))
         assert report.contract["label_column"] == "0"  # headerless: the only integer column
         assert report.counts["rows"] == 200
         assert codes(report, "error") == {"LG004"}
@@ -44,7 +44,7 @@ class TestAgNews:
         contract = Contract(
             num_classes=4, class_map=load_class_map(shared_real_world / "07_agnews_classes.txt")
         )
-        report = validate([str(out)], contract)
+        report = report_of([str(out)], contract)
         assert not report.failed
         assert codes(report, "error") == codes(report, "warning") == set()
         assert [c["count"] for c in report.classes] == [61, 53, 29, 57]
@@ -56,7 +56,7 @@ class TestImageNetNames:
         names = shared_real_world / "11_imagenet_classes_pytorch_hub.txt"
         out = tmp_path / "labels.parquet"
         pq.write_table(pa.table({"label": list(range(1000))}), out)
-        report = validate([str(out)], Contract(num_classes=1000, class_map=load_class_map(names)))
+        report = report_of([str(out)], Contract(num_classes=1000, class_map=load_class_map(names)))
         (lg009,) = [f for f in report.findings if f.code == "LG009"]
         assert lg009.severity == "error"
         assert "'crane' appears at indices 134, 517" in lg009.message
@@ -74,7 +74,7 @@ class TestCoco:
             ),
             out,
         )
-        report = validate([str(out)], Contract(num_classes=len(data["categories"])))
+        report = report_of([str(out)], Contract(num_classes=len(data["categories"])))
         assert {"LG004", "LG016"} <= codes(report, "error")
         lg016 = next(f for f in report.findings if f.code == "LG016")
         assert lg016.details["max"] <= 90 and lg016.details["min"] >= 1
@@ -85,7 +85,7 @@ class TestCoco:
         out = tmp_path / "toy.parquet"
         ids = [a["category_id"] for a in data["annotations"]]
         pq.write_table(pa.table({"id": [a["id"] for a in data["annotations"]], "label": ids}), out)
-        report = validate([str(out)], Contract(num_classes=1))
+        report = report_of([str(out)], Contract(num_classes=1))
         assert not report.failed and report.counts["usable"] == 12
 
 
@@ -130,9 +130,9 @@ class TestYoloThroughTheWrongNameList:
             pa.table({"id": list(range(len(ids))), "label": ids, "label_name": names}), out
         )
         cvat = load_class_map(real_world / "03_yolo_cvat_obj.names")
-        right = validate([str(out)], Contract(num_classes=20, class_map=cvat))
+        right = report_of([str(out)], Contract(num_classes=20, class_map=cvat))
         assert "LG010" not in codes(right, "error")
         alphabetical = ClassMap.from_names(sorted(n for _, n in cvat.entries), origin="voc.names")
-        wrong = validate([str(out)], Contract(num_classes=20, class_map=alphabetical))
+        wrong = report_of([str(out)], Contract(num_classes=20, class_map=alphabetical))
         (lg010,) = [f for f in wrong.findings if f.code == "LG010"]
         assert lg010.count == len(ids)  # every box is read as another class

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate import Batching, Contract
-from labelgate.validation import validate
+from labelgate.run.validation import report_of
 
 
 @st.composite
@@ -100,7 +100,7 @@ def test_scan_matches_the_plain_model(case: dict[str, object], tmp_path_factory:
         ignore_index=int(case["ignore"]),  # type: ignore[call-overload]
         batching=Batching(size=int(case["size"])),  # type: ignore[call-overload]
     )
-    report = validate([str(folder)], contract, max_examples=0)
+    report = report_of([str(folder)], contract, max_examples=0)
     expected = plain(case)
     assert report.counts == expected["counts"]
     for code, rows in expected["rows"].items():  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ import pytest
 
 from labelgate import Contract
 from labelgate.render import render
-from labelgate.validation import validate
+from labelgate.run.validation import report_of
 from tests.conftest import ROOT, SAMPLES
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -47,7 +47,7 @@ def report_for(name: str, **contract: object) -> dict[str, object]:
     cwd = Path.cwd()
     os.chdir(SAMPLES)  # paths in the report are as given: keep them relative
     try:
-        rep = validate([name], Contract(**contract))  # type: ignore[arg-type]
+        rep = report_of([name], Contract(**contract))  # type: ignore[arg-type]
     finally:
         os.chdir(cwd)
     return json.loads(render(rep, "json"))  # type: ignore[no-any-return]
@@ -79,7 +79,7 @@ class TestSchema:
 
         path = tmp_path / "t.parquet"
         pq.write_table(pa.table({"tags": pa.array([[0, 1], [1, 7]], pa.list_(pa.int64()))}), path)
-        rep = validate([str(path)], Contract(num_classes=4, label_column="tags"))
+        rep = report_of([str(path)], Contract(num_classes=4, label_column="tags"))
         doc = json.loads(render(rep, "json"))
         (lg004,) = [f for f in doc["findings"] if f["code"] == "LG004"]
         assert lg004["unit"] == "tokens"
@@ -115,7 +115,7 @@ class TestGolden:
     def test_text_report(self) -> None:
         os.chdir(SAMPLES)
         try:
-            rep = validate(["oob_0_2_4.parquet"], Contract(num_classes=4))
+            rep = report_of(["oob_0_2_4.parquet"], Contract(num_classes=4))
         finally:
             os.chdir(ROOT)
         text = render(rep, "text", width=100)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from labelgate.rules import Status, code_of, failing_codes, judge, judge_one, masks, not_usable
+from labelgate.core.rules import Status, code_of, failing_codes, judge, judge_one, masks, not_usable
 
 values = st.lists(st.one_of(st.integers(-300, 300), st.sampled_from([-100, 2**62, -(2**62)])))
 ks = st.integers(1, 260)

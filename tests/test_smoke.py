@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from labelgate import Batching, Contract
-from labelgate.dataset import open_dataset
-from labelgate.smoke import nvidia_torch, run_smoke
+from labelgate.commands.smoke import nvidia_torch, run_smoke
+from labelgate.inputs.dataset import open_dataset
 from tests.conftest import SAMPLES, run_cli, run_cli_without
 
 pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
@@ -89,9 +89,9 @@ class TestOnTheCpu:
         path = tmp_path / "l.parquet"
         pq.write_table(pa.table({"label": [0, 1, 9, 2, 3, 1, 0, 2]}), path)
         contract = Contract(num_classes=4, batching=Batching(size=2, shuffle_seed=11))
-        from labelgate.validation import validate
+        from labelgate.run.validation import report_of
 
-        predicted = validate([str(path)], contract).batches["failing"]
+        predicted = report_of([str(path)], contract).batches["failing"]
         run = run_smoke(open_dataset([str(path)], contract), device="cpu")
         assert run.failed_batches == predicted and len(predicted) == 1
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate import Contract, ContractError
-from labelgate.validation import validate
+from labelgate.run.validation import report_of
 from tests.conftest import SAMPLES, run_cli
 
 TOL = 1e-3
@@ -55,7 +55,7 @@ def test_flags_exactly_the_rows_that_are_not_distributions(
     k, rows = case
     path = tmp_path / "soft.parquet"
     pq.write_table(pa.table({"label": pa.array(rows, pa.list_(pa.float64()))}), path)
-    report = validate([str(path)], Contract(num_classes=k, task="soft"), max_examples=0)
+    report = report_of([str(path)], Contract(num_classes=k, task="soft"), max_examples=0)
     expected = {
         code: [i for i, r in enumerate(rows) if rule(r, k) == code] for code in ("LG003", "LG015")
     }
@@ -67,7 +67,7 @@ def test_flags_exactly_the_rows_that_are_not_distributions(
 
 class TestSoft:
     def test_detected_from_a_float_list_column(self) -> None:
-        report = validate([str(SAMPLES / "soft_labels.parquet")], Contract(num_classes=4))
+        report = report_of([str(SAMPLES / "soft_labels.parquet")], Contract(num_classes=4))
         assert report.contract["task"] == "soft"
         (f,) = [f for f in report.findings if f.code == "LG015"]
         assert [e.row for e in f.examples] == [5, 17, 30]
@@ -77,8 +77,8 @@ class TestSoft:
     def test_tolerance_from_the_contract(self, tmp_path: Path) -> None:
         path = tmp_path / "s.parquet"
         pq.write_table(pa.table({"label": pa.array([[0.5, 0.49]], pa.list_(pa.float64()))}), path)
-        strict = validate([str(path)], Contract(num_classes=2))
-        loose = validate([str(path)], Contract(num_classes=2, soft_tolerance=0.05))
+        strict = report_of([str(path)], Contract(num_classes=2))
+        loose = report_of([str(path)], Contract(num_classes=2, soft_tolerance=0.05))
         assert "LG015" in {f.code for f in strict.findings} and not loose.failed
         with pytest.raises(ContractError, match="soft_tolerance"):
             Contract(num_classes=2, soft_tolerance=1.5)

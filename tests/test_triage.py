@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from labelgate.triage import MAX_LINE, normalise, triage_lines, triage_stream
+from labelgate.commands.triage import MAX_LINE, normalise, triage_lines, triage_stream
 from tests.conftest import ROOT, run_cli
 
 CORPUS = ROOT / "tests" / "fixtures" / "triage"

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from labelgate._version import __version__
 from labelgate.api import build_contract, validate
-from labelgate.classmap import ClassMap, load_class_map
 from labelgate.contract import Batching, Contract
+from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.core.report import Example, Finding, Report
 from labelgate.errors import (
     ClassMapError,
     ContractError,
@@ -18,7 +19,6 @@ from labelgate.errors import (
     LabelgateError,
     UsageError,
 )
-from labelgate.report import Example, Finding, Report
 
 __all__ = [
     "Batching",

@@ -1,7 +1,7 @@
 """The Python API: ``labelgate.validate(data, *, classes=..., engine=...)``, typed, as the CLI is.
 
 ``data`` is paths, or the data already in memory (a DataFrame, an Arrow table, an array of
-targets, a Hugging Face or PyTorch Dataset: :mod:`labelgate.inmemory`). The report it returns
+targets, a Hugging Face or PyTorch Dataset: :mod:`labelgate.inputs.memory`). The report it returns
 shows itself in a notebook and saves itself in any report format (:class:`ValidationReport`).
 
 The command line and Python callers build the contract the same way (:func:`build_contract`: a
@@ -16,15 +16,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from labelgate.classmap import load_class_map
 from labelgate.contract import Batching, Contract
+from labelgate.contract.classmap import load_class_map
+from labelgate.core.report import Report
 from labelgate.errors import UsageError
-from labelgate.report import Report
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from labelgate.inmemory import InMemory
+    from labelgate.inputs.memory import InMemory
 
 __all__ = [
     "CONTRACT_OPTIONS",
@@ -111,7 +111,7 @@ class ValidationReport(Report):
         Raises:
             UsageError: the format is unknown, or the folder cannot be written.
         """
-        from labelgate.files import write_output
+        from labelgate.io.files import write_output
         from labelgate.render import FORMATS, render
 
         target = Path(path)
@@ -245,7 +245,7 @@ def validate(
         "background": background,
         "source_field": source_field,
     }
-    from labelgate.inmemory import as_table, is_in_memory
+    from labelgate.inputs.memory import as_table, is_in_memory
 
     if not is_in_memory(data):
         if target_getter is not None:
@@ -283,7 +283,7 @@ def _run(
     listed: list[Any], applied: Contract, engine: str, gx_docs: str | None, settings: dict[str, Any]
 ) -> Report:
     if engine == "gx":
-        from labelgate.gx import validate_with_gx
+        from labelgate.engines.gx import validate_with_gx
 
         return validate_with_gx(
             listed,
@@ -293,12 +293,12 @@ def _run(
             docs=gx_docs,
         )
     if engine == "pandera":
-        from labelgate.pandera import validate_with_pandera
+        from labelgate.engines.pandera import validate_with_pandera
 
         return validate_with_pandera(
             listed, applied, max_examples=settings["max_examples"], strict=settings["strict"]
         )
-    from labelgate.validation import run
+    from labelgate.run.validation import run
 
     done = run(listed, applied, **settings)
     return done.report

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from labelgate.classmap import ClassMap, load_class_map
+from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.core.rules import ignore_inside, masks
 from labelgate.errors import LabelError
-from labelgate.rules import ignore_inside, masks
 
 try:
     import torch

@@ -1,17 +1,17 @@
 """The checks, registered by the code users see; each turns a finished scan into findings.
 
 A check is a function ``(Context) -> list[Finding]`` registered with :func:`check` under a code
-of :mod:`labelgate.catalog`, which holds its title and default severity. The registry is a plain
+of :mod:`labelgate.core.catalog`, which holds its title and default severity. The registry is a plain
 dict keyed by code; :func:`run_checks` runs them in code order and applies the contract's severity
 overrides.
 """
 
 from __future__ import annotations
 
-from labelgate.catalog import apply_severity
 from labelgate.checks.context import Context
 from labelgate.checks.registry import REGISTRY, CheckSpec, check
-from labelgate.report import Finding
+from labelgate.core.catalog import apply_severity
+from labelgate.core.report import Finding
 
 __all__ = ["REGISTRY", "CheckSpec", "Context", "all_checks", "check", "run_checks"]
 

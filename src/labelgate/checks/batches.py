@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from labelgate.catalog import finding
 from labelgate.checks.context import Context, join_values, plural
 from labelgate.checks.registry import check
-from labelgate.report import Example, Finding
+from labelgate.core.catalog import finding
+from labelgate.core.report import Example, Finding
 
 
 def failing_nan_batches(ctx: Context) -> list[int]:

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from labelgate.catalog import finding
 from labelgate.checks.context import Context, join_values, plural
 from labelgate.checks.registry import check
-from labelgate.classmap import ClassMap, normalise_name
-from labelgate.report import Example, Finding
+from labelgate.contract.classmap import ClassMap, normalise_name
+from labelgate.core.catalog import finding
+from labelgate.core.report import Example, Finding
 
 
 @dataclass(frozen=True, slots=True)

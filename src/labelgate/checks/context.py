@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from labelgate.annotations import AnnotationFacts
-from labelgate.catalog import finding
-from labelgate.codes import Code
 from labelgate.contract import Contract
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.catalog import finding
+from labelgate.core.codes import Code
+from labelgate.core.report import Finding
 from labelgate.io.sources import InputFile
-from labelgate.report import Finding
 from labelgate.scan import CodeTally, ScanResult
 from labelgate.scan.result import DuplicateIds
 

@@ -2,7 +2,7 @@
 
 The reader (:mod:`labelgate.readers`) knows its format's words; it counts the failing records and
 keeps the first few (by file and line, or by annotation id) in
-:class:`~labelgate.annotations.AnnotationFacts`. These checks turn them into findings.
+:class:`~labelgate.core.annotations.AnnotationFacts`. These checks turn them into findings.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import partial
 
-from labelgate.catalog import codes_raised_by, finding
 from labelgate.checks.context import Context
 from labelgate.checks.registry import check
-from labelgate.codes import Code
-from labelgate.report import Example, Finding
+from labelgate.core.catalog import codes_raised_by, finding
+from labelgate.core.codes import Code
+from labelgate.core.report import Example, Finding
 
 __all__ = ["FORMAT_CODES", "format_finding"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from labelgate.catalog import entry
 from labelgate.checks.context import Context
-from labelgate.report import Finding
+from labelgate.core.catalog import entry
+from labelgate.core.report import Finding
 
 __all__ = ["REGISTRY", "CheckFn", "CheckSpec", "check"]
 
@@ -52,7 +52,7 @@ def check(code: str) -> Callable[[CheckFn], CheckFn]:
         if code in REGISTRY:
             raise ValueError(f"check code {code!r} registered twice")
         if entry(code).scope == "diff":
-            raise ValueError(f"{code!r} is a diff check: labelgate.diff computes it")
+            raise ValueError(f"{code!r} is a diff check: labelgate.commands.diff computes it")
         REGISTRY[code] = _spec(code, fn)
         return fn
 

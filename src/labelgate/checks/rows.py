@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from labelgate.catalog import finding
 from labelgate.checks.context import Context
 from labelgate.checks.registry import check
-from labelgate.report import Finding
+from labelgate.core.catalog import finding
+from labelgate.core.report import Finding
 
 
 @check("LG014")

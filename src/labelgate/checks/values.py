@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from labelgate.catalog import finding
 from labelgate.checks.context import Context, join_values, plural, tally_finding
 from labelgate.checks.registry import check
+from labelgate.core.catalog import finding
+from labelgate.core.labels import Status
+from labelgate.core.report import Finding
 from labelgate.io.sources import typed
-from labelgate.labels import Status
-from labelgate.report import Finding
 
 NEVER_WIDEN = (
     "Do not widen the model head to K+1 logits: that hides the bad label instead of fixing it."

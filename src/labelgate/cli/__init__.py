@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labelgate.atomic import write_text_atomic
 from labelgate.cli.parser import (
     EXIT_FAIL,
     EXIT_INTERNAL,
@@ -20,7 +19,8 @@ from labelgate.cli.parser import (
     build_parser,
 )
 from labelgate.errors import LabelgateError, UsageError
-from labelgate.files import check_outputs, escape_controls, write_output
+from labelgate.io.atomic import write_text_atomic
+from labelgate.io.files import check_outputs, escape_controls, write_output
 
 if TYPE_CHECKING:
     from labelgate.contract import Contract
@@ -159,8 +159,8 @@ def _emit(report: object, args: argparse.Namespace) -> int:
     """Write the report where asked; with --format github, also GitHub's step summary."""
     import os
 
+    from labelgate.core.report import Report
     from labelgate.render import render
-    from labelgate.report import Report
 
     assert isinstance(report, Report)
     to_terminal = args.output is None and sys.stdout.isatty()
@@ -209,10 +209,10 @@ class _ProgressBar:
 
 
 def _smoke(args: argparse.Namespace) -> int:
-    from labelgate.dataset import open_dataset
+    from labelgate.commands.smoke import run_smoke
+    from labelgate.inputs.dataset import open_dataset
     from labelgate.render.smoke import SmokeVerdict, render_smoke
-    from labelgate.smoke import run_smoke
-    from labelgate.validation import run
+    from labelgate.run.validation import run
 
     contract = _contract(args)
     options = {"device": args.device, "max_batches": args.max_batches}
@@ -253,7 +253,7 @@ def _parse_pairs(items: list[str], flag: str, *, value_ignore: bool) -> dict[str
 
 
 def _fix(args: argparse.Namespace) -> int:
-    from labelgate.fix import FixOptions, fix
+    from labelgate.commands.fix import FixOptions, fix
 
     contract = _contract(args)
     shifts: dict[str, int] = {}
@@ -278,7 +278,7 @@ def _fix(args: argparse.Namespace) -> int:
         except ValueError:
             raise UsageError(f"--map-value {raw}={new}: expected integers, or V=ignore") from None
     if _reader(args, contract).can("files"):  # fix writes the input's own files anew (masks)
-        from labelgate.fixmasks import fix_masks
+        from labelgate.commands.fixmasks import fix_masks
 
         check_outputs({"--out/": args.out, "--log": args.log}, _inputs(args, contract))
         options = FixOptions(out=args.out, value_maps=maps)
@@ -328,7 +328,7 @@ def _fix_done(args: argparse.Namespace, result: Any) -> int:
 
 
 def _repro(args: argparse.Namespace) -> int:
-    from labelgate.bundle import make_bundle
+    from labelgate.commands.bundle import make_bundle
 
     contract = _contract(args)
     check_outputs({"--out/": args.out}, _inputs(args, contract))
@@ -344,9 +344,9 @@ def _repro(args: argparse.Namespace) -> int:
 
 
 def _triage(args: argparse.Namespace) -> int:
+    from labelgate.commands.triage import triage_stream
     from labelgate.errors import InputError
     from labelgate.render.triage import render_triage
-    from labelgate.triage import triage_stream
 
     if args.log == "-":
         result = triage_stream(sys.stdin.buffer)
@@ -366,7 +366,7 @@ def _triage(args: argparse.Namespace) -> int:
 
 def _diff(args: argparse.Namespace) -> int:
     from labelgate.api import build_contract
-    from labelgate.diff import diff
+    from labelgate.commands.diff import diff
 
     head = _contract(args)
     if args.base_schema:  # the base's own contract, with the columns, K and ignore_index given
@@ -420,11 +420,11 @@ def _export(args: argparse.Namespace) -> int:
     if contract.label_column is None:
         raise UsageError(f"{args.schema}: name the label_column to export a schema")
     if args.target == "gx":
-        from labelgate.gx import suite_json
+        from labelgate.engines.gx import suite_json
 
         text = json.dumps(suite_json(contract), indent=2) + "\n"
     else:
-        from labelgate.pandera import schema
+        from labelgate.engines.pandera import schema
 
         text = schema(contract).to_yaml() or ""
     if args.output:

@@ -314,7 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the contract as a schema of another library",
         description=(
             "Write the contract's row-level rules as a pandera schema (YAML that "
-            "DataFrameSchema.from_yaml reads back once labelgate.pandera is imported), or as a "
+            "DataFrameSchema.from_yaml reads back once labelgate.engines.pandera is imported), or as a "
             "Great Expectations 1.x ExpectationSuite (JSON)."
         ),
     )

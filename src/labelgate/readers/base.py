@@ -3,7 +3,7 @@
 A reader claims paths (:meth:`Reader.detect` returns a :class:`Claim` with a confidence, or
 ``None``) and reads them (:meth:`Reader.read`) into one :class:`~labelgate.readers.sink.RowSink`,
 with one :class:`ReadOptions` whatever the format. What it found besides the rows goes into the
-:class:`~labelgate.annotations.AnnotationFacts` it is handed, and its :class:`Read` result says
+:class:`~labelgate.core.annotations.AnnotationFacts` it is handed, and its :class:`Read` result says
 which class map the format carries and where that map came from. What a format can do beyond rows
 (``fix`` rewriting its files, ``smoke`` stacking them) is a capability the reader declares.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    from labelgate.annotations import AnnotationFacts
-    from labelgate.classmap import ClassMap
+    from labelgate.contract.classmap import ClassMap
+    from labelgate.core.annotations import AnnotationFacts
     from labelgate.readers.sink import RowSink
 
 __all__ = ["CAPABILITIES", "Claim", "Read", "ReadOptions", "Reader"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from labelgate.annotations import AnnotationFacts
-from labelgate.report import Example
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
 
 __all__ = ["check_background", "check_box"]
 

@@ -15,13 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from labelgate.annotations import AnnotationFacts
-from labelgate.classmap import ClassMap
+from labelgate.contract.classmap import ClassMap
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
 from labelgate.errors import InputError, one_line
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.sink import RowSink, RowWriter
-from labelgate.report import Example
 
 __all__ = ["CocoReader", "looks_like_coco", "read_coco"]
 

@@ -12,10 +12,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from labelgate.annotations import AnnotationFacts
-from labelgate.classmap import ClassMap
+from labelgate.contract.classmap import ClassMap
+from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError, one_line
-from labelgate.files import read_small_text
+from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.sink import RowSink
 

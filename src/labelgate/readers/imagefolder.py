@@ -14,12 +14,12 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from labelgate.annotations import AnnotationFacts
-from labelgate.classmap import ClassMap
+from labelgate.contract.classmap import ClassMap
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.layout import any_file
 from labelgate.readers.sink import RowSink
-from labelgate.report import Example
 
 __all__ = ["IMG_EXTENSIONS", "ImageFolderReader", "looks_like_imagefolder", "read_imagefolder"]
 

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.annotations import AnnotationFacts
-from labelgate.classmap import ClassMap
 from labelgate.contract import CITYSCAPES_TRAIN_IDS
+from labelgate.contract.classmap import ClassMap
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.report import Example
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -96,7 +96,7 @@ def dataset_meta(root: Path) -> tuple[ClassMap | None, dict[int, int] | None]:
         InputError: the file is there but malformed.
     """
     from labelgate.errors import InputError
-    from labelgate.files import read_small_text
+    from labelgate.io.files import read_small_text
 
     folder = root.parent if root.is_file() else root
     meta = folder / "dataset_meta.json"
@@ -391,7 +391,7 @@ def _decode_chunk(args: Chunk) -> list[Decoded]:
     return [decode(p, root, colour_map) for p in paths]
 
 
-# [fn(x) for x in items], in order, on a cluster (labelgate.distributed.cluster_map).
+# [fn(x) for x in items], in order, on a cluster (labelgate.run.distributed.cluster_map).
 ClusterMap = Callable[[Callable[[Chunk], list[Decoded]], list[Chunk]], list[list[Decoded]]]
 CHUNK = 16  # masks per task
 INLINE = 64  # up to this many masks, no worker processes

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from labelgate.annotations import AnnotationFacts
+from labelgate.core.annotations import AnnotationFacts
 from labelgate.readers import Detected, choose
 from labelgate.readers.base import Read, ReadOptions
 from labelgate.readers.sink import RowSink

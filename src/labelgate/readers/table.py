@@ -12,7 +12,7 @@ from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.layout import any_file
 
 if TYPE_CHECKING:
-    from labelgate.annotations import AnnotationFacts
+    from labelgate.core.annotations import AnnotationFacts
     from labelgate.readers.sink import RowSink
 
 __all__ = ["TableReader", "holds_tables"]

@@ -12,14 +12,14 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
-from labelgate.annotations import AnnotationFacts
-from labelgate.classmap import ClassMap, load_class_map, normalise_name
+from labelgate.contract.classmap import ClassMap, load_class_map, normalise_name
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
 from labelgate.errors import ClassMapError, InputError, one_line
-from labelgate.files import read_small_text
+from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.sink import RowSink
-from labelgate.report import Example
 
 __all__ = ["VocReader", "read_voc"]
 

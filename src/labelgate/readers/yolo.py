@@ -12,14 +12,14 @@ import math
 from collections import Counter
 from pathlib import Path
 
-from labelgate.annotations import AnnotationFacts
-from labelgate.classmap import ClassMap, load_class_map
+from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
 from labelgate.errors import ClassMapError, InputError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.layout import any_file
 from labelgate.readers.sink import RowSink, RowWriter
-from labelgate.report import Example
 
 __all__ = ["CLASS_LISTS", "YoloReader", "read_yolo"]
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from labelgate.render.common import displayed
 
 if TYPE_CHECKING:
-    from labelgate.report import Report
+    from labelgate.core.report import Report
 
 __all__ = ["FORMATS", "render"]
 

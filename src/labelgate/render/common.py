@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from labelgate.catalog import SCOPES, codes_in, entry
-from labelgate.files import escape_controls
-from labelgate.report import Example, Report
+from labelgate.core.catalog import SCOPES, codes_in, entry
+from labelgate.core.report import Example, Report
+from labelgate.io.files import escape_controls
 
 __all__ = ["check_titles", "counted", "displayed", "example_value", "verdict"]
 

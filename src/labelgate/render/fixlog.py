@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from labelgate.fix import FixResult
+from labelgate.commands.fix import FixResult
 
 __all__ = ["render_fix"]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from labelgate.core.report import Report
 from labelgate.render.common import verdict
-from labelgate.report import Report
 
 __all__ = ["render_github"]
 

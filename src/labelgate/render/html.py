@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from html import escape
 
+from labelgate.core.report import Report
 from labelgate.render.common import example_value, verdict
-from labelgate.report import Report
 
 __all__ = ["render_html"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from labelgate.report import Report
+from labelgate.core.report import Report
 
 __all__ = ["render_json"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from labelgate.core.report import Finding, Report
 from labelgate.render.common import check_titles
-from labelgate.report import Finding, Report
 
 __all__ = ["render_junit"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from labelgate.smoke import CPU_HINT, SmokeRun
+from labelgate.commands.smoke import CPU_HINT, SmokeRun
 
 __all__ = ["SmokeVerdict", "render_smoke"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import textwrap
 
+from labelgate.core.report import Example, Finding, Report
 from labelgate.render.common import counted
-from labelgate.report import Example, Finding, Report
 
 __all__ = ["render_text"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from labelgate.triage import Triage
+from labelgate.commands.triage import Triage
 
 __all__ = ["render_triage"]
 

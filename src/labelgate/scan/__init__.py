@@ -4,7 +4,7 @@
 
     sequential.Scan ──────────────┐   text inputs, tokens, soft labels, shuffling, weights
     plan → kernel → partial.merge ├─> result.ScanResult ─> the checks
-       (runner: threads; labelgate.distributed: Dask)
+       (runner: threads; labelgate.run.distributed: Dask)
 
 ``plan`` lays out the Parquet row groups as pieces, ``kernel`` scans one into a ``Partial``,
 ``partial`` merges partials in row order, ``runner`` runs them on threads and builds the result.

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from labelgate.arrow import bool_mask, numbers
+from labelgate.core.arrow import bool_mask, numbers
 
 __all__ = [
     "PAIR",

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from labelgate.core.report import Example
 from labelgate.io.sources import typed
-from labelgate.report import Example
 from labelgate.scan.idkeys import RESOLVERS, IdKeys
 from labelgate.scan.kernel import SLICE_ROWS, unreadable
 from labelgate.scan.result import ID_MEMORY, DuplicateIds, ScanResult
@@ -20,7 +20,7 @@ from labelgate.scan.result import ID_MEMORY, DuplicateIds, ScanResult
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from labelgate.dataset import Dataset
+    from labelgate.inputs.dataset import Dataset
 
 __all__ = [
     "ID_MEMORY",

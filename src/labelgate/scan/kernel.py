@@ -1,7 +1,7 @@
 """The kernel: one Parquet row group scanned into a :class:`~labelgate.scan.partial.Partial`.
 
 The hot loop is numpy over whole row groups: one ``bincount`` of a (source, name, label) key,
-one comparison for the rows that are not usable (:func:`labelgate.rules.not_usable`), and work
+one comparison for the rows that are not usable (:func:`labelgate.core.rules.not_usable`), and work
 proportional to those rows only. A worker reads only the columns a piece needs, at most
 SLICE_ROWS rows at a time, and never keeps rows.
 """
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.arrow import bool_mask, numbers
+from labelgate.core.arrow import bool_mask, numbers
+from labelgate.core.report import Example
+from labelgate.core.rules import Status, failing_codes, judge, not_usable
 from labelgate.errors import InputError, one_line
 from labelgate.io.sources import filesystem, is_uri, shown
-from labelgate.report import Example
-from labelgate.rules import Status, failing_codes, judge, not_usable
 from labelgate.scan.idkeys import IdKeys
 from labelgate.scan.partial import Hits, Ids, Key, Partial, fold
 from labelgate.scan.plan import Piece, Spec

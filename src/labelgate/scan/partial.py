@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.report import Example
+from labelgate.core.report import Example
 
 __all__ = ["Compact", "Hits", "Ids", "Key", "Partial", "failing_only", "fold", "merge"]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
-    from labelgate.dataset import Dataset
+    from labelgate.inputs.dataset import Dataset
 
 __all__ = ["Piece", "Spec", "plan_pieces", "supported"]
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.batchplan import BatchPlan
-from labelgate.report import Example
+from labelgate.core.batchplan import BatchPlan
+from labelgate.core.report import Example
 
 __all__ = [
     "ID_MEMORY",
@@ -142,7 +142,7 @@ class ScanResult:
         rows, tokens: rows read; tokens (or, for masks, pixels) read (token and segmentation
             tasks, else 0).
         file_rows: rows per input file.
-        row_status, value_status: rows (values) per :class:`~labelgate.rules.Status`.
+        row_status, value_status: rows (values) per :class:`~labelgate.core.rules.Status`.
         class_counts: usable targets per class.
         ignore_hits: targets equal to ignore_index.
         other_values, other_values_overflow: out-of-range values with their counts (at most

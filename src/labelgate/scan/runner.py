@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from labelgate.batchplan import BatchPlan
-from labelgate.rules import Status, judge
+from labelgate.core.batchplan import BatchPlan
+from labelgate.core.rules import Status, judge
 from labelgate.scan.idkeys import IdKeys
 from labelgate.scan.kernel import scan_piece
 from labelgate.scan.partial import Compact, Partial, merge

@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.arrow import bool_mask, from_numpy, numbers
-from labelgate.batchplan import BatchPlan
-from labelgate.labels import (
+from labelgate.core.arrow import bool_mask, from_numpy, numbers
+from labelgate.core.batchplan import BatchPlan
+from labelgate.core.labels import (
     Classified,
     classify,
     classify_indices,
     classify_multilabel,
     classify_soft,
 )
-from labelgate.report import Example
-from labelgate.rules import Status, failing_codes
+from labelgate.core.report import Example
+from labelgate.core.rules import Status, failing_codes
 from labelgate.scan.keys import triples
 from labelgate.scan.result import (
     MAX_OTHER_VALUES,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from labelgate.codes import READER_CODES, Code
-from labelgate.report import Example
+from labelgate.core.codes import READER_CODES, Code
+from labelgate.core.report import Example
 
 __all__ = ["AnnotationFacts", "Hits"]
 

@@ -6,14 +6,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from labelgate.batchplan import BatchPlan
 from labelgate.contract import Contract
-from labelgate.detect import Columns, detect_columns
+from labelgate.core.batchplan import BatchPlan
+from labelgate.core.labels import is_list_type, is_soft_type
 from labelgate.errors import InputError, UsageError
+from labelgate.inputs.columns import Columns, detect_columns
+from labelgate.inputs.resolved import LABEL_TYPE, Resolution, Resolved
 from labelgate.io import InputFile, read_schema, resolve_inputs, stream_columns
 from labelgate.io.stream import FileSchema
-from labelgate.labels import is_list_type, is_soft_type
-from labelgate.resolved import LABEL_TYPE, Resolution, Resolved
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -209,7 +209,7 @@ def _per_column(contract: Contract, resolution: Resolution) -> None:
         )
     if contract.label_encoding == "indices":
         raise UsageError("--label-columns hold one value per class: the encoding is multi-hot")
-    from labelgate.classmap import ClassMap
+    from labelgate.contract.classmap import ClassMap
 
     named = ClassMap.from_names(list(members), origin="--label-columns")
     resolution.found("task", "multilabel", "--label-columns")
@@ -222,7 +222,7 @@ def _stacked(batch: pa.RecordBatch, members: tuple[str, ...]) -> pa.Array:
     import numpy as np
     import pyarrow as pa
 
-    from labelgate.arrow import numbers
+    from labelgate.core.arrow import numbers
 
     parts = []
     for name in members:

@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from labelgate.atomic import write_text_atomic
 from labelgate.errors import InputError, UsageError, one_line
+from labelgate.io.atomic import write_text_atomic
 
 __all__ = [
     "CLASS_MAP_SUFFIXES",

@@ -6,12 +6,12 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from labelgate.catalog import apply_severity, codes_in, entry, finding
 from labelgate.checks.context import Context, join_values
-from labelgate.classmap import normalise_name
 from labelgate.contract import Contract
-from labelgate.report import Finding, Report
-from labelgate.validation import Validation, run
+from labelgate.contract.classmap import normalise_name
+from labelgate.core.catalog import apply_severity, codes_in, entry, finding
+from labelgate.core.report import Finding, Report
+from labelgate.run.validation import Validation, run
 
 __all__ = ["DIFF_CODES", "diff"]
 

@@ -13,34 +13,34 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from labelgate import tables
 from labelgate.checks import Context, run_checks
+from labelgate.checks.section import check_section
 from labelgate.contract import Contract
-from labelgate.dataset import Dataset, Mapper, open_dataset
-from labelgate.environment import environment
+from labelgate.core.environment import environment
+from labelgate.core.report import Example, Finding, Report
 from labelgate.errors import UsageError
+from labelgate.inputs.dataset import Dataset, Mapper, open_dataset
+from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.io.stream import FileSchema
-from labelgate.report import Example, Finding, Report
-from labelgate.resolved import Resolution
+from labelgate.run import tables
 from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
 from labelgate.scan.result import ID_MEMORY, PER_BATCH_MAX
-from labelgate.section import check_section
 
 if TYPE_CHECKING:
-    from labelgate.annotations import AnnotationFacts
+    from labelgate.core.annotations import AnnotationFacts
     from labelgate.readers.opened import Opened
     from labelgate.scan.idkeys import IdKeys
     from labelgate.scan.plan import Spec
     from labelgate.scan.result import DuplicateIds
 
-__all__ = ["Validation", "run", "validate", "validate_in_context"]
+__all__ = ["Validation", "report_of", "run", "validate_in_context"]
 
 Progress = Callable[[int, int | None], None]
 
 
-def validate(paths: list[str], contract: Contract, **options: Any) -> Report:
+def report_of(paths: list[str], contract: Contract, **options: Any) -> Report:
     """The report of :func:`run` (same options); the run's files are released at once."""
     with run(paths, contract, **options) as done:
         return done.report
@@ -142,7 +142,7 @@ def run(
     try:
         client = None
         if dask is not None:
-            from labelgate.distributed import connect
+            from labelgate.run.distributed import connect
 
             client = stack.enter_context(connect(dask))
         limit = None if max_examples == 0 else max_examples
@@ -192,9 +192,9 @@ def _opened(
     """The input read through its reader, or ``None`` for a label table, which the scan reads as
     it is. The rows a reader writes live in a folder the validation owns and removes when it is
     closed: fix, diff and repro read them again through it."""
-    from labelgate.distributed import cluster_map
     from labelgate.readers.base import ReadOptions
     from labelgate.readers.opened import open_input
+    from labelgate.run.distributed import cluster_map
 
     listed = [p for p in paths if isinstance(p, str)]
     if len(listed) != len(paths):  # data in memory: a table
@@ -381,7 +381,7 @@ def _scan_in_pieces(
     keyed: IdKeys | None = None,
 ) -> ScanResult:
     """Row groups in parallel, partial results merged in order (see :mod:`labelgate.scan`);
-    on a Dask cluster through ``client`` (see :mod:`labelgate.distributed`)."""
+    on a Dask cluster through ``client`` (see :mod:`labelgate.run.distributed`)."""
     from labelgate.scan.partial import failing_only
     from labelgate.scan.plan import plan_pieces
     from labelgate.scan.runner import result_of, run_pieces, threads_default
@@ -398,7 +398,7 @@ def _scan_in_pieces(
     if data.plan.kept_batches(rows) > PER_BATCH_MAX:
         compact = failing_only(data.plan.size, rows)
     if client is not None:
-        from labelgate.distributed import run_on_dask
+        from labelgate.run.distributed import run_on_dask
 
         merged = run_on_dask(client, pieces, spec, progress=report, compact=compact)
     else:
@@ -435,8 +435,8 @@ def _duplicate_ids_on_dask(
     data: Dataset, client: Any, max_examples: int, memory: int, scan: ScanResult
 ) -> DuplicateIds:
     """LG014 with its ids partitioned by key across the cluster's workers (see
-    :func:`labelgate.distributed.duplicate_ids_on_dask`)."""
-    from labelgate.distributed import duplicate_ids_on_dask
+    :func:`labelgate.run.distributed.duplicate_ids_on_dask`)."""
+    from labelgate.run.distributed import duplicate_ids_on_dask
     from labelgate.scan.ids import Tally, integer_ids
     from labelgate.scan.plan import plan_pieces
 
@@ -501,8 +501,8 @@ FOOTERS_ON_CLUSTER = 64  # shards from which the cluster, not the driver, reads 
 
 def _footers_on(client: Any) -> Mapper:
     """Read footers on the cluster when there are many shards, else on the driver's threads."""
-    from labelgate.dataset import read_schemas
-    from labelgate.distributed import cluster_map
+    from labelgate.inputs.dataset import read_schemas
+    from labelgate.run.distributed import cluster_map
 
     def mapper(fn: Callable[[InputFile], FileSchema], files: list[InputFile]) -> list[FileSchema]:
         if len(files) < FOOTERS_ON_CLUSTER:

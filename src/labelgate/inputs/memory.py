@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from labelgate.classmap import ClassMap
+from labelgate.contract.classmap import ClassMap
 from labelgate.errors import UsageError
 
 __all__ = ["InMemory", "as_table", "is_in_memory"]

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from labelgate.arrow import from_numpy, numbers
-from labelgate.dataset import Dataset
+from labelgate.core.arrow import from_numpy, numbers
+from labelgate.inputs.dataset import Dataset
 
 if TYPE_CHECKING:
     import pyarrow as pa

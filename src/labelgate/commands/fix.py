@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.arrow import from_numpy, numbers
-from labelgate.atomic import atomic_path
 from labelgate.checks.classes import analyse_shifts
-from labelgate.classmap import normalise_name
 from labelgate.contract import Contract
+from labelgate.contract.classmap import normalise_name
+from labelgate.core.arrow import from_numpy, numbers
+from labelgate.core.labels import Status, classify, classify_soft, list_rows
+from labelgate.core.report import Report
 from labelgate.errors import UsageError
-from labelgate.labels import Status, classify, classify_soft, list_rows
-from labelgate.report import Report
+from labelgate.io.atomic import atomic_path
+from labelgate.run.validation import report_of, run
 from labelgate.scan import NO_SOURCE
-from labelgate.validation import run, validate
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -214,7 +214,7 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
         # The file just written is validated before it is renamed into place: another run
         # writing the same --out cannot swap it underneath. The fixed file lacks the quarantined
         # rows by design: expected_rows was the input's count.
-        after = validate([str(out_tmp)], dataclasses.replace(contract, expected_rows=None))
+        after = report_of([str(out_tmp)], dataclasses.replace(contract, expected_rows=None))
     return _result(
         options, after, rows_in, fixed, plans, dict(maps_used), dict(sorted(counts.items()))
     )
@@ -258,7 +258,7 @@ def _fix_multi_hot(data: Any, options: FixOptions) -> FixResult:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from labelgate.dataset import MEMBERS
+    from labelgate.inputs.dataset import MEMBERS
 
     policies: dict[float, int | None] = {float(v): n for v, n in options.value_maps.items()}
     for value, new in policies.items():
@@ -330,7 +330,7 @@ def _fix_multi_hot(data: Any, options: FixOptions) -> FixResult:
                 f"{quarantined} rows are still not K values in [0, 1] (LG034): add a policy "
                 "(--map-value=-1=0, -1=1, -1=ignore, blank=0) or name a --quarantine file"
             )
-        after = validate([str(out_tmp)], dataclasses.replace(data.contract, expected_rows=None))
+        after = report_of([str(out_tmp)], dataclasses.replace(data.contract, expected_rows=None))
     return _result(
         options,
         after,
@@ -408,7 +408,7 @@ def _output_schema(data: Any) -> pa.Schema:
     first = data.files[0]
     if first.kind == "parquet":
         return pq.read_schema(first.open())  # a URI through its own filesystem and endpoint
-    from labelgate.dataset import MEMBERS
+    from labelgate.inputs.dataset import MEMBERS
 
     _, _, chunk = next(iter(data.chunks(every=True)))
     names = chunk.schema.names

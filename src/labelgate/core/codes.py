@@ -1,4 +1,4 @@
-"""The check codes as a type, generated from :mod:`labelgate.catalog` (do not edit: a test
+"""The check codes as a type, generated from :mod:`labelgate.core.catalog` (do not edit: a test
 holds this file to the catalog).
 
 A code spelled wrong, or missing from the catalog, is a type error wherever a

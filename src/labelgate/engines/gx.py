@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from labelgate.codes import Code
 from labelgate.contract import Contract
+from labelgate.core.codes import Code
+from labelgate.core.report import Report
+from labelgate.core.rules import code_of, masks
 from labelgate.engines import Translator, engine_report, load_frame
 from labelgate.errors import UsageError
-from labelgate.report import Report
-from labelgate.rules import code_of, masks
-from labelgate.validation import run
+from labelgate.run.validation import run
 
 __all__ = ["suite", "suite_json", "validate_with_gx"]
 

@@ -16,10 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from labelgate import Batching, ClassMap, Contract, load_class_map
-from labelgate.catalog import codes_in
+from labelgate.core.catalog import codes_in
+from labelgate.core.report import Report
 from labelgate.render import render
-from labelgate.report import Report
-from labelgate.validation import validate
+from labelgate.run.validation import report_of
 from tests.conftest import SAMPLES, run_cli
 
 XSS = "<script>alert(1)</script>"
@@ -44,7 +44,9 @@ def hostile(tmp_path: Path) -> Path:
 
 def hostile_report(path: Path) -> Report:
     cmap = ClassMap.from_names([XSS, "dog", "bird"])
-    return validate([str(path)], Contract(num_classes=3, class_map=cmap, batching=Batching(size=4)))
+    return report_of(
+        [str(path)], Contract(num_classes=3, class_map=cmap, batching=Batching(size=4))
+    )
 
 
 class TestJunit:
@@ -73,7 +75,7 @@ class TestJunit:
         assert suite.tests == len(cases) and suite.failures == 1
 
     def test_strict_fails_warnings(self) -> None:
-        report = validate(
+        report = report_of(
             [str(SAMPLES / "oob_0_2_4.parquet")], Contract(num_classes=4), strict=True
         )
         xml = junitparser.JUnitXml.fromstring(render(report, "junit"))
@@ -181,7 +183,7 @@ class TestHtml:
         path = tmp_path / "labels.parquet"
         pq.write_table(pa.table({"label": labels, "source": source}), path)
         (tmp_path / "names.txt").write_text("\n".join(names) + "\n")
-        report = validate(
+        report = report_of(
             [str(path)],
             Contract(num_classes=classes, class_map=load_class_map(tmp_path / "names.txt")),
         )

@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from labelgate.arrow import numbers
-from labelgate.batchrows import collect_batches
-from labelgate.dataset import Dataset
+from labelgate.core.arrow import numbers
+from labelgate.core.labels import Status, classify, classify_soft
+from labelgate.core.report import Example
 from labelgate.errors import UsageError
-from labelgate.labels import Status, classify, classify_soft
-from labelgate.report import Example
+from labelgate.inputs.dataset import Dataset
+from labelgate.scan.batchrows import collect_batches
 
 __all__ = ["BatchFailure", "SmokeRun", "nvidia_torch", "run_smoke"]
 
@@ -235,7 +235,7 @@ def _child(spec_path: Path, timeout: float) -> tuple[list[dict[str, Any]], str, 
     src = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run(
-        [sys.executable, "-m", "labelgate.replay", str(spec_path)],
+        [sys.executable, "-m", "labelgate.commands.replay", str(spec_path)],
         capture_output=True,
         text=True,
         env=env,

@@ -10,10 +10,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from labelgate.catalog import CODES, SEVERITIES
-from labelgate.classmap import ClassMap, load_class_map
+from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.core.catalog import CODES, SEVERITIES
 from labelgate.errors import ClassMapError, ContractError, InputError
-from labelgate.files import load_yaml, read_small_text
+from labelgate.io.files import load_yaml, read_small_text
 
 __all__ = [
     "CITYSCAPES_TRAIN_IDS",
@@ -472,7 +472,7 @@ def _pandera_section(value: dict[str, Any] | None) -> Mapping[str, Any] | None:
                 key=f"pandera.columns.{column}",
             )
     try:
-        from labelgate.section import section_schema
+        from labelgate.contract.section import section_schema
 
         section_schema(value)
     except ContractError:

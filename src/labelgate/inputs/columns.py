@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from labelgate.core.labels import is_list_type
 from labelgate.errors import UsageError
-from labelgate.labels import is_list_type
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from labelgate.batchrows import collect_batches
 from labelgate.contract import Contract
-from labelgate.environment import environment
+from labelgate.core.environment import environment
 from labelgate.errors import UsageError
 from labelgate.io.sources import shown
-from labelgate.validation import run
+from labelgate.run.validation import run
+from labelgate.scan.batchrows import collect_batches
 
 __all__ = ["Bundle", "make_bundle"]
 

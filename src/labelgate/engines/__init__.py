@@ -11,14 +11,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from labelgate.catalog import CODES, apply_severity, engine_codes, entry, finding
-from labelgate.codes import Code
-from labelgate.dataset import Dataset
+from labelgate.contract.section import plain
+from labelgate.core.catalog import CODES, apply_severity, engine_codes, entry, finding
+from labelgate.core.codes import Code
+from labelgate.core.report import Example, Report
 from labelgate.errors import UsageError
-from labelgate.report import Example, Report
+from labelgate.inputs.dataset import Dataset
+from labelgate.run.validation import Validation
 from labelgate.scan import NO_SOURCE
-from labelgate.section import plain
-from labelgate.validation import Validation
 
 __all__ = ["REJECTING", "Translator", "engine_report", "load_frame", "plain"]
 

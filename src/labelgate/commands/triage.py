@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from labelgate.families import FAMILIES, KINDS
+from labelgate.commands.families import FAMILIES, KINDS
 
 __all__ = ["FAMILIES", "Triage", "normalise", "triage_lines", "triage_stream"]
 

@@ -1,6 +1,6 @@
 """The contract as a pandera schema, and pandera as a validation engine.
 
-    from labelgate.pandera import schema
+    from labelgate.engines.pandera import schema
     schema(contract).validate(df, lazy=True)   # SchemaErrors.failure_cases names the rows
 
 Importing this module registers labelgate's checks with pandera's extension API
@@ -15,15 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from labelgate.classmap import normalise_name
-from labelgate.codes import Code
 from labelgate.contract import Contract
+from labelgate.contract.classmap import normalise_name
+from labelgate.contract.section import section_failures, section_schema
+from labelgate.core.codes import Code
+from labelgate.core.report import Report
+from labelgate.core.rules import code_of, masks
 from labelgate.engines import Translator, engine_report, load_frame
 from labelgate.errors import UsageError
-from labelgate.report import Report
-from labelgate.rules import code_of, masks
-from labelgate.section import section_failures, section_schema
-from labelgate.validation import run
+from labelgate.run.validation import run
 
 try:
     import pandas as pd
@@ -32,7 +32,9 @@ try:
     import pandera.pandas as pa
     from pandera import extensions
 except ImportError:  # pragma: no cover - pandera is a core dependency
-    raise ImportError("labelgate.pandera needs pandera: pip install 'pandera[pandas]'") from None
+    raise ImportError(
+        "labelgate.engines.pandera needs pandera: pip install 'pandera[pandas]'"
+    ) from None
 
 __all__ = [
     "check_code",

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.arrow import bool_mask, from_numpy, numbers
-from labelgate.rules import Status, masks
+from labelgate.core.arrow import bool_mask, from_numpy, numbers
+from labelgate.core.rules import Status, masks
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from labelgate.errors import ClassMapError, InputError
-from labelgate.files import CLASS_MAP_SUFFIXES, load_yaml, read_small_text
+from labelgate.io.files import CLASS_MAP_SUFFIXES, load_yaml, read_small_text
 
 __all__ = ["ClassMap", "load_class_map", "normalise_name"]
 

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.atomic import atomic_path
+from labelgate.commands.fix import FixOptions, FixResult, SourceFix
 from labelgate.contract import Contract
 from labelgate.errors import UsageError
-from labelgate.fix import FixOptions, FixResult, SourceFix
-from labelgate.validation import validate
+from labelgate.io.atomic import atomic_path
+from labelgate.run.validation import report_of
 
 __all__ = ["fix_masks"]
 
@@ -87,7 +87,7 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
             save(new, tmp)
         written += 1
     # the fixed folder has no dataset_meta.json: its class map (and K) come from the input's
-    after = validate(
+    after = report_of(
         [str(out)],
         contract.replace(task="segmentation", value_map=None, class_map=names),
         input_format="masks",

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from labelgate.codes import Code
-from labelgate.report import SEVERITY_ORDER, Example, Finding
+from labelgate.core.codes import Code
+from labelgate.core.report import SEVERITY_ORDER, Example, Finding
 
 __all__ = [
     "CATALOG",
@@ -442,12 +442,12 @@ def finding(
 
 
 def codes_module() -> str:
-    """The source of :mod:`labelgate.codes`, generated from the catalog (a test holds the file
+    """The source of :mod:`labelgate.core.codes`, generated from the catalog (a test holds the file
     to it; ``LABELGATE_REGOLD=1 python -m pytest tests/test_catalog.py`` rewrites it)."""
     listed = "".join(f'    "{e.code}",\n' for e in CATALOG)
     reader = "".join(f'    "{c}",\n' for c in codes_raised_by("reader"))
     return (
-        '"""The check codes as a type, generated from :mod:`labelgate.catalog` (do not edit: a '
+        '"""The check codes as a type, generated from :mod:`labelgate.core.catalog` (do not edit: a '
         "test\nholds this file to the catalog).\n\nA code spelled wrong, or missing from the "
         "catalog, is a type error wherever a\n:data:`Code` is expected, and a reader's codes are "
         'the ones :data:`READER_CODES` lists.\n"""\n\n'

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.codes import Code
+from labelgate.core.codes import Code
 
 __all__ = [
     "Masks",

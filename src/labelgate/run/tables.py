@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from labelgate.checks import Context
-from labelgate.detect import Columns
+from labelgate.core.rules import Status
+from labelgate.inputs.columns import Columns
 from labelgate.io import InputFile
 from labelgate.io.sources import typed
 from labelgate.io.stream import FileSchema
-from labelgate.rules import Status
 from labelgate.scan import ScanResult
 from labelgate.scan.result import PER_BATCH_MAX
 

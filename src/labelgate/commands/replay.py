@@ -1,6 +1,6 @@
 """The child process of the smoke step: replay batches through CrossEntropyLoss on a device.
 
-Run as ``python -m labelgate.replay SPEC.json``; it prints one JSON object per line (``env``, then
+Run as ``python -m labelgate.commands.replay SPEC.json``; it prints one JSON object per line (``env``, then
 ``begin`` and ``batch`` or ``error`` per batch, then ``done``). On a GPU it stops with exit status 3
 at the first batch that raises: a device-side assert loses the whole CUDA context, so the parent
 starts a fresh process at the next batch. On the CPU an exception leaves the process sound, and it

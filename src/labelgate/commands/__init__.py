@@ -1,0 +1,1 @@
+"""The commands that act on a validation: fix, smoke, diff, repro, triage."""

@@ -1,0 +1,1 @@
+"""One validation run: open, scan, check, report; the report's tables; Dask."""
