@@ -20,15 +20,14 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.catalog import (
     CATALOG,
     CODES,
-    apply_severity,
     codes_in,
     codes_module,
     codes_raised_by,
     engine_codes,
     entry,
-    finding,
 )
 from labelgate.core.codes import READER_CODES
+from labelgate.core.findings import apply_severity, finding
 from labelgate.core.report import Finding
 from labelgate.run.validation import report_of
 from tests.conftest import ROOT

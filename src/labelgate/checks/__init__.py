@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from labelgate.checks.context import Context
 from labelgate.checks.registry import REGISTRY, CheckSpec, check
-from labelgate.core.catalog import apply_severity
+from labelgate.core.findings import apply_severity
 from labelgate.core.report import Finding
 
 __all__ = ["REGISTRY", "CheckSpec", "Context", "all_checks", "check", "run_checks"]

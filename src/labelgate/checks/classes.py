@@ -10,7 +10,7 @@ from typing import Any
 from labelgate.checks.context import Context, join_values, plural
 from labelgate.checks.registry import check
 from labelgate.contract.classmap import ClassMap, normalise_name
-from labelgate.core.catalog import finding
+from labelgate.core.findings import finding
 from labelgate.core.report import Example, Finding
 
 

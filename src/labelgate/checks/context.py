@@ -7,8 +7,8 @@ from typing import Any
 
 from labelgate.contract import Contract
 from labelgate.core.annotations import AnnotationFacts
-from labelgate.core.catalog import finding
 from labelgate.core.codes import Code
+from labelgate.core.findings import finding
 from labelgate.core.report import Finding
 from labelgate.io.sources import InputFile
 from labelgate.scan import CodeTally, ScanResult

@@ -12,8 +12,9 @@ from functools import partial
 
 from labelgate.checks.context import Context
 from labelgate.checks.registry import check
-from labelgate.core.catalog import codes_raised_by, finding
+from labelgate.core.catalog import codes_raised_by
 from labelgate.core.codes import Code
+from labelgate.core.findings import finding
 from labelgate.core.report import Example, Finding
 
 __all__ = ["FORMAT_CODES", "format_finding"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from labelgate.checks.context import Context, join_values, plural, tally_finding
 from labelgate.checks.registry import check
-from labelgate.core.catalog import finding
+from labelgate.core.findings import finding
 from labelgate.core.labels import Status
 from labelgate.core.report import Finding
 from labelgate.io.sources import typed

@@ -9,7 +9,8 @@ from typing import Any
 from labelgate.checks.context import Context, join_values
 from labelgate.contract import Contract
 from labelgate.contract.classmap import normalise_name
-from labelgate.core.catalog import apply_severity, codes_in, entry, finding
+from labelgate.core.catalog import codes_in, entry
+from labelgate.core.findings import apply_severity, finding
 from labelgate.core.report import Finding, Report
 from labelgate.run.validation import Validation, run
 

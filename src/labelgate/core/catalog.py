@@ -9,12 +9,9 @@ and its line in docs/checks.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 from labelgate.core.codes import Code
-from labelgate.core.report import SEVERITY_ORDER, Example, Finding
 
 __all__ = [
     "CATALOG",
@@ -23,13 +20,12 @@ __all__ = [
     "SCOPES",
     "SEVERITIES",
     "Entry",
-    "apply_severity",
     "codes_in",
     "codes_module",
     "codes_raised_by",
     "engine_codes",
     "entry",
-    "finding",
+    "known",
 ]
 
 SEVERITIES = ("error", "warning", "info", "off")
@@ -394,6 +390,11 @@ def entry(code: str) -> Entry:
     return _BY_CODE[code]
 
 
+def known(code: str) -> bool:
+    """Whether ``code`` is a check code of the catalog."""
+    return code in _BY_CODE
+
+
 def codes_in(*scopes: str) -> tuple[Code, ...]:
     """The codes of the given scopes, in code order."""
     return tuple(e.code for e in CATALOG if e.scope in scopes)
@@ -404,41 +405,6 @@ def codes_raised_by(component: str) -> tuple[Code, ...]:
     if component not in COMPONENTS:
         raise ValueError(f"no component {component!r}; one of {', '.join(COMPONENTS)}")
     return tuple(e.code for e in CATALOG if e.raised_by == component)
-
-
-def finding(
-    code: Code,
-    *,
-    count: int,
-    message: str,
-    fix: str = "",
-    severity: str | None = None,
-    unit: str = "rows",
-    examples: tuple[Example, ...] = (),
-    batches: tuple[int, ...] = (),
-    details: dict[str, Any] | None = None,
-) -> Finding:
-    """A finding of ``code``, its severity the catalog's unless the evidence says another.
-
-    Raises:
-        ValueError: the code is not in the catalog, or the severity is not one.
-    """
-    if code not in _BY_CODE:
-        raise ValueError(f"{code!r} is not a check code of the catalog")
-    level = _BY_CODE[code].severity if severity is None else severity
-    if level not in SEVERITIES[:3]:
-        raise ValueError(f"a finding's severity is error, warning or info, got {level!r}")
-    return Finding(
-        code=code,
-        severity=level,
-        count=count,
-        message=message,
-        fix=fix,
-        unit=unit,
-        examples=examples,
-        batches=batches,
-        details={} if details is None else details,
-    )
 
 
 def codes_module() -> str:
@@ -462,16 +428,3 @@ def codes_module() -> str:
 def engine_codes(engine: str) -> tuple[Code, ...]:
     """The codes a row-level engine (``pandera``, ``gx``) expresses itself."""
     return tuple(e.code for e in CATALOG if engine in e.engines)
-
-
-def apply_severity(findings: Iterable[Finding], overrides: Mapping[str, str]) -> list[Finding]:
-    """Apply the contract's severity overrides (``off`` drops a finding); errors first, then
-    warnings, then info, each in code order. Every command's findings pass through here."""
-    out: list[Finding] = []
-    for f in findings:
-        level = overrides.get(f.code, f.severity)
-        if level == "off":
-            continue
-        out.append(f if level == f.severity else replace(f, severity=level))
-    out.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.code))
-    return out

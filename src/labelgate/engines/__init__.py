@@ -12,8 +12,9 @@ from dataclasses import replace
 from typing import Any
 
 from labelgate.contract.section import plain
-from labelgate.core.catalog import CODES, apply_severity, engine_codes, entry, finding
+from labelgate.core.catalog import CODES, engine_codes, entry
 from labelgate.core.codes import Code
+from labelgate.core.findings import apply_severity, finding
 from labelgate.core.report import Example, Report
 from labelgate.errors import UsageError
 from labelgate.inputs.dataset import Dataset

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.contract import CITYSCAPES_TRAIN_IDS
 from labelgate.contract.classmap import ClassMap
+from labelgate.contract.values import CITYSCAPES_TRAIN_IDS
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions

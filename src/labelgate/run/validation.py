@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -19,21 +16,23 @@ from labelgate.contract import Contract
 from labelgate.core.environment import environment
 from labelgate.core.report import Example, Finding, Report
 from labelgate.errors import UsageError
-from labelgate.inputs.dataset import Dataset, Mapper, open_dataset
+from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
-from labelgate.io.stream import FileSchema
 from labelgate.run import tables
+from labelgate.run.inputs import as_given, read_input, with_format
+from labelgate.run.producers import (
+    duplicate_ids_on_dask_of,
+    footers_on,
+    scan_in_pieces,
+    scan_sequentially,
+)
 from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
-from labelgate.scan.result import ID_MEMORY, PER_BATCH_MAX
+from labelgate.scan.result import ID_MEMORY
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
-    from labelgate.readers.opened import Opened
-    from labelgate.scan.idkeys import IdKeys
-    from labelgate.scan.plan import Spec
-    from labelgate.scan.result import DuplicateIds
 
 __all__ = ["Validation", "report_of", "run", "validate_in_context"]
 
@@ -150,7 +149,7 @@ def run(
         resolution = Resolution(contract)
         for name, value, origin in found:
             resolution.found(name, value, origin)
-        opened = _opened(
+        opened = read_input(
             paths, input_format, contract, background, limit, source_field, client, stack
         )
         facts = None
@@ -161,15 +160,16 @@ def run(
                 raise UsageError(
                     f"--dask reads Parquet tables and masks; {opened.format} is read locally"
                 )
-            _with_format(resolution, opened)
+            with_format(resolution, opened)
             paths, facts = opened.paths, opened.facts
         data = open_dataset(
-            paths, contract, None if client is None else _footers_on(client), resolution
+            paths, contract, None if client is None else footers_on(client), resolution
         )
         done = _validate(
             data, max_examples, strict, progress, threads, in_pieces, client, id_memory, facts
         )
-        done = done if opened is None else _as_given(done, opened)
+        if opened is not None:
+            done = replace(done, report=as_given(done.report, opened))
     except BaseException:
         stack.close()
         raise
@@ -177,93 +177,6 @@ def run(
         stack.close()
         stack = ExitStack()
     return replace(done, _resources=stack)
-
-
-def _opened(
-    paths: Sequence[str | InputFile],
-    input_format: str,
-    contract: Contract,
-    background: int | None,
-    limit: int | None,
-    source_field: str | None,
-    client: Any,
-    stack: ExitStack,
-) -> Opened | None:
-    """The input read through its reader, or ``None`` for a label table, which the scan reads as
-    it is. The rows a reader writes live in a folder the validation owns and removes when it is
-    closed: fix, diff and repro read them again through it."""
-    from labelgate.readers.base import ReadOptions
-    from labelgate.readers.opened import open_input
-    from labelgate.run.distributed import cluster_map
-
-    listed = [p for p in paths if isinstance(p, str)]
-    if len(listed) != len(paths):  # data in memory: a table
-        if input_format not in ("auto", "table"):
-            raise UsageError(f"data in memory is a table, not {input_format}")
-        return None
-    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="labelgate-input-")))
-    options = ReadOptions(
-        background=background,
-        source_field=source_field,
-        class_map=contract.class_map,
-        num_classes=contract.num_classes,
-        task=contract.task,
-        colour_map=contract.color_map,
-        limit=limit,
-        cluster=None if client is None else partial(cluster_map, client),
-    )
-    opened = open_input(listed, input_format, folder, options)
-    return None if opened.facts is None else opened
-
-
-def _with_format(resolution: Resolution, opened: Opened) -> None:
-    """The format's task and class map (and K from it, when not given) found; a class map given
-    as well is compared with the format's own (LG030 where they differ)."""
-    assert opened.facts is not None
-    contract = resolution.asked
-    if opened.facts.task == "segmentation":
-        if contract.task not in (None, "segmentation"):
-            raise UsageError(f"masks are read for the segmentation task, not {contract.task!r}")
-        resolution.found("task", "segmentation", f"the {opened.format} reader")
-    own, given = opened.read.class_map, contract.class_map
-    if own is not None:
-        resolution.found("class_map", own, opened.read.class_map_why or own.origin)
-    chosen = given if given is not None else own
-    if chosen is not None:
-        origin = "the class map given" if given is not None else opened.read.class_map_why
-        resolution.found("num_classes", len(chosen.entries), origin or chosen.origin)
-    if own is None or given is None:
-        return
-    a, b = given.name_of(), own.name_of()
-    differ = sorted(i for i in set(a) | set(b) if a.get(i) != b.get(i))
-    if differ:
-        shown = "; ".join(f"{i}: {a.get(i)!r} vs {b.get(i)!r}" for i in differ[:5])
-        opened.facts.hit(
-            "LG030",
-            message=f"the class map given ({given.origin}) and the format's own "
-            f"({own.origin}) differ at {len(differ)} indices ({shown})",
-            fix="make one the source of truth: a model trained with one map and evaluated "
-            "with the other names every differing class wrongly",
-            unit="classes",
-            count=len(differ),
-        )
-
-
-def _as_given(done: Validation, opened: Opened) -> Validation:
-    """The report naming the user's input and its format, not the converted rows."""
-    report = done.report
-    facts = opened.facts
-    assert facts is not None
-    files = report.input.get("files", [])
-    if opened.converted:  # rows written by the reader: name the source
-        files = [{"path": p, "format": facts.format} for p in opened.inputs]
-    note = f"read as {facts.format} ({facts.why})"
-    report = replace(
-        report,
-        input=report.input | {"files": files, "annotations": facts.to_dict()},
-        notes=(note, *report.notes),
-    )
-    return replace(done, report=report)
 
 
 def _validate(
@@ -293,9 +206,9 @@ def _validate(
             keyed = IdKeys(data.known_rows or 0, id_memory, integer=integer, limit=limit)
             stack.enter_context(keyed)
         if why_not is None:
-            scan = _scan_in_pieces(data, max_examples, id_check, threads, progress, client, keyed)
+            scan = scan_in_pieces(data, max_examples, id_check, threads, progress, client, keyed)
         else:
-            scan = _scan_sequentially(data, max_examples, progress)
+            scan = scan_sequentially(data, max_examples, progress)
         duplicates = None
         if id_check and columns.id is not None and not scan.ids_increasing:
             from labelgate.scan.ids import duplicate_ids
@@ -305,7 +218,7 @@ def _validate(
                     data, columns.id, scan, max_examples, memory=id_memory, keyed=keyed
                 )
             else:
-                duplicates = _duplicate_ids_on_dask(data, client, max_examples, id_memory, scan)
+                duplicates = duplicate_ids_on_dask_of(data, client, max_examples, id_memory, scan)
     label_type, task = str(data.label_type), data.task
     section = check_section(data, max_examples) if contract.pandera is not None else None
     ctx = Context(
@@ -337,117 +250,6 @@ def _validate(
         strict=strict,
     )
     return Validation(report, ctx, data)
-
-
-def _scan_sequentially(data: Dataset, max_examples: int, progress: Progress | None) -> ScanResult:
-    from labelgate.scan.sequential import Chunk, Scan  # text inputs and the tasks pieces lack
-
-    contract, columns = data.contract, data.columns
-    scan = Scan(
-        num_classes=data.k,
-        ignore_index=contract.ignore_index,
-        plan=data.plan,
-        weights=contract.class_weights,
-        max_examples=max_examples,
-        files=len(data.files),
-        soft_tolerance=contract.soft_tolerance if data.task == "soft" else None,
-        multilabel=data.task == "multilabel",
-        indices=contract.label_encoding == "indices",
-    )
-    for index, first_row, batch in data.chunks(encoded=True):
-        scan.feed(
-            Chunk(
-                first_row=first_row,
-                file_index=index,
-                labels=batch.column(columns.label),
-                ids=batch.column(columns.id) if columns.id else None,
-                sources=batch.column(columns.source) if columns.source else None,
-                names=batch.column(columns.name) if columns.name else None,
-                pixels=batch.column(columns.pixels) if columns.pixels else None,
-            )
-        )
-        if progress is not None:
-            progress(first_row + batch.num_rows, data.known_rows)
-    return scan.result()
-
-
-def _scan_in_pieces(
-    data: Dataset,
-    max_examples: int,
-    id_check: bool,
-    threads: int | None,
-    progress: Progress | None,
-    client: Any = None,
-    keyed: IdKeys | None = None,
-) -> ScanResult:
-    """Row groups in parallel, partial results merged in order (see :mod:`labelgate.scan`);
-    on a Dask cluster through ``client`` (see :mod:`labelgate.run.distributed`)."""
-    from labelgate.scan.partial import failing_only
-    from labelgate.scan.plan import plan_pieces
-    from labelgate.scan.runner import result_of, run_pieces, threads_default
-
-    metadata = [sch.metadata for sch in data.schemas]
-    pieces = plan_pieces(data, metadata)
-    spec = _spec(data, max_examples, id_check)
-    total = data.known_rows
-    report = None if progress is None else (lambda rows: progress(rows, total))
-    rows = sum(p.rows for p in pieces)
-    # Past PER_BATCH_MAX batches the report lists no batch's usable rows, so the merge keeps only
-    # the failing batches: the sparse batch table stays small however many rows there are.
-    compact = None
-    if data.plan.kept_batches(rows) > PER_BATCH_MAX:
-        compact = failing_only(data.plan.size, rows)
-    if client is not None:
-        from labelgate.run.distributed import run_on_dask
-
-        merged = run_on_dask(client, pieces, spec, progress=report, compact=compact)
-    else:
-        merged = run_pieces(
-            pieces,
-            spec,
-            metadata,
-            threads=threads or threads_default(),
-            progress=report,
-            keys=keyed,
-            compact=compact,
-        )
-    return result_of(merged, spec, data.plan, len(data.files), complete=compact is None)
-
-
-def _spec(data: Dataset, max_examples: int, id_check: bool) -> Spec:
-    from labelgate.scan.plan import Spec
-
-    columns = data.columns
-    return Spec(
-        num_classes=data.k,
-        ignore_index=data.contract.ignore_index,
-        batch_size=data.plan.size,
-        label=columns.label,
-        id=columns.id,
-        source=columns.source,
-        name=columns.name,
-        max_examples=max_examples,
-        read_ids=id_check,
-    )
-
-
-def _duplicate_ids_on_dask(
-    data: Dataset, client: Any, max_examples: int, memory: int, scan: ScanResult
-) -> DuplicateIds:
-    """LG014 with its ids partitioned by key across the cluster's workers (see
-    :func:`labelgate.run.distributed.duplicate_ids_on_dask`)."""
-    from labelgate.run.distributed import duplicate_ids_on_dask
-    from labelgate.scan.ids import Tally, integer_ids
-    from labelgate.scan.plan import plan_pieces
-
-    column = data.columns.id
-    assert column is not None
-    spec = _spec(data, max_examples, True)
-    tally = Tally(spec.limit)
-    pieces = plan_pieces(data, [sch.metadata for sch in data.schemas])
-    integer = integer_ids(data, column)
-    duplicate_ids_on_dask(client, pieces, spec, integer=integer, memory=memory, tally=tally)
-    return tally.result(data, column, scan)
 
 
 def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
@@ -494,22 +296,6 @@ def _name_files(
         return replace(e, file=files[i].path, file_row=e.row - int(starts[i]))
 
     return [replace(f, examples=tuple(named(e) for e in f.examples)) for f in findings]
-
-
-FOOTERS_ON_CLUSTER = 64  # shards from which the cluster, not the driver, reads the footers
-
-
-def _footers_on(client: Any) -> Mapper:
-    """Read footers on the cluster when there are many shards, else on the driver's threads."""
-    from labelgate.inputs.dataset import read_schemas
-    from labelgate.run.distributed import cluster_map
-
-    def mapper(fn: Callable[[InputFile], FileSchema], files: list[InputFile]) -> list[FileSchema]:
-        if len(files) < FOOTERS_ON_CLUSTER:
-            return read_schemas(files)
-        return cluster_map(client, fn, files)
-
-    return mapper
 
 
 def _names_seen(scan: ScanResult) -> dict[int, str]:

@@ -7,7 +7,6 @@ It takes every input and task; Parquet multiclass inputs in file order take the 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,16 +23,15 @@ from labelgate.core.labels import (
 )
 from labelgate.core.report import Example
 from labelgate.core.rules import Status, failing_codes
+from labelgate.scan.chunks import Chunk, Tally, counted, frozen_tallies, pixel_counts
 from labelgate.scan.keys import triples
 from labelgate.scan.result import (
     MAX_OTHER_VALUES,
     MAX_PAIRS,
     NO_SOURCE,
-    CodeTally,
     DenseBatches,
     ScanResult,
     frozen,
-    without_unkept,
 )
 
 if TYPE_CHECKING:
@@ -43,39 +41,6 @@ __all__ = ["Chunk", "Scan"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """Consecutive rows of one input file, with the columns the checks need.
-
-    Attributes:
-        first_row: position of the chunk's first row in reading order (all files).
-        file_index: which input file the rows come from.
-        labels, ids, sources, names: the columns (``None`` where the dataset has none).
-        pixels: for segmentation masks, the pixel count of each value of ``labels`` (a list
-            column of the same shape): every count is then of pixels, not of values.
-    """
-
-    first_row: int
-    file_index: int
-    labels: pa.Array
-    ids: pa.Array | None = None
-    sources: pa.Array | None = None
-    names: pa.Array | None = None
-    pixels: pa.Array | None = None
-
-
-@dataclass(slots=True)
-class Tally:
-    """Where the values failing one check were met, while they are being counted."""
-
-    count: int = 0
-    examples: list[Example] = field(default_factory=list)
-    by_source: Counter[int] = field(default_factory=Counter)
-    by_file: Counter[int] = field(default_factory=Counter)
-    batches: set[int] = field(default_factory=set)
-    rows: int = 0
 
 
 class Scan:
@@ -164,12 +129,12 @@ class Scan:
             self.soft_reasons.update(reasons)
         src = self._sources(chunk.sources, n)
         batch = self.plan.batch_of(chunk.first_row, n)
-        w = None if chunk.pixels is None else _pixels(chunk.pixels, c)
+        w = None if chunk.pixels is None else pixel_counts(chunk.pixels, c)
         self.pixels |= w is not None
         self.rows += n
         self.file_rows[chunk.file_index] += n
         self.row_status += np.bincount(c.row_status, minlength=Status.COUNT)[: Status.COUNT]
-        self.value_status += _counted(c.status, w, Status.COUNT)
+        self.value_status += counted(c.status, w, Status.COUNT)
         if c.row_of is not None:
             self.tokens += len(c.values) if w is None else int(w.sum())
 
@@ -179,7 +144,7 @@ class Scan:
             self.class_counts += positives
         elif not soft:  # a soft row is a distribution, not one class
             held = c.values[usable]
-            self.class_counts += _counted(held, None if w is None else w[usable], self.k)
+            self.class_counts += counted(held, None if w is None else w[usable], self.k)
             if w is not None:  # a mask's values are distinct: one per mask holding the class
                 self.class_rows += np.bincount(held, minlength=self.k)[: self.k]
         ignored = c.status == Status.IGNORED
@@ -187,7 +152,7 @@ class Scan:
         out = (c.status == Status.HIGH) | (c.status == Status.NEGATIVE)
         if out.any():
             uniq, inverse = np.unique(c.values[out], return_inverse=True)
-            counts = _counted(inverse, None if w is None else w[out], len(uniq))
+            counts = counted(inverse, None if w is None else w[out], len(uniq))
             for v, cnt in zip(uniq.tolist(), counts.tolist(), strict=True):
                 self.add_other(v, cnt)
 
@@ -307,7 +272,7 @@ class Scan:
         in_hist = usable | ((c.status == Status.HIGH) & (c.values == self.k))
         elem_src = src if c.row_of is None else src[c.row_of]
         flat = elem_src[in_hist] * (self.k + 1) + c.values[in_hist]
-        per = _counted(flat, None if w is None else w[in_hist], s * (self.k + 1))
+        per = counted(flat, None if w is None else w[in_hist], s * (self.k + 1))
         self.source_hist += per.reshape(s, self.k + 1)
 
     def _example(
@@ -345,7 +310,7 @@ class Scan:
         t.count += hits
         rows = elems if c.row_of is None else c.row_of[elems]
         t.rows += len(np.unique(rows))
-        per_source = _counted(src[rows], weight, len(self.source_names))
+        per_source = counted(src[rows], weight, len(self.source_names))
         t.by_source.update({s: int(v) for s, v in enumerate(per_source.tolist()) if v})
         t.by_file[chunk.file_index] += hits
         t.batches.update(np.unique(batch[rows]).tolist())
@@ -435,20 +400,7 @@ class Scan:
             ignore_hits=self.ignore_hits,
             other_values=dict(self.other_values),
             other_values_overflow=self.other_values_overflow,
-            tallies=without_unkept(
-                {
-                    code: CodeTally(
-                        t.count,
-                        tuple(t.examples),
-                        dict(t.by_source),
-                        dict(t.by_file),
-                        frozenset(t.batches),
-                        rows=t.rows,
-                    )
-                    for code, t in self.tallies.items()
-                },
-                kept,
-            ),
+            tallies=frozen_tallies(self.tallies, kept),
             source_names=tuple(self.source_names),
             source_rows=frozen(self.source_rows),
             source_status=frozen(self.source_status),
@@ -485,33 +437,3 @@ class Scan:
         self.pairs = {(new[s], v, m): e for (s, v, m), e in self.pairs.items()}
         for t in self.tallies.values():
             t.by_source = Counter({new[s]: c for s, c in t.by_source.items()})
-
-
-def _counted(index: I64 | npt.NDArray[np.uint8], weight: I64 | None, size: int) -> I64:
-    """How many times each of ``0..size-1`` occurs in ``index``, each occurrence counting
-    ``weight`` (pixels) where given."""
-    w = None if weight is None else weight.astype(np.float64)
-    return np.bincount(index, weights=w, minlength=size)[:size].astype(np.int64)
-
-
-def _pixels(column: pa.Array, c: Classified) -> I64:
-    """The pixel count of each value of a mask histogram, aligned with the judged values.
-
-    Raises:
-        InputError: the counts are not one non-negative integer per value.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from labelgate.errors import InputError
-
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    flat = numbers(pc.list_flatten(column), -1).astype(np.int64)
-    if len(flat) != len(c.values) or (flat < 0).any():
-        raise InputError(
-            "must hold one pixel count (0 or more) per value of the label column: "
-            f"{len(flat)} counts for {len(c.values)} values",
-            path="column 'pixels'",
-        )
-    return flat

@@ -1,0 +1,108 @@
+"""A run's input read through its reader: the rows in a folder the validation owns, the format's
+task and class map found (with their origin), and the report naming the user's input."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import replace
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from labelgate.contract import Contract
+from labelgate.errors import UsageError
+from labelgate.inputs.resolved import Resolution
+from labelgate.io import InputFile
+
+if TYPE_CHECKING:
+    from labelgate.core.report import Report
+    from labelgate.readers.opened import Opened
+
+__all__ = ["as_given", "read_input", "with_format"]
+
+
+def read_input(
+    paths: Sequence[str | InputFile],
+    input_format: str,
+    contract: Contract,
+    background: int | None,
+    limit: int | None,
+    source_field: str | None,
+    client: Any,
+    stack: ExitStack,
+) -> Opened | None:
+    """The input read through its reader, or ``None`` for a label table, which the scan reads as
+    it is. The rows a reader writes live in a folder the validation owns and removes when it is
+    closed: fix, diff and repro read them again through it."""
+    from labelgate.readers.base import ReadOptions
+    from labelgate.readers.opened import open_input
+    from labelgate.run.distributed import cluster_map
+
+    listed = [p for p in paths if isinstance(p, str)]
+    if len(listed) != len(paths):  # data in memory: a table
+        if input_format not in ("auto", "table"):
+            raise UsageError(f"data in memory is a table, not {input_format}")
+        return None
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="labelgate-input-")))
+    options = ReadOptions(
+        background=background,
+        source_field=source_field,
+        class_map=contract.class_map,
+        num_classes=contract.num_classes,
+        task=contract.task,
+        colour_map=contract.color_map,
+        limit=limit,
+        cluster=None if client is None else partial(cluster_map, client),
+    )
+    opened = open_input(listed, input_format, folder, options)
+    return None if opened.facts is None else opened
+
+
+def with_format(resolution: Resolution, opened: Opened) -> None:
+    """The format's task and class map (and K from it, when not given) found; a class map given
+    as well is compared with the format's own (LG030 where they differ)."""
+    assert opened.facts is not None
+    contract = resolution.asked
+    if opened.facts.task == "segmentation":
+        if contract.task not in (None, "segmentation"):
+            raise UsageError(f"masks are read for the segmentation task, not {contract.task!r}")
+        resolution.found("task", "segmentation", f"the {opened.format} reader")
+    own, given = opened.read.class_map, contract.class_map
+    if own is not None:
+        resolution.found("class_map", own, opened.read.class_map_why or own.origin)
+    chosen = given if given is not None else own
+    if chosen is not None:
+        origin = "the class map given" if given is not None else opened.read.class_map_why
+        resolution.found("num_classes", len(chosen.entries), origin or chosen.origin)
+    if own is None or given is None:
+        return
+    a, b = given.name_of(), own.name_of()
+    differ = sorted(i for i in set(a) | set(b) if a.get(i) != b.get(i))
+    if differ:
+        shown = "; ".join(f"{i}: {a.get(i)!r} vs {b.get(i)!r}" for i in differ[:5])
+        opened.facts.hit(
+            "LG030",
+            message=f"the class map given ({given.origin}) and the format's own "
+            f"({own.origin}) differ at {len(differ)} indices ({shown})",
+            fix="make one the source of truth: a model trained with one map and evaluated "
+            "with the other names every differing class wrongly",
+            unit="classes",
+            count=len(differ),
+        )
+
+
+def as_given(report: Report, opened: Opened) -> Report:
+    """The report naming the user's input and its format, not the converted rows."""
+    facts = opened.facts
+    assert facts is not None
+    files = report.input.get("files", [])
+    if opened.converted:  # rows written by the reader: name the source
+        files = [{"path": p, "format": facts.format} for p in opened.inputs]
+    note = f"read as {facts.format} ({facts.why})"
+    return replace(
+        report,
+        input=report.input | {"files": files, "annotations": facts.to_dict()},
+        notes=(note, *report.notes),
+    )
