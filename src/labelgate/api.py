@@ -300,5 +300,5 @@ def _run(
         )
     from labelgate.run.validation import run
 
-    done = run(listed, applied, **settings)
-    return done.report
+    with run(listed, applied, **settings) as done:
+        return done.report
