@@ -261,7 +261,7 @@ def _as_given(done: Validation, opened: Opened) -> Validation:
     report = replace(
         report,
         input=report.input | {"files": files, "annotations": facts.to_dict()},
-        notes=(note, *report.notes),
+        notes=(note, *facts.notes, *report.notes),
     )
     return replace(done, report=report)
 

@@ -37,6 +37,7 @@ MANIFEST: dict[str, str] = {
     "imagefolder": "labelgate.readers.imagefolder:ImageFolderReader",
     "hf": "labelgate.readers.hf:HfReader",
     "masks": "labelgate.readers.masks:MasksReader",
+    "cvat": "labelgate.readers.cvat:CvatReader",
 }
 
 
