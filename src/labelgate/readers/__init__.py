@@ -38,6 +38,7 @@ MANIFEST: dict[str, str] = {
     "hf": "labelgate.readers.hf:HfReader",
     "masks": "labelgate.readers.masks:MasksReader",
     "cvat": "labelgate.readers.cvat:CvatReader",
+    "labelme": "labelgate.readers.labelme:LabelMeReader",
 }
 
 
