@@ -39,6 +39,7 @@ MANIFEST: dict[str, str] = {
     "masks": "labelgate.readers.masks:MasksReader",
     "cvat": "labelgate.readers.cvat:CvatReader",
     "labelme": "labelgate.readers.labelme:LabelMeReader",
+    "labelstudio": "labelgate.readers.labelstudio:LabelStudioReader",
 }
 
 

@@ -116,7 +116,13 @@ def check_points(
 
 
 def class_index(
-    facts: AnnotationFacts, name: str, index: Mapping[str, int], origin: str, example: Example
+    facts: AnnotationFacts,
+    name: str,
+    index: Mapping[str, int],
+    origin: str,
+    example: Example,
+    *,
+    what: str = "shapes",
 ) -> int | None:
     """The index of ``name`` in the class map, or ``None`` counted as LG030 (the record is then
     not a row: no index stands for a name the map lacks)."""
@@ -125,7 +131,7 @@ def class_index(
         facts.hit(
             "LG030",
             example,
-            message="shapes whose label the class map does not declare",
+            message=f"{what} whose label the class map does not declare",
             fix=f"declare the label in the class map ({origin}) or relabel the shape with a "
             "declared one",
         )
