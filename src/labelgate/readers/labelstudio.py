@@ -312,7 +312,10 @@ class LabelStudioReader(Reader):
             found = ClassMap.from_names(
                 sorted(seen), origin=f"{paths[0]} (the labels found, sorted)"
             )
-            why = "the labels found, sorted (no labelling config beside the export): indices depend on the labels present"
+            why = (
+                "the labels found, sorted (no labelling config beside the export): indices "
+                "depend on the labels present"
+            )
         writer = sink.rows(names=True)
         counts: Counter[str] = Counter()
         for p in paths:
@@ -350,10 +353,11 @@ def _notes(facts: AnnotationFacts, counts: Counter[str], cancelled: list[str]) -
         )
     if counts["tasks_with_several_annotations"]:
         facts.notes.append(
-            f"{counts['tasks_with_several_annotations']} tasks hold several annotators' annotations: "
-            "each annotation's labels are rows"
+            f"{counts['tasks_with_several_annotations']} tasks hold several annotators' "
+            "annotations: each annotation's labels are rows"
         )
     if counts["other_results"]:
         facts.notes.append(
-            f"{counts['other_results']} results without a class label (text, rating...) are not rows"
+            f"{counts['other_results']} results without a class label (text, rating...) "
+            "are not rows"
         )
