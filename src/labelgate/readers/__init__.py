@@ -40,6 +40,7 @@ MANIFEST: dict[str, str] = {
     "cvat": "labelgate.readers.cvat:CvatReader",
     "labelme": "labelgate.readers.labelme:LabelMeReader",
     "labelstudio": "labelgate.readers.labelstudio:LabelStudioReader",
+    "unsupported": "labelgate.readers.unsupported:UnsupportedReader",
 }
 
 
@@ -124,7 +125,7 @@ def detect(path: str, task: str | None = None) -> Detected:
         kind = "folder" if p.is_dir() else f"{p.suffix or 'extensionless'} file"
         raise InputError(
             f"unknown format: no reader claims this {kind} (labelgate reads "
-            f"{', '.join(names())}; --input-format names one)",
+            f"{', '.join(n for n in names() if n != 'unsupported')}; --input-format names one)",
             path=path,
         )
     best, runner_up = claims[0], claims[1] if len(claims) > 1 else None
