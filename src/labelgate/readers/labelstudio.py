@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from labelgate.annotations import AnnotationFacts
-from labelgate.classmap import ClassMap
+from labelgate.classmap import ClassMap, normalise_name
 from labelgate.errors import InputError, one_line
 from labelgate.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
@@ -56,9 +56,10 @@ def export_kind(path: Path) -> str | None:
     return None
 
 
-def labelling_config(path: Path) -> tuple[list[str], dict[str, str]]:
+def labelling_config(path: Path) -> tuple[list[str], dict[str, str], dict[str, set[str]]]:
     """The ``<Label>`` and ``<Choice>`` values of a labelling config, in document order (each
-    once), and each control tag's name -> its kind (``rectanglelabels``, ``choices``...).
+    once), each control tag's name -> its kind (``rectanglelabels``, ``choices``...), and each
+    control's own values (normalised).
 
     Raises:
         InputError: the file is not a labelling config.
@@ -73,14 +74,19 @@ def labelling_config(path: Path) -> tuple[list[str], dict[str, str]]:
         raise InputError("not a Label Studio labelling config (root is not <View>)", path=str(path))
     values: list[str] = []
     controls: dict[str, str] = {}
+    own: dict[str, set[str]] = {}
     for elem in root.iter():
-        if elem.tag in ("Label", "Choice"):
-            value = elem.get("value", elem.get("alias", "")).strip()
-            if value and value not in values:
-                values.append(value)
-        elif elem.get("name") and (elem.tag.endswith("Labels") or elem.tag == "Choices"):
-            controls[elem.get("name", "")] = elem.tag.lower()
-    return values, controls
+        if elem.get("name") and (elem.tag.endswith("Labels") or elem.tag == "Choices"):
+            name = elem.get("name", "")
+            controls[name] = elem.tag.lower()
+            own[name] = set()
+            for child in elem.iter():
+                if child.tag in ("Label", "Choice"):
+                    value = child.get("value", child.get("alias", "")).strip()
+                    own[name].add(normalise_name(value))
+                    if value and value not in values:
+                        values.append(value)
+    return values, controls, own
 
 
 def _beside(export: Path) -> Path | None:
@@ -122,8 +128,8 @@ def _items(path: Path) -> Iterator[dict[str, Any]]:
 
 def _results(
     path: Path, kind: str, controls: dict[str, str], counts: Counter[str], cancelled: list[str]
-) -> Iterator[tuple[str, str, dict[str, Any], str | None]]:
-    """(id, result type, value, the task's text) for each result to read."""
+) -> Iterator[tuple[str, str, dict[str, Any], str | None, str]]:
+    """(id, result type, value, the task's text, the control's name) for each result."""
     for item in _items(path):
         tid = item.get("id", "?")
         if kind == "min":
@@ -131,7 +137,7 @@ def _results(
             aid = item.get("annotation_id", "?")
             for key, v in item.items():
                 for n, (rtype, value) in enumerate(_min_values(key, v, controls)):
-                    yield f"task {tid} annotation {aid} {key}#{n}", rtype, value, None
+                    yield f"task {tid} annotation {aid} {key}#{n}", rtype, value, None, key
             continue
         counts["tasks"] += 1
         counts["predictions"] += len(item.get("predictions") or [])
@@ -157,6 +163,7 @@ def _results(
                     str(r.get("type", "")),
                     r["value"],
                     text if isinstance(text, str) else None,
+                    str(r.get("from_name", "")),
                 )
 
 
@@ -187,6 +194,7 @@ def _read_result(
     rtype: str,
     value: dict[str, Any],
     text: str | None,
+    allowed: set[str] | None,
     source: str,
     writer: RowWriter,
     facts: AnnotationFacts,
@@ -209,6 +217,16 @@ def _read_result(
             what="results",
         )
         if label is None:
+            continue
+        if allowed is not None and normalise_name(name) not in allowed:
+            facts.hit(
+                "LG030",
+                Example(row=-1, id=ident, source=source),
+                message="results whose label their own control in the labelling config does "
+                "not declare (a <Choice> or <Label> of another control)",
+                fix="relabel them with one of their control's values, or add the value to that "
+                "control in the labelling config",
+            )
             continue
         writer.add(ident, label, source, name)
         example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
@@ -294,7 +312,7 @@ class LabelStudioReader(Reader):
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
         config = _beside(paths[0])
-        values, controls = labelling_config(config) if config is not None else ([], {})
+        values, controls, own = labelling_config(config) if config else ([], {}, {})
         kinds = {p: export_kind(p) or "json" for p in paths}
         cancelled: list[str] = []
         if options.class_map is not None:
@@ -307,7 +325,7 @@ class LabelStudioReader(Reader):
         else:
             seen: set[str] = set()
             for p in paths:
-                for _, rtype, value, _ in _results(p, kinds[p], controls, Counter(), []):
+                for _, rtype, value, _, _ in _results(p, kinds[p], controls, Counter(), []):
                     seen.update(_names(value, rtype))
             found = ClassMap.from_names(
                 sorted(seen), origin=f"{paths[0]} (the labels found, sorted)"
@@ -319,12 +337,15 @@ class LabelStudioReader(Reader):
         writer = sink.rows(names=True)
         counts: Counter[str] = Counter()
         for p in paths:
-            for ident, rtype, value, text in _results(p, kinds[p], controls, counts, cancelled):
+            for ident, rtype, value, text, control in _results(
+                p, kinds[p], controls, counts, cancelled
+            ):
                 _read_result(
                     ident,
                     rtype,
                     value,
                     text,
+                    own.get(control),
                     p.name,
                     writer,
                     facts,
