@@ -217,6 +217,137 @@ def formats(root: Path) -> None:
     for kind, labels in (("good", [0, 1] * 10), ("bad", [0, 1] * 7 + [-1] * 6)):
         table = pa.table({"text": [f"review {i}" for i in range(20)], "label": labels})
         pq.write_table(table.replace_schema_metadata(meta), root / f"hf_{kind}.parquet")
+    tool_exports(root, animals)
+
+
+def tool_exports(root: Path, animals: list[str]) -> None:
+    """The exports of annotation tools: CVAT XML, Label Studio JSON, labelme JSON."""
+    labels = "".join(f"<label><name>{n}</name><attributes/></label>" for n in animals)
+
+    def cvat(name: str, images: list[str]) -> None:
+        (root / name).write_text(
+            "<?xml version='1.0' encoding='utf-8'?>\n<annotations><version>1.1</version>"
+            f"<meta><task><name>pets</name><labels>{labels}</labels></task></meta>\n"
+            + "\n".join(images)
+            + "\n</annotations>\n"
+        )
+
+    good = [
+        f'<image id="{i}" name="img_{i}.jpg" width="64" height="48">'
+        f'<box label="{animals[i % 3]}" occluded="{i % 2}" xtl="4" ytl="4" xbr="30" ybr="40"/>'
+        f'<polygon label="{animals[(i + 1) % 3]}" points="10,10;40,10;40,30"/>'
+        f'<tag label="{animals[(i + 2) % 3]}"/></image>'
+        for i in range(4)
+    ]
+    cvat("cvat_good.xml", good)
+    bad = list(good)
+    bad[1] = (
+        '<image id="1" name="img_1.jpg" width="64" height="48">'
+        '<box label="cow" xtl="4" ytl="4" xbr="30" ybr="40"/>'  # undeclared label (LG030)
+        '<box label="dog" xtl="50" ytl="4" xbr="80" ybr="40"/>'  # past the edge (LG028)
+        '<box label="cat" xtl="9" ytl="4" xbr="9" ybr="40"/>'  # zero width (LG027)
+        '<polygon label="bird" points="10,10;40,10"/></image>'  # two points (LG031)
+    )
+    cvat("cvat_bad.xml", bad)
+
+    config = (
+        '<View>\n  <Image name="image" value="$image"/>\n'
+        '  <RectangleLabels name="box" toName="image">\n'
+        + "".join(f'    <Label value="{n}"/>\n' for n in animals)
+        + '  </RectangleLabels>\n  <PolygonLabels name="poly" toName="image">\n'
+        + "".join(f'    <Label value="{n}"/>\n' for n in animals)
+        + '  </PolygonLabels>\n  <Choices name="scene" toName="image">\n'
+        '    <Choice value="cat"/>\n    <Choice value="dog"/>\n  </Choices>\n</View>\n'
+    )
+
+    def rect(rid: str, name: str, x: float, w: float) -> dict:
+        value = {"x": x, "y": 10, "width": w, "height": 30, "rotation": 0}
+        return {
+            "id": rid,
+            "type": "rectanglelabels",
+            "from_name": "box",
+            "to_name": "image",
+            "original_width": 640,
+            "original_height": 480,
+            "value": value | {"rectanglelabels": [name]},
+        }
+
+    def choice(rid: str, name: str) -> dict:
+        return {
+            "id": rid,
+            "type": "choices",
+            "from_name": "scene",
+            "to_name": "image",
+            "value": {"choices": [name]},
+        }
+
+    def task(tid: int, annotations: list[dict]) -> dict:
+        return {"id": tid, "data": {"image": f"/data/{tid}.jpg"}, "annotations": annotations,
+                "predictions": []}  # fmt: skip
+
+    def ann(aid: int, result: list[dict], cancelled: bool = False) -> dict:
+        return {"id": aid, "completed_by": 1 + aid % 2, "was_cancelled": cancelled,
+                "result": result}  # fmt: skip
+
+    tasks = [
+        task(t, [ann(10 * t, [rect(f"r{t}", animals[t % 3], 10, 20), choice(f"c{t}", "cat")])])
+        for t in range(1, 5)
+    ]
+    tasks[1]["annotations"].append(ann(21, [rect("r2b", "bird", 12, 20)]))  # a second annotator
+    tasks[2]["predictions"] = [{"id": 7, "result": [rect("p3", "dog", 0, 5)]}]
+    for kind in ("good", "bad"):
+        (root / f"labelstudio_{kind}").mkdir()
+        (root / f"labelstudio_{kind}" / "label_config.xml").write_text(config)
+    (root / "labelstudio_good" / "export.json").write_text(json.dumps(tasks, indent=1) + "\n")
+    bad_tasks = json.loads(json.dumps(tasks))
+    bad_tasks[0]["annotations"][0]["result"][1] = choice("c1", "bird")  # not a Choice (LG030)
+    bad_tasks[1]["annotations"][0]["result"][0] = rect("r2", "dog", 10, 0)  # zero width (LG027)
+    bad_tasks[2]["annotations"][0]["result"][0] = rect("r3", "cat", 90, 20)  # past x=100% (LG028)
+    polygon = {"id": "g4", "type": "polygonlabels", "from_name": "poly", "to_name": "image",
+               "value": {"points": [[10, 10], [20, 20]], "polygonlabels": ["dog"]}}  # fmt: skip
+    bad_tasks[3]["annotations"][0]["result"].append(polygon)  # two points (LG031)
+    bad_tasks[3]["annotations"].append(ann(41, [rect("r4c", "cat", 10, 20)], cancelled=True))
+    (root / "labelstudio_bad" / "export.json").write_text(json.dumps(bad_tasks, indent=1) + "\n")
+
+    def labelme(folder: Path, name: str, shapes: list[tuple[str, str, list]]) -> None:
+        doc = {
+            "version": "5.5.0",
+            "flags": {},
+            "shapes": [
+                {"label": lb, "points": pts, "group_id": None, "shape_type": kind, "flags": {}}
+                for lb, kind, pts in shapes
+            ],
+            "imagePath": name.replace(".json", ".jpg"),
+            "imageData": None,
+            "imageHeight": 48,
+            "imageWidth": 64,
+        }
+        (folder / name).write_text(json.dumps(doc, indent=1) + "\n")
+
+    for kind in ("good", "bad"):
+        folder = root / f"labelme_{kind}"
+        folder.mkdir()
+        (folder / "labels.txt").write_text("__ignore__\n_background_\n" + "\n".join(animals) + "\n")
+        for i in range(3):
+            labelme(
+                folder,
+                f"img_{i}.json",
+                [
+                    (animals[i], "rectangle", [[4, 4], [30, 40]]),
+                    (animals[(i + 1) % 3], "polygon", [[10, 10], [40, 10], [40, 30]]),
+                    (animals[(i + 2) % 3], "circle", [[20, 20], [25, 20]]),
+                    ("__ignore__", "polygon", [[0, 0], [5, 0], [5, 5]]),
+                ],
+            )
+    labelme(
+        root / "labelme_bad",
+        "img_1.json",
+        [
+            ("dog", "rectangle", [[4, 4]]),  # one point (LG031)
+            ("cow", "polygon", [[10, 10], [40, 10], [40, 30]]),  # not in labels.txt (LG030)
+            ("bird", "rectangle", [[40, 4], [70, 40]]),  # past the 64-pixel width (LG028)
+        ],
+    )
 
 
 def voc_palette() -> list[int]:

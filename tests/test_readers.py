@@ -32,6 +32,15 @@ SAMPLE_FORMATS = {
     "coco_sparse_ids.parquet": "table",
     "formats/coco_bad.json": "coco",
     "formats/coco_good.json": "coco",
+    "formats/cvat_bad.xml": "cvat",
+    "formats/cvat_good.xml": "cvat",
+    "formats/labelme_bad": "labelme",
+    "formats/labelme_good": "labelme",
+    "formats/labelme_good/img_0.json": "labelme",
+    "formats/labelme_good/labels.txt": "-",
+    "formats/labelstudio_bad/export.json": "labelstudio",
+    "formats/labelstudio_good/export.json": "labelstudio",
+    "formats/labelstudio_good/label_config.xml": "-",
     "formats/hf_bad.parquet": "hf",
     "formats/hf_good.parquet": "hf",
     "formats/imagefolder_bad/train": "imagefolder",
@@ -86,7 +95,11 @@ REAL_FORMATS = {
     "annotations/hf/fdm045_save_to_disk_test": "hf",
     "annotations/hf/imdb_dataset_infos.json": "-",
     "annotations/imagefolder/datumaro_imagenet_dataset": "imagefolder",
+    "annotations/other/cvat_export_task_train.xml": "cvat",
     "annotations/other/datumaro_kaggle_multilabel_ann.csv": "table",
+    "annotations/other/labelme_semantic_2011_000003.json": "labelme",
+    "annotations/other/labelstudio_export_yolo_data.json": "labelstudio",
+    "annotations/other/labelstudio_export_yolo_label_config.xml": "-",
     "annotations/other/raccoon_labels.csv": "table",
     "annotations/other/raccoon_object-detection.pbtxt": "-",
     "annotations/segmentation/datumaro_common_semseg": "masks",
@@ -202,6 +215,7 @@ def test_a_tie_names_both_readers(twin: None) -> None:
 def test_capabilities_decide_what_fix_and_smoke_do() -> None:
     assert reader("masks").can("files") and reader("masks").can("stack")
     assert not any(reader(n).can("files") for n in names() if n != "masks")
+    assert all(reader(n).can("many") for n in ("coco", "cvat", "labelstudio"))
     assert reader("table").can("table") and reader("table").can("many")
     assert all(isinstance(reader(n), Reader) for n in names())
 

@@ -46,6 +46,8 @@ class AnnotationFacts:
         counts: what was read (images, annotations, files, empty label files...), for the report.
         limit: examples kept per check (``None``: all).
         background: the detection background index, which no object should carry.
+        notes: what the reader left out or chose, in words, for the report's notes (files
+            skipped, cancelled annotations, where a class map came from).
     """
 
     format: str
@@ -55,6 +57,7 @@ class AnnotationFacts:
     counts: dict[str, int] = field(default_factory=dict)
     limit: int | None = 20
     background: int | None = None
+    notes: list[str] = field(default_factory=list)
 
     def hit(
         self,

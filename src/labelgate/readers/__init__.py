@@ -37,6 +37,10 @@ MANIFEST: dict[str, str] = {
     "imagefolder": "labelgate.readers.imagefolder:ImageFolderReader",
     "hf": "labelgate.readers.hf:HfReader",
     "masks": "labelgate.readers.masks:MasksReader",
+    "cvat": "labelgate.readers.cvat:CvatReader",
+    "labelme": "labelgate.readers.labelme:LabelMeReader",
+    "labelstudio": "labelgate.readers.labelstudio:LabelStudioReader",
+    "unsupported": "labelgate.readers.unsupported:UnsupportedReader",
 }
 
 
@@ -121,7 +125,7 @@ def detect(path: str, task: str | None = None) -> Detected:
         kind = "folder" if p.is_dir() else f"{p.suffix or 'extensionless'} file"
         raise InputError(
             f"unknown format: no reader claims this {kind} (labelgate reads "
-            f"{', '.join(names())}; --input-format names one)",
+            f"{', '.join(n for n in names() if n != 'unsupported')}; --input-format names one)",
             path=path,
         )
     best, runner_up = claims[0], claims[1] if len(claims) > 1 else None

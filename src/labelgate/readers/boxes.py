@@ -1,14 +1,18 @@
 """The box rules every detection reader applies: torchvision's own test of a box's size, finite
-coordinates, boxes inside their image, and objects labelled with the background index."""
+coordinates, boxes inside their image, and objects labelled with the background index; and the
+two rules the shape formats (CVAT, Label Studio, LabelMe) share: enough points for the shape,
+and a name the class map holds."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
+from labelgate.contract.classmap import normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 
-__all__ = ["check_background", "check_box"]
+__all__ = ["check_background", "check_box", "check_points", "check_tables", "class_index"]
 
 
 def check_box(
@@ -69,3 +73,92 @@ def check_background(
             "where the targets are built"
         ),
     )
+
+
+def check_points(
+    facts: AnnotationFacts,
+    points: Sequence[tuple[float, float]],
+    size: tuple[float, float] | None,
+    example: Example,
+    *,
+    shape: str,
+    least: int,
+) -> None:
+    """Count a polygon, polyline or point set with fewer than ``least`` points (LG031: a
+    two-point polygon has no area, a loader building its mask or box gets nothing), a
+    coordinate that is not finite (LG029), or a point outside its image (LG028)."""
+    if len(points) < least:
+        facts.hit(
+            "LG031",
+            example,
+            message=f"{shape}s with fewer than {least} points",
+            fix=f"redraw them: a {shape} needs {least} points or more",
+        )
+        return
+    if not all(math.isfinite(v) for p in points for v in p):
+        facts.hit(
+            "LG029",
+            example,
+            message="shape coordinates that are NaN or infinite",
+            fix="redraw these shapes: a non-finite vertex makes the box or mask built from it NaN",
+        )
+        return
+    if size is None:
+        return
+    w, h = size
+    if any(x < 0 or y < 0 or x > w or y > h for x, y in points):
+        facts.hit(
+            "LG028",
+            example,
+            message="shapes with points past their image's edges",
+            fix="clip them to the image: a mask or box built from them reaches outside it",
+        )
+
+
+def class_index(
+    facts: AnnotationFacts,
+    name: str,
+    index: Mapping[str, int],
+    origin: str,
+    example: Example,
+    *,
+    what: str = "shapes",
+) -> int | None:
+    """The index of ``name`` in the class map, or ``None`` counted as LG030 (the record is then
+    not a row: no index stands for a name the map lacks)."""
+    label = index.get(normalise_name(name))
+    if label is None:
+        facts.hit(
+            "LG030",
+            example,
+            message=f"{what} whose label the class map does not declare",
+            fix=f"declare the label in the class map ({origin}) or relabel the shape with a "
+            "declared one",
+        )
+    return label
+
+
+def check_tables(facts: AnnotationFacts, tables: Mapping[str, Sequence[str]]) -> None:
+    """Count the files read together whose class tables differ from the first file's (LG030):
+    the same index would name another class in each, or a name would have no index."""
+    items = list(tables.items())
+    if len(items) < 2:
+        return
+    first, base = items[0]
+    for source, names in items[1:]:
+        if list(names) == list(base):
+            continue
+        differ = [
+            i
+            for i in range(max(len(base), len(names)))
+            if (base[i] if i < len(base) else None) != (names[i] if i < len(names) else None)
+        ]
+        facts.hit(
+            "LG030",
+            Example(row=-1, id=source, source=source),
+            message=f"files read together whose class tables differ ({source!r} and {first!r} "
+            f"at {len(differ)} of {max(len(base), len(names))} indices, from index {differ[0]})",
+            fix="give every file one class table (the same names in the same order): rows "
+            "from each would otherwise train another class under the same index",
+            unit="files",
+        )

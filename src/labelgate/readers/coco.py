@@ -20,7 +20,7 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError, one_line
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box
+from labelgate.readers.boxes import check_background, check_box, check_tables
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["CocoReader", "looks_like_coco", "read_coco"]
@@ -301,7 +301,13 @@ class CocoReader(Reader):
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
         found: ClassMap | None = None
+        tables: dict[str, list[str]] = {}
         for path in paths:
             own = read_coco(path, sink, facts, options.background, options.source_field)
             found = found or own
-        return Read(found, "the COCO categories (index = category id)")
+            if own is not None:
+                names = own.name_of()
+                tables[path.name] = [names.get(i, "") for i in range(max(names, default=-1) + 1)]
+        check_tables(facts, tables)
+        why = "the COCO categories (index = category id)"
+        return Read(found, why + (f" of {paths[0].name}" if len(paths) > 1 else ""))

@@ -95,6 +95,19 @@ def read_imagefolder(root: Path, sink: RowSink, facts: AnnotationFacts) -> Class
         counts["classes"] = len(classes)
     _compare(facts, lists)
     writer.close()
+    loose = [e.name for e in os.scandir(root) if e.is_file() and not e.name.startswith(".")]
+    if loose:
+        counts["root_files"] = len(loose)
+        shown = ", ".join(sorted(loose)[:5]) + (" ..." if len(loose) > 5 else "")
+        facts.notes.append(
+            f"{len(loose)} files directly in the root are not rows: ImageFolder reads only "
+            f"class folders ({shown})"
+        )
+    if counts["skipped_files"]:
+        facts.notes.append(
+            f"{counts['skipped_files']} files in class folders are not rows: their extension "
+            "is not one of ImageFolder's"
+        )
     facts.counts.update(counts)
     first = next(iter(lists.values()))
     origin = f"{roots[0][0]} (class folders, sorted)"

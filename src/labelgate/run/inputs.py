@@ -104,5 +104,5 @@ def as_given(report: Report, opened: Opened) -> Report:
     return replace(
         report,
         input=report.input | {"files": files, "annotations": facts.to_dict()},
-        notes=(note, *report.notes),
+        notes=(note, *facts.notes, *report.notes),
     )

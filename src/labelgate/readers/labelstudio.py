@@ -1,0 +1,384 @@
+"""Label Studio exports: the JSON export (a list of tasks) and the JSON-MIN export.
+
+A task's ``annotations`` (older exports: ``completions``) are read, one row per label of each
+result: ``rectanglelabels``, ``polygonlabels``, ``keypointlabels``, ``ellipselabels`` and
+``brushlabels`` (regions, in percent of ``original_width`` / ``original_height``), ``choices``
+(classification) and ``labels`` (NER spans, ``start`` / ``end`` offsets into the task's text).
+``predictions`` are a model's guesses, not labels: counted, never rows. An annotation the
+annotator cancelled (``was_cancelled``) is skipped and counted, named in a note. Every
+annotator's annotation of a task is read: a task labelled by three people gives three sets of
+rows.
+
+The class map is ``--class-names``, else the labelling config beside the export (an ``.xml``
+file whose root is ``<View>``: the ``value`` of every ``<Label>`` and ``<Choice>``, in document
+order), else the names found, sorted. Rows: id = ``task T annotation A result R``, source = the
+export file's name, name = the label.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from labelgate.contract.classmap import ClassMap, normalise_name
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
+from labelgate.errors import InputError, one_line
+from labelgate.io.files import read_small_text
+from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.boxes import check_background, check_box, check_points, class_index
+from labelgate.readers.sink import RowSink, RowWriter
+
+__all__ = ["LabelStudioReader", "export_kind", "labelling_config"]
+
+_REGIONS = {"rectanglelabels", "polygonlabels", "keypointlabels", "ellipselabels", "brushlabels"}
+_PERCENT = (100.0, 100.0)  # region coordinates are percent of the image
+
+
+def export_kind(path: Path) -> str | None:
+    """``"json"`` (the full export: tasks with ``data`` and ``annotations``), ``"min"`` (JSON-MIN:
+    one flat object per annotation) or ``None``, from the first 64 KB."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return None
+    if not head.startswith(b"["):
+        return None
+    if b'"data"' in head and (b'"annotations"' in head or b'"completions"' in head):
+        return "json"
+    if b'"annotation_id"' in head or b'"annotator"' in head:
+        return "min"
+    return None
+
+
+def labelling_config(path: Path) -> tuple[list[str], dict[str, str], dict[str, set[str]]]:
+    """The ``<Label>`` and ``<Choice>`` values of a labelling config, in document order (each
+    once), each control tag's name -> its kind (``rectanglelabels``, ``choices``...), and each
+    control's own values (normalised).
+
+    Raises:
+        InputError: the file is not a labelling config.
+    """
+    try:
+        root = ET.fromstring(read_small_text(path, "labelling config"))
+    except ET.ParseError as exc:
+        raise InputError(
+            f"not a readable labelling config ({one_line(exc)})", path=str(path)
+        ) from None
+    if root.tag != "View":
+        raise InputError("not a Label Studio labelling config (root is not <View>)", path=str(path))
+    values: list[str] = []
+    controls: dict[str, str] = {}
+    own: dict[str, set[str]] = {}
+    for elem in root.iter():
+        if elem.get("name") and (elem.tag.endswith("Labels") or elem.tag == "Choices"):
+            name = elem.get("name", "")
+            controls[name] = elem.tag.lower()
+            own[name] = set()
+            for child in elem.iter():
+                if child.tag in ("Label", "Choice"):
+                    value = child.get("value", child.get("alias", "")).strip()
+                    own[name].add(normalise_name(value))
+                    if value and value not in values:
+                        values.append(value)
+    return values, controls, own
+
+
+def _beside(export: Path) -> Path | None:
+    """The labelling config beside an export: the ``<View>`` XML file there whose name shares
+    the longest prefix with the export's (none when two share it equally)."""
+    found = []
+    for p in export.parent.glob("*.xml"):
+        try:
+            with p.open("rb") as f:
+                head = f.read(512)
+        except OSError:
+            continue
+        if re.match(rb"(\xef\xbb\xbf)?\s*(<\?.*?\?>\s*)?<View[\s>]", head, flags=re.S):
+            found.append((_shared(p.stem, export.stem), p))
+    found.sort(key=lambda lp: -lp[0])
+    if not found or (len(found) > 1 and found[0][0] == found[1][0]):
+        return None
+    return found[0][1]
+
+
+def _shared(a: str, b: str) -> int:
+    """How many leading characters two names share."""
+    return next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+
+
+def _items(path: Path) -> Iterator[dict[str, Any]]:
+    import ijson
+
+    try:
+        with path.open("rb") as f:
+            for item in ijson.items(f, "item", use_float=True):
+                if isinstance(item, dict):
+                    yield item
+    except ijson.JSONError as exc:
+        raise InputError(f"not valid JSON ({one_line(exc)})", path=str(path)) from None
+
+
+def _results(
+    path: Path, kind: str, controls: dict[str, str], counts: Counter[str], cancelled: list[str]
+) -> Iterator[tuple[str, str, dict[str, Any], str | None, str]]:
+    """(id, result type, value, the task's text, the control's name) for each result."""
+    for item in _items(path):
+        tid = item.get("id", "?")
+        if kind == "min":
+            counts["annotations"] += 1
+            aid = item.get("annotation_id", "?")
+            for key, v in item.items():
+                for n, (rtype, value) in enumerate(_min_values(key, v, controls)):
+                    yield f"task {tid} annotation {aid} {key}#{n}", rtype, value, None, key
+            continue
+        counts["tasks"] += 1
+        counts["predictions"] += len(item.get("predictions") or [])
+        data = item["data"] if isinstance(item.get("data"), dict) else {}
+        annotations = item.get("annotations") or item.get("completions") or []
+        if len(annotations) > 1:
+            counts["tasks_with_several_annotations"] += 1
+        for ann in annotations:
+            aid = ann.get("id", "?")
+            if ann.get("was_cancelled"):
+                counts["cancelled"] += 1
+                cancelled.append(f"task {tid} annotation {aid}")
+                continue
+            counts["annotations"] += 1
+            for n, r in enumerate(ann.get("result") or []):
+                if not isinstance(r, dict) or not isinstance(r.get("value"), dict):
+                    continue
+                text = data.get(str(r.get("to_name", "")))
+                rid = r.get("id", n)
+                ident = f"task {tid} annotation {aid} result {rid}"
+                yield (
+                    ident,
+                    str(r.get("type", "")),
+                    r["value"],
+                    text if isinstance(text, str) else None,
+                    str(r.get("from_name", "")),
+                )
+
+
+def _min_values(key: str, v: Any, controls: dict[str, str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """JSON-MIN's flattened results: regions as dicts holding a ``...labels`` key, choices as a
+    string or ``{"choices": [...]}`` under a control the config names."""
+    if isinstance(v, list) and v and all(isinstance(r, dict) for r in v):
+        for r in v:
+            rtype = next((k for k in r if k in _REGIONS or k == "labels"), None)
+            if rtype is not None:
+                yield rtype, r
+    elif controls.get(key) == "choices":
+        if isinstance(v, str):
+            yield "choices", {"choices": [v]}
+        elif isinstance(v, dict) and isinstance(v.get("choices"), list):
+            yield "choices", v
+
+
+def _names(value: dict[str, Any], rtype: str) -> list[str]:
+    names = value.get(rtype)
+    if isinstance(names, str):
+        return [names]
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
+def _read_result(
+    ident: str,
+    rtype: str,
+    value: dict[str, Any],
+    text: str | None,
+    allowed: set[str] | None,
+    source: str,
+    writer: RowWriter,
+    facts: AnnotationFacts,
+    found: ClassMap,
+    background: int | None,
+    counts: Counter[str],
+) -> None:
+    if rtype not in _REGIONS and rtype not in ("choices", "labels"):
+        counts["other_results"] += 1  # text areas, ratings, relations: no class label
+        return
+    counts[rtype] += 1
+    index = found.index_of()
+    for name in _names(value, rtype):
+        label = class_index(
+            facts,
+            name,
+            index,
+            found.origin,
+            Example(row=-1, id=ident, source=source),
+            what="results",
+        )
+        if label is None:
+            continue
+        if allowed is not None and normalise_name(name) not in allowed:
+            facts.hit(
+                "LG030",
+                Example(row=-1, id=ident, source=source),
+                message="results whose label their own control in the labelling config does "
+                "not declare (a <Choice> or <Label> of another control)",
+                fix="relabel them with one of their control's values, or add the value to that "
+                "control in the labelling config",
+            )
+            continue
+        writer.add(ident, label, source, name)
+        example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
+        if rtype == "choices":
+            continue
+        if rtype == "labels":
+            _span(facts, value, text, example)
+            continue
+        check_background(facts, label, background, example)
+        _region(facts, rtype, value, example)
+
+
+def _span(
+    facts: AnnotationFacts, value: dict[str, Any], text: str | None, example: Example
+) -> None:
+    start, end = value.get("start"), value.get("end")
+    if not isinstance(start, int) or not isinstance(end, int):
+        return  # spans of HTML or rich text carry offsets of their own kind
+    if not 0 <= start < end or (text is not None and end > len(text)):
+        facts.hit(
+            "LG031",
+            example,
+            message="NER spans whose start/end offsets are empty, reversed or past the text",
+            fix="redraw these spans: a tokenizer aligning them to tokens finds no token",
+        )
+    elif (
+        text is not None and isinstance(value.get("text"), str) and text[start:end] != value["text"]
+    ):
+        facts.hit(
+            "LG031",
+            example,
+            message="NER spans whose offsets do not cover their text",
+            fix="the task's text changed after it was labelled: relabel these tasks",
+        )
+
+
+def _region(facts: AnnotationFacts, rtype: str, value: dict[str, Any], example: Example) -> None:
+    try:
+        if rtype == "rectanglelabels":
+            x, y = float(value["x"]), float(value["y"])
+            w, h = float(value["width"]), float(value["height"])
+            turned = float(value.get("rotation") or 0) != 0  # its corners are elsewhere
+            check_box(facts, (x, y, x + w, y + h), None if turned else _PERCENT, example)
+        elif rtype == "ellipselabels":
+            x, y = float(value["x"]), float(value["y"])
+            rx, ry = float(value["radiusX"]), float(value["radiusY"])
+            check_box(facts, (x - rx, y - ry, x + rx, y + ry), _PERCENT, example)
+        elif rtype == "polygonlabels":
+            points = [(float(px), float(py)) for px, py in value["points"]]
+            check_points(facts, points, _PERCENT, example, shape="polygon", least=3)
+        elif rtype == "keypointlabels":
+            point = (float(value["x"]), float(value["y"]))
+            check_points(facts, [point], _PERCENT, example, shape="keypoint", least=1)
+    except (KeyError, TypeError, ValueError):
+        facts.hit(
+            "LG031",
+            example,
+            message="regions whose coordinates are missing or not numbers",
+            fix="re-export these tasks from Label Studio, or redraw the regions",
+        )
+
+
+class LabelStudioReader(Reader):
+    """Label Studio's JSON and JSON-MIN exports, with the labelling config beside them."""
+
+    name = "labelstudio"
+    title = "Label Studio JSON and JSON-MIN exports"
+    suffixes = (".json",)
+    capabilities = frozenset({"many"})
+    task = "detection"
+
+    def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        if not path.is_file() or path.suffix.lower() != ".json":
+            return None
+        kind = export_kind(path)
+        if kind == "json":
+            return Claim(0.95, "a JSON list of tasks with data and annotations (Label Studio)")
+        if kind == "min":
+            return Claim(0.9, "a JSON list with annotation_id / annotator (Label Studio JSON-MIN)")
+        return None
+
+    def read(
+        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> Read:
+        config = _beside(paths[0])
+        values, controls, own = labelling_config(config) if config else ([], {}, {})
+        kinds = {p: export_kind(p) or "json" for p in paths}
+        cancelled: list[str] = []
+        if options.class_map is not None:
+            found, why = options.class_map, f"the class map given ({options.class_map.origin})"
+        elif values:
+            found = ClassMap.from_names(values, origin=f"{config} (<Label>/<Choice> values)")
+            why = (
+                f"the <Label>/<Choice> values of {config.name if config else ''} beside the export"
+            )
+        else:
+            seen: set[str] = set()
+            for p in paths:
+                for _, rtype, value, _, _ in _results(p, kinds[p], controls, Counter(), []):
+                    seen.update(_names(value, rtype))
+            found = ClassMap.from_names(
+                sorted(seen), origin=f"{paths[0]} (the labels found, sorted)"
+            )
+            why = (
+                "the labels found, sorted (no labelling config beside the export): indices "
+                "depend on the labels present"
+            )
+        writer = sink.rows(names=True)
+        counts: Counter[str] = Counter()
+        for p in paths:
+            for ident, rtype, value, text, control in _results(
+                p, kinds[p], controls, counts, cancelled
+            ):
+                _read_result(
+                    ident,
+                    rtype,
+                    value,
+                    text,
+                    own.get(control),
+                    p.name,
+                    writer,
+                    facts,
+                    found,
+                    options.background,
+                    counts,
+                )
+        writer.close()
+        counts["rows"] = writer.rows
+        facts.counts.update(counts)
+        _notes(facts, counts, cancelled)
+        if not any(counts[k] for k in _REGIONS):
+            facts.task = "classification"
+        return Read(found, why)
+
+
+def _notes(facts: AnnotationFacts, counts: Counter[str], cancelled: list[str]) -> None:
+    if cancelled:
+        shown = ", ".join(cancelled[:5]) + (
+            f" and {len(cancelled) - 5} more" if len(cancelled) > 5 else ""
+        )
+        facts.notes.append(f"{len(cancelled)} cancelled annotations skipped ({shown})")
+    if counts["predictions"]:
+        facts.notes.append(
+            f"{counts['predictions']} predictions (a model's, not labels) are not rows"
+        )
+    if counts["tasks_with_several_annotations"]:
+        facts.notes.append(
+            f"{counts['tasks_with_several_annotations']} tasks hold several annotators' "
+            "annotations: each annotation's labels are rows"
+        )
+    if counts["other_results"]:
+        facts.notes.append(
+            f"{counts['other_results']} results without a class label (text, rating...) "
+            "are not rows"
+        )
