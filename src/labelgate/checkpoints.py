@@ -267,7 +267,7 @@ def _read_torch(path: Path, out: Contents, *, model: bool, progress: Progress | 
         text = " ".join(str(exc).split())[:200]
         out.problems.append(f"{path.name}: not readable to its end: {text}")
         return
-    tensors = list(_tensors(loaded, ""))
+    tensors = list(_judged_tensors(loaded, model=model))
     total = sum(int(t.numel()) * t.element_size() for _, t in tensors)
     done = 0
     for name, t in tensors:
@@ -306,6 +306,24 @@ def _global_named(message: str) -> str | None:
 
 def _is_optimizer(name: str, model: bool) -> bool:
     return not model or name.startswith(("optimizer_states", "optimizer", "state."))
+
+
+def _judged_tensors(loaded: Any, *, model: bool) -> Iterator[tuple[str, Any]]:
+    """The tensors that training resumes from: the model's state dict and the optimizer's.
+
+    Other tensors are bookkeeping, and some are infinite on purpose: Lightning's
+    ``ModelCheckpoint`` keeps ``kth_value = inf`` when it monitors nothing.
+    """
+    if not model or not isinstance(loaded, Mapping):
+        yield from _tensors(loaded, "")
+        return
+    state = _model_state(loaded)
+    if state is loaded:
+        yield from _tensors(loaded, "")
+        return
+    for key, value in loaded.items():
+        if value is state or "optim" in str(key):
+            yield from _tensors(value, str(key))
 
 
 def _tensors(obj: Any, prefix: str) -> Iterator[tuple[str, Any]]:
