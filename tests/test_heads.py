@@ -165,6 +165,16 @@ class TestSegmentation:
         assert (found.chosen.name, found.chosen.classes) == ("classifier.4", 21)
         assert "aux_classifier.4" in {c.name for c in found.candidates}
 
+    def test_lraspp_takes_the_high_classifier(self) -> None:
+        """lraspp.py LRASPPHead: cbr, scale, low_classifier, high_classifier (1x1 convs)."""
+        head = tree(
+            cbr=conv_norm(8, 4),
+            low_classifier=nn.Conv2d(8, 9, 1),
+            high_classifier=nn.Conv2d(4, 9, 1),
+        )
+        found = find_head(shapes(tree(backbone=nn.Conv2d(3, 8, 3), classifier=head)))
+        assert (found.chosen.name, found.chosen.classes) == ("classifier.high_classifier", 9)
+
     def test_fcn(self) -> None:
         model = tree(
             backbone=nn.Conv2d(3, 8, 3), classifier=fcn_head(8, 6), aux_classifier=fcn_head(8, 6)

@@ -159,7 +159,8 @@ def crash_extras(args: argparse.Namespace, contract: Contract) -> dict[str, Any]
             sampler_drop_last=args.sampler_drop_last,
         )
         crash = failing_batch(args.paths, contract, spec, where, family=result.family)
-        extras["crash"] = {"family": result.family, "first_error": result.first_error} | {
+        line = result.first_error["line"] if result.first_error else None
+        extras["crash"] = {"family": result.family, "first_error_line": line} | {
             "step": crash.step,
             "verdict": crash.verdict,
             "explained": crash.explained,
@@ -173,9 +174,13 @@ def crash_extras(args: argparse.Namespace, contract: Contract) -> dict[str, Any]
         found = judge_checkpoints(
             args.checkpoints, failure=where, classes=_classes(contract), grad_accum=args.grad_accum
         )
+        # names only, as everywhere in a bundle: no folders (user or host names)
+        chosen = found.chosen.checkpoint.path if found.chosen else None
         extras["resume"] = {
-            "resume_from": found.chosen.checkpoint.path if found.chosen else None,
-            "how": found.hint,
-            "rejected": {j.checkpoint.path: j.problems for j in found.judged if not j.sound},
+            "resume_from": Path(chosen).name if chosen else None,
+            "how": found.hint.replace(chosen, Path(chosen).name) if found.hint and chosen else None,
+            "rejected": {
+                Path(j.checkpoint.path).name: j.problems for j in found.judged if not j.sound
+            },
         }
     return extras
