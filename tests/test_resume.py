@@ -361,8 +361,6 @@ class TestBundle:
         assert crash["crash"]["explained"] is True
         assert crash["resume"]["resume_from"] == "step-2.pt"  # a name, no folder
         assert str(tmp_path) not in (out / "crash.json").read_text()
-        assert "after the failure at step 4" in " ".join(
-            crash["resume"]["rejected"]["step-9.pt"]
-        )
+        assert "after the failure at step 4" in " ".join(crash["resume"]["rejected"]["step-9.pt"])
         assert not (out / "step-2.pt").exists()  # named, not copied
         assert "failing_step.parquet" in (out / "README.md").read_text()
