@@ -295,6 +295,24 @@ class TestJoin:
         crash = failing_batch([data], c, spec, FailStep(4), family="out_of_memory")
         assert not crash.explained and "does not come from labels" in crash.verdict
 
+    def test_token_rows_name_the_refused_value(self, tmp_path: Path) -> None:
+        tokens = [[i % 4, -100, (i + 1) % 4] for i in range(20)]
+        tokens[13] = [1, -100, 7]
+        path = tmp_path / "tokens.parquet"
+        pq.write_table(pa.table({"id": list(range(20)), "labels": tokens}), path)
+        c = Contract(num_classes=4, task="tokens", batching=Batching(size=4))
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        crash = failing_batch([str(path)], c, spec, FailStep(3))
+        assert crash.explained
+        assert "row 13 (id 13) holds 7 with K=4 (batch 3)" in crash.verdict
+        assert crash.bad[0]["label"] == [1, -100, 7]
+
+    def test_a_rank_past_the_world_size_asks_for_it(self, tmp_path: Path) -> None:
+        c = contract(8)
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        with pytest.raises(UsageError, match="failure is on rank 1: give the run's --world-size"):
+            failing_batch([planted(tmp_path)], c, spec, FailStep(2, rank=1))
+
     def test_no_step_asks_for_one(self, tmp_path: Path) -> None:
         c = contract(8)
         spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)

@@ -133,6 +133,11 @@ def failing_batch(
         UsageError: the step cannot be placed (no step, past the epoch), or a bad rank.
         InputError: the data cannot be read.
     """
+    if where.rank is not None and where.rank >= spec.world_size:
+        raise UsageError(
+            f"the failure is on rank {where.rank}: give the run's --world-size (above "
+            f"{where.rank}), or --rank to judge another"
+        )
     data = open_dataset(paths, contract)
     rows = _rows(data)
     epoch, indices = _resolve(where, spec, rows)
@@ -169,7 +174,7 @@ def failing_batch(
             }
         )
         for e in rejected:
-            bad.append({"rank": rank, "batch": b} | _public(e))
+            bad.append({"rank": rank, "batch": b} | _public(e) | {"values": e["bad_values"]})
         if not rejected and usable == 0:
             bad.append({"rank": rank, "batch": b, "row": None, "id": None, "status": "no usable"})
     step = {
@@ -265,6 +270,8 @@ def _verdict(
     if rejected:
         first = rejected[0]
         value = first["label"]
+        if isinstance(value, list) and first["values"]:  # tokens: the value the loss refuses
+            value = first["values"][0]
         ident = f" (id {first['id']})" if first["id"] is not None else ""
         more = f", and {len(rejected) - 1} more row(s)" if len(rejected) > 1 else ""
         rank = f"rank {first['rank']}, " if spec.world_size > 1 else ""
