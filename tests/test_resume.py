@@ -110,6 +110,13 @@ class TestTorchSave:
         assert Path(result.chosen.checkpoint.path).name == "step-600.pt"  # type: ignore[union-attr]
         assert any("no log given" in n for n in result.notes)
 
+    def test_no_head_matters_only_when_a_class_map_is_given(self, tmp_path: Path) -> None:
+        torch.save({"scale": torch.ones(3)}, tmp_path / "step-1.pt")  # an adapter, say
+        assert judge_checkpoints(str(tmp_path)).chosen is not None
+        rejected = judge_checkpoints(str(tmp_path), classes=4)
+        assert rejected.chosen is None
+        assert "head: no layer with a weight and a bias" in rejected.judged[0].problems[0]
+
     def test_cli_text_json_and_exit_status(self, run_dir: Path, tmp_path: Path) -> None:
         log = tmp_path / "train.log"
         log.write_text(

@@ -187,7 +187,8 @@ def _judge(
         try:
             search = find_head(contents.shapes, head=head)
         except LabelError as exc:
-            problems.append(f"head: {exc}")
+            if classes is not None or head is not None:  # asked to check it: it cannot be
+                problems.append(f"head: {exc}")
         else:
             found_head = search.to_dict()
             chosen = search.chosen
