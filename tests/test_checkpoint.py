@@ -65,5 +65,7 @@ def test_a_lightning_checkpoint_and_a_named_head(tmp_path: Path) -> None:
     net.aux = torch.nn.Linear(8, 7)
     checkpoint = {"epoch": 3, "state_dict": net.state_dict()}
     assert check_state_dict(checkpoint, ["a", "b"], head="classifier") == "classifier"
+    # a layer named as a head is found though another with a bias comes after it
+    assert check_state_dict(checkpoint, ["a", "b"]) == "classifier"
     with pytest.raises(LabelError, match="head 'aux' has 7 outputs"):
-        check_state_dict(checkpoint, ["a", "b"])  # the last layer is taken by default
+        check_state_dict(checkpoint, ["a", "b"], head="aux")

@@ -18,6 +18,7 @@ from typing import Any
 from labelgate.contract.classmap import ClassMap, load_class_map
 from labelgate.core.rules import ignore_inside, masks
 from labelgate.errors import LabelError
+from labelgate.training.heads import find_head
 
 try:
     import torch
@@ -221,8 +222,12 @@ def check_state_dict(
     Args:
         checkpoint: a state dict, or a checkpoint holding one (``state_dict``, ``model``...).
         class_map: the map the model is built from now: a ClassMap, a file, or the names.
-        head: the head's parameter prefix (``classifier``, ``fc``); default: the last layer with a
-            2-D weight and a bias of as many outputs.
+        head: the head's parameter prefix (``classifier``, ``fc``); default: the head
+            :func:`labelgate.training.heads.find_head` chooses for the model family the names show
+            (torchvision's ``cls_score``, not ``bbox_pred``; dense detection heads counted per
+            anchor), else the last layer with a weight and a bias of as many outputs. A family
+            whose ``num_classes`` counts the background (torchvision detection) fits a class map
+            with or without it.
 
     Returns:
         The head's prefix.
@@ -232,12 +237,10 @@ def check_state_dict(
     """
     state = _state(checkpoint)
     found = _class_map(class_map)
-    name = head if head is not None else _head(state)
-    weight = state.get(f"{name}.weight")
-    if not isinstance(weight, torch.Tensor) or weight.dim() < 1:
-        raise LabelError(f"no head {name!r} in the checkpoint (give head= the layer's prefix)")
-    outputs, classes = int(weight.shape[0]), len(found.entries)
-    if outputs != classes:
+    shapes = {k: tuple(v.shape) for k, v in state.items() if isinstance(v, torch.Tensor)}
+    chosen = find_head(shapes, head=head).chosen
+    name, outputs, classes = chosen.name, chosen.classes, len(found.entries)
+    if outputs != classes and not (chosen.background and outputs == classes + 1):
         blank = found.trailing_blank_lines
         why = (
             f"; {found.origin} ends with {blank} blank line(s), which a loader splitting on "
@@ -245,8 +248,16 @@ def check_state_dict(
             if blank and outputs == classes + blank
             else ""
         )
+        counted = (
+            f" ({chosen.family}: {chosen.outputs} outputs"
+            + (f" for {chosen.outputs // outputs} anchors" if chosen.outputs != outputs else "")
+            + ("; its num_classes counts the background" if chosen.background else "")
+            + ")"
+            if chosen.family != "generic"
+            else ""
+        )
         raise LabelError(
-            f"the checkpoint's head {name!r} has {outputs} outputs and the class map "
+            f"the checkpoint's head {name!r} has {outputs} outputs{counted} and the class map "
             f"{found.origin} names {classes} classes{why}: load_state_dict would fail with "
             "'size mismatch', or a rebuilt head would lose the trained one. Check the map with "
             "labelgate validate --class-names (LG009), and pin it (labelgate pin) so a change "
@@ -262,18 +273,3 @@ def check_state_dict(
             "map). Use the map the checkpoint was trained with"
         )
     return name
-
-
-def _head(state: Mapping[str, Any]) -> str:
-    """The last layer with a 2-D (or more) weight and a bias of as many outputs."""
-    found = None
-    for key, value in state.items():
-        if not key.endswith(".weight") or not isinstance(value, torch.Tensor) or value.dim() < 2:
-            continue
-        prefix = key[: -len(".weight")]
-        bias = state.get(f"{prefix}.bias")
-        if isinstance(bias, torch.Tensor) and bias.shape == value.shape[:1]:
-            found = prefix
-    if found is None:
-        raise LabelError("no layer with a weight and a bias in the checkpoint: give head=")
-    return found

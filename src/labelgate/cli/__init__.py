@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from labelgate.cli.parser import (
     FORMATS,
     build_parser,
 )
+from labelgate.cli.progress import ProgressBar as _ProgressBar
 from labelgate.errors import LabelgateError, UsageError
 from labelgate.io.atomic import write_text_atomic
 from labelgate.io.files import check_outputs, escape_controls, write_output
@@ -59,6 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "fix": _fix,
             "repro": _repro,
             "triage": _triage,
+            "resume": _resume,
             "diff": _diff,
             "pin": _pin,
             "export": _export,
@@ -174,38 +175,6 @@ def _emit(report: object, args: argparse.Namespace) -> int:
         with Path(summary).open("a", encoding="utf-8") as f:
             f.write(render(report, "markdown"))
     return EXIT_FAIL if report.failed else EXIT_PASS
-
-
-class _ProgressBar:
-    """A rich progress bar on stderr, shown only once a scan has taken more than half a second."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._start = clock()
-        self._bar: object | None = None
-        self._task: object | None = None
-        self._update: Callable[..., None] | None = None
-
-    def __call__(self, done: int, total: int | None) -> None:
-        if self._update is None:
-            if self._clock() - self._start < 0.5:
-                return
-            from rich.console import Console
-            from rich.progress import Progress
-
-            bar = Progress(console=Console(stderr=True), transient=True)
-            bar.start()
-            task = bar.add_task("scanning labels", total=total)
-            self._bar, self._task = bar, task
-            self._update = lambda n: bar.update(task, completed=n)
-        self._update(done)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            from rich.progress import Progress
-
-            assert isinstance(self._bar, Progress)
-            self._bar.stop()
 
 
 def _smoke(args: argparse.Namespace) -> int:
@@ -332,7 +301,12 @@ def _repro(args: argparse.Namespace) -> int:
 
     contract = _contract(args)
     check_outputs({"--out/": args.out}, _inputs(args, contract))
-    bundle = make_bundle(args.paths, contract, args.out)
+    extras = None
+    if args.log or args.checkpoints:
+        from labelgate.cli.crash import crash_extras
+
+        extras = crash_extras(args, contract)
+    bundle = make_bundle(args.paths, contract, args.out, crash=extras)
     if bundle is None:
         print("no batch fails: nothing to reproduce, nothing written")
         return EXIT_PASS
@@ -344,6 +318,10 @@ def _repro(args: argparse.Namespace) -> int:
 
 
 def _triage(args: argparse.Namespace) -> int:
+    if args.data:
+        from labelgate.cli.crash import triage_data
+
+        return triage_data(args)
     from labelgate.commands.triage import triage_stream
     from labelgate.errors import InputError
     from labelgate.render.triage import render_triage
@@ -362,6 +340,12 @@ def _triage(args: argparse.Namespace) -> int:
             raise InputError("permission denied", path=args.log) from None
     sys.stdout.write(render_triage(result, args.format))
     return EXIT_PASS if result.first_error is None else EXIT_FAIL
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from labelgate.cli.crash import resume
+
+    return resume(args)
 
 
 def _diff(args: argparse.Namespace) -> int:

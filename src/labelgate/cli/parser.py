@@ -90,6 +90,37 @@ def _contract_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _replay_options(p: argparse.ArgumentParser) -> None:
+    """Where a crashed run was: its step and how its DataLoader split the data."""
+    p.add_argument(
+        "--step",
+        type=_non_negative,
+        metavar="N",
+        help="the failing step, from 0 (default: read from the log); over the run, or within "
+        "--epoch",
+    )
+    p.add_argument("--epoch", type=_non_negative, metavar="E", help="the failing epoch, from 0")
+    p.add_argument(
+        "--world-size",
+        type=_positive,
+        default=1,
+        metavar="W",
+        help="processes, each with a DistributedSampler (default 1)",
+    )
+    p.add_argument(
+        "--grad-accum",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="batches per optimizer step (default 1)",
+    )
+    p.add_argument(
+        "--sampler-drop-last",
+        action="store_true",
+        help="DistributedSampler(drop_last=True): cut the data to a multiple of W, not padded",
+    )
+
+
 def _report_options(p: argparse.ArgumentParser) -> None:
     """The report's flags, alike for validate and diff."""
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
@@ -271,6 +302,19 @@ def build_parser() -> argparse.ArgumentParser:
         paths="the label file(s)",
     )
     rp.add_argument("--out", required=True, metavar="DIR", help="a new (or empty) folder")
+    rp.add_argument(
+        "--log",
+        metavar="LOG",
+        help="the crashed run's log: the bundle also holds the failing step's rows (ids and "
+        "labels only)",
+    )
+    rp.add_argument(
+        "--checkpoints",
+        metavar="DIR",
+        help="the run's checkpoints: the bundle names the one to resume from",
+    )
+    _replay_options(rp)
+    rp.add_argument("--rank", type=_non_negative, metavar="R", help="the failing rank")
     tr = sub.add_parser(
         "triage",
         help="read a crashed run's log: the first failure, its step and its family",
@@ -278,11 +322,44 @@ def build_parser() -> argparse.ArgumentParser:
             "Read a training log (any size, streamed; - for standard input), keep the first "
             "failure and the step it came after, name its family (index_out_of_range, "
             "out_of_memory, op_unavailable, device_mismatch, other) and say what to check first. "
-            "Exit status: 0 no error found, 1 an error found, 2 unreadable log."
+            "With --data: the batch running at the failing step, its rows and their verdict. "
+            "Exit status: 0 no error found, 1 an error (or a NaN loss, with --data) found, 2 "
+            "unreadable log or data."
         ),
     )
     tr.add_argument("log", metavar="LOG", help="the log file, or - for standard input")
     tr.add_argument("--format", choices=("text", "json"), default="text")
+    tr.add_argument(
+        "--data",
+        action="append",
+        metavar="PATH",
+        help="the training data: replay the batch the DataLoader gave at the failing step, name "
+        "its rows and judge them (the contract options say K and the batching)",
+    )
+    _contract_options(tr)
+    _replay_options(tr)
+    tr.add_argument(
+        "--rank", type=_non_negative, metavar="R", help="the failing rank (default: the log's)"
+    )
+    rs = sub.add_parser(
+        "resume",
+        help="the newest checkpoint of a crashed run that is safe to resume from",
+        description=(
+            "Read every checkpoint in DIR without running code (torch files with "
+            "weights_only=True, safetensors by their header): readable to the end, every tensor "
+            "finite (weights and optimizer state), the classification head fitting the class "
+            "map, written before the failure the log shows. Exit status: 0 one is sound (it is "
+            "named, with the framework's way to resume), 1 none is, 2 usage error or unusable "
+            "input."
+        ),
+    )
+    rs.add_argument("dir", metavar="DIR", help="the run's checkpoint folder")
+    rs.add_argument("--log", metavar="LOG", help="the crashed run's log: its failing step")
+    rs.add_argument("--head", metavar="PREFIX", help="the head's layer (default: found)")
+    rs.add_argument("--format", choices=("text", "json"), default="text")
+    rs.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _contract_options(rs)
+    _replay_options(rs)
     df = sub.add_parser(
         "diff",
         help="CI gate: validate HEAD and compare it with BASE (class map, values, shares, ids)",

@@ -51,6 +51,39 @@ only) and assert that `python repro.py --device cpu` exits 0 once the data or th
 """
 
 
+CRASH_README = """
+## The crashed run
+
+| file | what |
+|---|---|
+| `failing_step.parquet` | the rows of the batch running at the failing step: `rank`, `epoch`, `batch`, `row`, `id`, `label` (as stored; as text where types mix), `status`; no other column |
+| `crash.json` | the first failure, its step (as read from the log and as replayed), the verdict on that batch, and the checkpoint to resume from with why each other was rejected |
+"""
+
+
+def _write_crash(folder: Path, crash: dict[str, Any]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = crash.get("rows")
+    if rows is not None:
+        columns = ("rank", "epoch", "batch", "row", "id", "label", "status")
+        table = pa.table({c: _column([r[c] for r in rows]) for c in columns})
+        pq.write_table(table, folder / "failing_step.parquet")
+    doc = {k: v for k, v in crash.items() if k != "rows"}
+    (folder / "crash.json").write_text(json.dumps(doc, indent=2, default=str) + "\n", "utf-8")
+
+
+def _column(values: list[Any]) -> Any:
+    """Values as read (integers, lists of them), or as text where they mix types."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([None if v is None else str(v) for v in values], pa.string())
+
+
 @dataclass(frozen=True, slots=True)
 class Bundle:
     """A written bundle: its folder and the batches it holds."""
@@ -59,8 +92,19 @@ class Bundle:
     batches: list[int]
 
 
-def make_bundle(paths: list[str], contract: Contract, out: str) -> Bundle | None:
+def make_bundle(
+    paths: list[str], contract: Contract, out: str, *, crash: dict[str, Any] | None = None
+) -> Bundle | None:
     """Write a repro bundle of the input's failing batches into the new folder ``out``.
+
+    Args:
+        paths: the label file(s).
+        contract: the contract.
+        out: a new (or empty) folder.
+        crash: from a crashed run (``repro --log/--checkpoints``): ``rows``, the failing step's
+            rows (row, id, label, status only), written as ``failing_step.parquet``; ``crash``
+            (the failure, its step, the verdict) and ``resume`` (the checkpoint to resume from,
+            named, not copied), written into ``crash.json``.
 
     Returns:
         The bundle, or ``None`` when no batch fails (nothing is written then).
@@ -74,7 +118,7 @@ def make_bundle(paths: list[str], contract: Contract, out: str) -> Bundle | None
     done = run(paths, contract, max_examples=1)
     report, data = done.report, done.dataset
     failing = report.batches["failing"]
-    if not failing:
+    if not failing and not crash:
         return None
     nan = {f for x in report.findings if x.code == "LG007" for f in x.batches}
     table = collect_batches(data, only=set(failing)).select(["batch", "row", "id", "label"])
@@ -118,9 +162,15 @@ def make_bundle(paths: list[str], contract: Contract, out: str) -> Bundle | None
         pq.write_table(table, folder / "batches.parquet")
         (folder / "case.json").write_text(json.dumps(case, indent=2) + "\n", encoding="utf-8")
         (folder / "environment.json").write_text(json.dumps(env, indent=2) + "\n", encoding="utf-8")
+        if crash:
+            _write_crash(folder, crash)
         shutil.copyfile(HERE / "replay.py", folder / "replay.py")
         shutil.copyfile(HERE / "_repro_driver.py", folder / "repro.py")
-        text = README.format(input=", ".join(inputs), batches=", ".join(map(str, failing)))
+        text = README.format(
+            input=", ".join(inputs), batches=", ".join(map(str, failing)) or "none"
+        )
+        if crash:
+            text += CRASH_README
         (folder / "README.md").write_text(text, encoding="utf-8")
         if target.exists():
             target.rmdir()  # empty, checked above

@@ -385,7 +385,8 @@ def triage_lines(lines: Iterable[str]) -> Triage:
             "asynchronous": False,
         }
         return Triage(None, None, None, step, None, [], [], None, count)
-    block = "\n".join(first.lines)
+    # the exception line too: a framework's deep traceback can push it past MAX_BLOCK lines
+    block = "\n".join([*first.lines, first.exception or ""])
     family = _family(block)
     kind, details = _kind(family, block)
     later = [

@@ -1,0 +1,482 @@
+"""triage --data: the failing step read from a log, the DataLoader's batch at that step, its rows
+and the verdict; the sampler replays held to torch's own samplers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from labelgate.commands.crashbatch import failing_batch, loader_spec
+from labelgate.commands.logstep import FailStep, read_step
+from labelgate.contract import Batching, Contract
+from labelgate.errors import UsageError
+from labelgate.training.loaderorder import LoaderSpec, distributed_indices, epoch_order
+
+torch = pytest.importorskip("torch")
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+from torch.utils.data import DataLoader, DistributedSampler  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD_ROW = 37
+
+
+def planted(tmp_path: Path, rows: int = 100, bad: dict[int, int] | None = None) -> str:
+    """Labels i % 4 with ids 500 + i; row 37 holds 4 (K=4) unless told otherwise."""
+    labels = [i % 4 for i in range(rows)]
+    for row, value in (bad if bad is not None else {BAD_ROW: 4}).items():
+        labels[row] = value
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.table({"id": list(range(500, 500 + rows)), "label": labels}), path)
+    return str(path)
+
+
+def contract(size: int, seed: int | None = None, drop_last: bool = False) -> Contract:
+    return Contract(
+        num_classes=4, batching=Batching(size=size, drop_last=drop_last, shuffle_seed=seed)
+    )
+
+
+class TestSamplerReplay:
+    @settings(max_examples=60, deadline=None)
+    @given(
+        rows=st.integers(1, 60),
+        world=st.integers(1, 5),
+        shuffle=st.booleans(),
+        seed=st.integers(0, 2**31),
+        epoch=st.integers(0, 3),
+        drop_last=st.booleans(),
+        data=st.data(),
+    )
+    def test_distributed_sampler_exactly(
+        self,
+        rows: int,
+        world: int,
+        shuffle: bool,
+        seed: int,
+        epoch: int,
+        drop_last: bool,
+        data: st.DataObject,
+    ) -> None:
+        rank = data.draw(st.integers(0, world - 1))
+        sampler = DistributedSampler(
+            range(rows),
+            num_replicas=world,
+            rank=rank,
+            shuffle=shuffle,
+            seed=seed,
+            drop_last=drop_last,
+        )
+        sampler.set_epoch(epoch)
+        ours = distributed_indices(
+            rows, world, rank, shuffle=shuffle, seed=seed, epoch=epoch, drop_last=drop_last
+        )
+        assert ours.tolist() == list(sampler)
+
+    @settings(max_examples=40, deadline=None)
+    @given(
+        rows=st.integers(1, 50),
+        size=st.integers(1, 9),
+        drop_last=st.booleans(),
+        seed=st.integers(0, 2**31),
+        world=st.integers(1, 4),
+        sampler_drop_last=st.booleans(),
+        data=st.data(),
+    )
+    def test_every_batch_of_three_epochs_as_the_dataloader_gives_it(
+        self,
+        rows: int,
+        size: int,
+        drop_last: bool,
+        seed: int,
+        world: int,
+        sampler_drop_last: bool,
+        data: st.DataObject,
+    ) -> None:
+        rank = data.draw(st.integers(0, world - 1))
+        spec = LoaderSpec(size, drop_last, seed, world, sampler_drop_last)
+        if world == 1:
+            g = torch.Generator().manual_seed(seed)
+            loader = DataLoader(
+                range(rows), batch_size=size, shuffle=True, generator=g, drop_last=drop_last
+            )
+        else:
+            sampler = DistributedSampler(
+                range(rows), num_replicas=world, rank=rank, seed=seed, drop_last=sampler_drop_last
+            )
+            loader = DataLoader(range(rows), batch_size=size, sampler=sampler, drop_last=drop_last)
+        for epoch in range(3):
+            if world > 1:
+                sampler.set_epoch(epoch)
+            real = [b.tolist() for b in loader]
+            assert len(real) == spec.batches_per_epoch(rows)
+            ours = [
+                spec.batch_rows(rows, epoch=epoch, rank=rank, batch=b).tolist()
+                for b in range(len(real))
+            ]
+            assert ours == real
+
+    def test_epoch_order_moves_with_the_epoch(self) -> None:
+        assert epoch_order(20, 3, 0).tolist() != epoch_order(20, 3, 1).tolist()
+
+    def test_a_batch_past_the_epoch_and_a_bad_rank_are_usage_errors(self) -> None:
+        spec = LoaderSpec(8, world_size=2)
+        with pytest.raises(UsageError, match="past the epoch's 7 batches"):
+            spec.batch_rows(100, epoch=0, rank=0, batch=7)
+        with pytest.raises(UsageError, match="rank 2 is not in"):
+            spec.batch_rows(100, epoch=0, rank=2, batch=0)
+        with pytest.raises(UsageError, match="batch_size must be a positive integer"):
+            LoaderSpec(0)
+
+
+TRACEBACK = [
+    "Traceback (most recent call last):",
+    '  File "train.py", line 30, in <module>',
+    "IndexError: Target 4 is out of bounds.",
+]
+
+
+class TestReadStep:
+    def step(self, lines: list[str]) -> FailStep:
+        from labelgate.commands.triage import triage_lines
+
+        t = triage_lines(lines)
+        return read_step(lines, until=t.first_error["line"] if t.first_error else None, rank=t.rank)
+
+    def test_a_plain_enumerate_loop(self) -> None:
+        found = self.step([f"step {i} loss 0.5" for i in range(4)] + TRACEBACK)
+        assert (found.step, found.unit, found.within_epoch, found.style) == (
+            4,
+            "optimizer step",
+            False,
+            "plain",
+        )
+
+    def test_a_plain_count_from_one_and_an_epoch(self) -> None:
+        assert self.step(["epoch 2 step 3/10 loss 0.5", *TRACEBACK]).step == 3
+        found = self.step(["epoch 2 step 3 loss 0.5", *TRACEBACK])
+        assert (found.epoch, found.step, found.within_epoch) == (2, 4, True)
+
+    def test_lightning_tqdm_bar_rewritten_with_carriage_returns(self) -> None:
+        bar = "\r".join(
+            f"Epoch 1:  {n * 10}%|███       | {n}/10 [00:01<00:01, 3.00it/s, v_num=0, train_loss=1.2]"
+            for n in range(5)
+        )
+        found = self.step([bar, *TRACEBACK])
+        assert (found.epoch, found.step, found.unit, found.per_epoch) == (1, 4, "batch", 10)
+        assert found.global_step == 14
+
+    def test_lightning_rich_bar(self) -> None:
+        line = "Epoch 0/2  ━━━━━━╸            5/13 0:00:00 • 0:00:01 25.71it/s train_loss: 1.394"
+        found = self.step([line, *TRACEBACK])
+        assert (found.epoch, found.step, found.style) == (0, 5, "lightning")
+
+    def test_hf_trainer_bar_and_logged_dicts(self) -> None:
+        dict_line = (
+            "{'loss': '1.545', 'grad_norm': '0.8455', 'learning_rate': '5e-05', 'epoch': '0.31'}"
+        )
+        only_dict = self.step([dict_line, *TRACEBACK])
+        assert (only_dict.step, only_dict.epoch_fraction) == (None, 0.31)
+        bar = " 31%|███       | 4/13 [00:00<00:00, 19.42it/s]Traceback (most recent call last):"
+        found = self.step([dict_line, bar, *TRACEBACK[1:]])
+        assert (found.step, found.unit, found.style) == (4, "optimizer step", "tqdm")
+
+    def test_a_nan_loss_is_the_failure_when_it_comes_first(self) -> None:
+        lines = [f"step {i} loss {0.5 if i < 3 else 'nan'}" for i in range(6)]
+        found = self.step(lines)
+        assert (found.step, found.cause) == (3, "nan")
+        hf = self.step(["{'loss': 'nan', 'grad_norm': 'nan', 'epoch': '0.5'}"])
+        assert (hf.cause, hf.epoch_fraction) == ("nan", 0.5)
+
+    def test_the_rank_of_the_failing_line(self) -> None:
+        lines = ["[rank1]: step 2 loss 0.4", "[rank1]: Traceback (most recent call last):"]
+        lines += ["[rank1]: IndexError: Target 4 is out of bounds."]
+        found = self.step(lines)
+        assert (found.step, found.rank) == (3, 1)
+
+    def test_no_progress_at_all(self) -> None:
+        assert self.step(TRACEBACK).step is None
+
+
+class TestJoin:
+    def test_file_order(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        c = contract(8)
+        crash = failing_batch(
+            [data],
+            c,
+            loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False),
+            FailStep(4),
+            family="index_out_of_range",
+        )
+        assert crash.explained
+        assert crash.verdict == (
+            "the failure is explained by the data: row 37 (id 537) holds 4 with K=4 (batch 4)"
+        )
+        assert [r["row"] for r in crash.batches[0]["rows"]] == list(range(32, 40))
+        valid = failing_batch(
+            [data],
+            c,
+            loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False),
+            FailStep(3),
+            family="index_out_of_range",
+        )
+        assert not valid.explained
+        assert valid.verdict.startswith("this batch's labels are valid for this loss")
+
+    def test_shuffled_order_finds_the_row_where_the_dataloader_put_it(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        seed = 7
+        g = torch.Generator().manual_seed(seed)
+        loader = DataLoader(range(100), batch_size=8, shuffle=True, generator=g)
+        where = next(i for i, b in enumerate(loader) if BAD_ROW in b.tolist())
+        c = contract(8, seed)
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        crash = failing_batch([data], c, spec, FailStep(where, "batch", 0, True))
+        assert crash.explained and f"row {BAD_ROW} (id {500 + BAD_ROW}) holds 4" in crash.verdict
+        # the next epoch shuffles again: a global step one epoch later lands elsewhere
+        later = failing_batch([data], c, spec, FailStep(where + 13, "batch"))
+        assert later.step["epoch"] == 1
+
+    def test_world_size_two_names_the_rank(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        c = contract(8)
+        spec = loader_spec(c, world_size=2, grad_accum=1, sampler_drop_last=False)
+        sampler = DistributedSampler(range(100), num_replicas=2, rank=1, shuffle=False)
+        batches = [b.tolist() for b in DataLoader(range(100), batch_size=8, sampler=sampler)]
+        where = next(i for i, b in enumerate(batches) if BAD_ROW in b)  # row 37 is odd: rank 1
+        both = failing_batch([data], c, spec, FailStep(where))
+        assert [(b["rank"], b["rejected"]) for b in both.batches] == [(0, 0), (1, 1)]
+        assert "rank 1, batch 2" in both.verdict
+        rank0 = failing_batch([data], c, spec, FailStep(where, rank=0))
+        assert not rank0.explained  # rank 0's batch at that step is clean
+
+    def test_world_size_two_shuffled(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        c = contract(8, seed=11)
+        spec = loader_spec(c, world_size=2, grad_accum=1, sampler_drop_last=False)
+        for rank in (0, 1):
+            sampler = DistributedSampler(range(100), num_replicas=2, rank=rank, seed=11)
+            sampler.set_epoch(1)
+            batches = [b.tolist() for b in DataLoader(range(100), batch_size=8, sampler=sampler)]
+            hit = [i for i, b in enumerate(batches) if BAD_ROW in b]
+            if hit:
+                crash = failing_batch(
+                    [data], c, spec, FailStep(hit[0], "batch", 1, True, rank=rank)
+                )
+                assert crash.explained and crash.batches[0]["rank"] == rank
+
+    def test_grad_accumulation_judges_every_micro_batch(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        c = contract(4)
+        spec = loader_spec(c, world_size=1, grad_accum=2, sampler_drop_last=False)
+        crash = failing_batch([data], c, spec, FailStep(4))  # micro-batches 8 and 9
+        assert [b["batch"] for b in crash.batches] == [8, 9]
+        assert crash.explained and "(batch 9)" in crash.verdict
+
+    def test_an_all_ignored_batch_is_a_nan(self, tmp_path: Path) -> None:
+        data = planted(tmp_path, bad={i: -100 for i in range(8, 16)})
+        c = contract(8)
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        crash = failing_batch([data], c, spec, FailStep(1, cause="nan"))
+        assert crash.explained and "no usable target" in crash.verdict
+
+    def test_bad_labels_do_not_explain_an_out_of_memory(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        c = contract(8)
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        crash = failing_batch([data], c, spec, FailStep(4), family="out_of_memory")
+        assert not crash.explained and "does not come from labels" in crash.verdict
+
+    def test_token_rows_name_the_refused_value(self, tmp_path: Path) -> None:
+        tokens = [[i % 4, -100, (i + 1) % 4] for i in range(20)]
+        tokens[13] = [1, -100, 7]
+        path = tmp_path / "tokens.parquet"
+        pq.write_table(pa.table({"id": list(range(20)), "labels": tokens}), path)
+        c = Contract(num_classes=4, task="tokens", batching=Batching(size=4))
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        crash = failing_batch([str(path)], c, spec, FailStep(3))
+        assert crash.explained
+        assert "row 13 (id 13) holds 7 with K=4 (batch 3)" in crash.verdict
+        assert crash.bad[0]["label"] == [1, -100, 7]
+
+    def test_a_rank_past_the_world_size_asks_for_it(self, tmp_path: Path) -> None:
+        c = contract(8)
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        with pytest.raises(UsageError, match="failure is on rank 1: give the run's --world-size"):
+            failing_batch([planted(tmp_path)], c, spec, FailStep(2, rank=1))
+
+    def test_no_step_asks_for_one(self, tmp_path: Path) -> None:
+        c = contract(8)
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        with pytest.raises(UsageError, match="give --step N"):
+            failing_batch([planted(tmp_path)], c, spec, FailStep(None))
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "labelgate", *args],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+
+
+class TestCommand:
+    def test_json_carries_step_rows_and_verdict(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        log = tmp_path / "train.log"
+        log.write_text("\n".join([f"step {i} loss 0.5" for i in range(4)] + TRACEBACK) + "\n")
+        done = cli(
+            "triage", str(log), "--data", data, "-k", "4", "--batch-size", "8", "--format", "json"
+        )
+        assert done.returncode == 1, done.stderr
+        doc = json.loads(done.stdout)
+        assert doc["failing_step"]["step"] == 4
+        assert doc["data"]["explained"] is True
+        rows = doc["data"]["batches"][0]["rows"]
+        assert {"row": 37, "id": 537, "label": 4, "status": "above K"} in rows
+        assert set(rows[0]) == {"row", "id", "label", "status"}  # ids and labels, no content
+
+    def test_step_and_epoch_override_the_log(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        log = tmp_path / "train.log"
+        log.write_text("\n".join(TRACEBACK) + "\n")
+        done = cli(
+            "triage", str(log), "--data", data, "-k", "4", "--batch-size", "8", "--step", "4"
+        )
+        assert done.returncode == 1
+        assert "row 37 (id 537) holds 4 with K=4" in done.stdout
+        past = cli(
+            "triage",
+            str(log),
+            "--data",
+            data,
+            "-k",
+            "4",
+            "--batch-size",
+            "8",
+            "--step",
+            "99",
+            "--epoch",
+            "0",
+        )
+        assert (
+            past.returncode == 2 and past.stderr.count("\n") == 1 and "Traceback" not in past.stderr
+        )
+
+    def test_a_missing_data_file_is_one_line_and_exit_2(self, tmp_path: Path) -> None:
+        log = tmp_path / "train.log"
+        log.write_text("\n".join(TRACEBACK) + "\n")
+        done = cli(
+            "triage", str(log), "--data", str(tmp_path / "nope.parquet"), "-k", "4", "--step", "0"
+        )
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+class TestRealFrameworks:
+    def run(self, script: str, *args: str, cwd: Path) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script, *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            check=False,
+        )
+        assert done.returncode != 0  # the planted label crashes it
+        return done.stdout + done.stderr
+
+    def test_lightning_log_with_a_shuffled_loader(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        log = tmp_path / "lightning.log"
+        log.write_text(self.run(LIGHTNING_RUN, data, cwd=tmp_path))
+        done = cli(
+            "triage",
+            str(log),
+            "--data",
+            data,
+            "-k",
+            "4",
+            "--batch-size",
+            "8",
+            "--shuffle-seed",
+            "7",
+            "--format",
+            "json",
+        )
+        doc = json.loads(done.stdout)
+        assert doc["family"] == "index_out_of_range"
+        assert doc["failing_step"]["style"] == "lightning"
+        g = torch.Generator().manual_seed(7)
+        loader = DataLoader(range(100), batch_size=8, shuffle=True, generator=g)
+        expected = next(i for i, b in enumerate(loader) if BAD_ROW in b.tolist())
+        assert doc["data"]["step"]["batches"] == [expected]
+        assert doc["data"]["explained"] and "row 37 (id 537) holds 4" in doc["data"]["verdict"]
+
+    def test_hf_trainer_log_with_gradient_accumulation(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        log = tmp_path / "hf.log"
+        log.write_text(self.run(HF_RUN, data, str(tmp_path / "out"), cwd=tmp_path))
+        done = cli(
+            "triage",
+            str(log),
+            "--data",
+            data,
+            "-k",
+            "4",
+            "--batch-size",
+            "4",
+            "--grad-accum",
+            "2",
+            "--format",
+            "json",
+        )
+        doc = json.loads(done.stdout)
+        assert doc["data"]["step"]["batches"] == [8, 9]  # optimizer step 4: micro-batches 8, 9
+        assert doc["data"]["explained"]
+
+
+LIGHTNING_RUN = """
+import sys, torch, lightning as L, pyarrow.parquet as pq
+from torch.utils.data import DataLoader, TensorDataset
+y = torch.tensor(pq.read_table(sys.argv[1]).column("label").to_pylist())
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__(); self.net = torch.nn.Linear(4, 4)
+    def training_step(self, b, i):
+        loss = torch.nn.functional.cross_entropy(self.net(b[0]), b[1])
+        self.log("train_loss", loss, prog_bar=True); return loss
+    def configure_optimizers(self): return torch.optim.SGD(self.parameters(), 0.1)
+g = torch.Generator().manual_seed(7)
+dl = DataLoader(TensorDataset(torch.randn(len(y), 4), y), batch_size=8, shuffle=True, generator=g)
+L.Trainer(max_epochs=2, logger=False, enable_checkpointing=False, accelerator="cpu",
+          enable_model_summary=False).fit(M(), dl)
+"""
+
+HF_RUN = """
+import sys, torch, pyarrow.parquet as pq
+from transformers import Trainer, TrainingArguments
+labels = pq.read_table(sys.argv[1]).column("label").to_pylist()
+class DS(torch.utils.data.Dataset):
+    def __len__(self): return len(labels)
+    def __getitem__(self, i): return {"x": torch.randn(4), "labels": torch.tensor(labels[i])}
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__(); self.classifier = torch.nn.Linear(4, 4)
+    def forward(self, x, labels=None):
+        logits = self.classifier(x)
+        return {"loss": torch.nn.functional.cross_entropy(logits, labels), "logits": logits}
+args = TrainingArguments(output_dir=sys.argv[2], per_device_train_batch_size=4,
+    gradient_accumulation_steps=2, num_train_epochs=1, logging_steps=1, save_steps=2,
+    report_to=[], train_sampling_strategy="sequential", use_cpu=True, disable_tqdm=False)
+Trainer(model=M(), args=args, train_dataset=DS()).train()
+"""
