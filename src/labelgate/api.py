@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from labelgate.classmap import load_class_map
 from labelgate.contract import Batching, Contract
 from labelgate.errors import UsageError
+from labelgate.hints import complete_commands
 from labelgate.report import Report
 
 if TYPE_CHECKING:
@@ -251,7 +252,9 @@ def validate(
         if target_getter is not None:
             raise UsageError("target_getter= reads a Dataset in memory, not files")
         listed = [data] if isinstance(data, str) else list(data)
-        return _as_validation_report(_run(listed, applied, engine, gx_docs, settings))
+        report = _run(listed, applied, engine, gx_docs, settings)
+        report = complete_commands(report, listed, input_format=input_format)
+        return _as_validation_report(report)
     if engine != "streaming":
         raise UsageError(
             f"the {engine} engine reads files; data in memory runs the streaming engine"
@@ -262,6 +265,7 @@ def validate(
     applied = _with_held(applied, held)
     with in_memory(held.table, held.given_as) as path:
         report = _run([path], applied, engine, gx_docs, settings)
+    report = complete_commands(report, ["PATH"])  # the data lives in memory: the user names it
     files = [dict(f) | {"path": f"{held.given_as} (in memory)"} for f in report.input["files"]]
     return _as_validation_report(dataclasses.replace(report, input=report.input | {"files": files}))
 

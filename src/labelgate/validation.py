@@ -202,6 +202,12 @@ def _with_format(contract: Contract, converted: Converted) -> Contract:
     chosen = given if given is not None else own
     if contract.num_classes is None and chosen is not None:
         contract = contract.replace(num_classes=len(chosen.entries))
+    if contract.num_classes is None:
+        facts = converted.facts
+        raise UsageError(
+            f"--classes K is required: K cannot be read from this {facts.format} input, which "
+            f"has no class map ({facts.why})"
+        )
     if own is None:
         return contract
     if given is not None:
@@ -419,14 +425,18 @@ def _duplicate_ids_on_dask(
 
 
 def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
-    """Examples named by row alone get their row's id (the pieces read ids only for LG014; LG007
-    and LG010 name rows), and LG007's its label value: one read, of those rows' row groups only
-    for Parquet."""
-    columns = [c for c in (data.columns.id, data.columns.label) if c]
+    """Examples named by row alone get their row's id and source (the pieces read ids only for
+    LG014; LG007 and LG010 name rows), and LG007's and LG014's their label value: one read, of
+    those rows' row groups only for Parquet."""
+    cols = data.columns
+    columns = [c for c in (cols.id, cols.label, cols.source) if c]
+    valued = ("LG007", "LG014")
 
     def lacking(f: Finding, e: Example) -> bool:
-        return (data.columns.id is not None and e.id is None) or (
-            f.code == "LG007" and e.value is None and data.task == "multiclass"
+        return e.row >= 0 and (
+            (cols.id is not None and e.id is None)
+            or (cols.source is not None and e.source is None)
+            or (f.code in valued and e.value is None and data.task == "multiclass")
         )
 
     rows = [e.row for f in findings for e in f.examples if lacking(f, e)]
@@ -440,10 +450,12 @@ def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
         if not lacking(f, e) or e.row not in at:
             return e
         values = dict(zip(columns, at[e.row], strict=True))
+        source = values.get(cols.source or "")
         return replace(
             e,
-            id=values.get(data.columns.id or "", e.id) if e.id is None else e.id,
-            value=values[data.columns.label] if f.code == "LG007" and e.value is None else e.value,
+            id=values.get(cols.id or "", e.id) if e.id is None else e.id,
+            source=e.source if e.source is not None or source is None else str(source),
+            value=values[cols.label] if f.code in valued and e.value is None else e.value,
         )
 
     return [replace(f, examples=tuple(completed(f, e) for e in f.examples)) for f in findings]
