@@ -103,9 +103,9 @@ def open_dataset(paths: list[str], contract: Contract, mapper: Mapper | None = N
         InputError: an input is missing, empty, corrupt, or lacks a column the first file has.
     """
     contract = _per_column(contract)
+    files = resolve_inputs(paths)  # first: an input that cannot be read is the first thing to say
     if contract.num_classes is None:
         raise UsageError("--classes K is required (or num_classes in the contract)")
-    files = resolve_inputs(paths)
     schemas = read_schemas(files, mapper)
     first = schemas[0]
     members = contract.label_columns or ()

@@ -17,7 +17,7 @@ from typing import Any
 
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap
-from labelgate.errors import InputError, one_line
+from labelgate.errors import InputError
 from labelgate.formats.rows import RowWriter, check_background, check_box
 from labelgate.report import Example
 
@@ -110,7 +110,7 @@ def read_coco(
                     for item in ijson.items(f, f"{key}.item", use_float=True):
                         handlers[key](item)
     except ijson.JSONError as exc:
-        raise InputError(f"not valid JSON ({one_line(exc)})", path=str(path)) from None
+        raise InputError(_not_json(path, exc), path=str(path)) from None
     writer.close()
     if not counts["images"] and not categories and not writer.rows:
         raise InputError("no images, annotations or categories: not a COCO file", path=str(path))
@@ -274,3 +274,20 @@ def _settle(
             count=sum(unlisted[1][i] for i in lost),
         )
         h.examples = (h.examples + examples)[: facts.limit]
+
+
+_MAGIC = {b"PAR1": "a Parquet file", b"\x89PNG": "a PNG image", b"PK\x03\x04": "a zip archive"}
+
+
+def _not_json(path: Path, exc: Exception) -> str:
+    """Why a file is not JSON, in words: what it is when its first bytes say so, else the
+    parser's reason without the bytes it quotes (a binary file's would reach the terminal)."""
+    with path.open("rb") as f:
+        head = f.read(4)
+    for magic, what in _MAGIC.items():
+        if head.startswith(magic):
+            return f"not valid JSON: {what} (for a label table, --input-format table or auto)"
+    raw = exc.args[0] if exc.args else ""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    first = "".join(c for c in text.split("\n", 1)[0] if c.isprintable()).strip()
+    return f"not valid JSON ({first[:80] or type(exc).__name__})"
