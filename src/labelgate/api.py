@@ -1,10 +1,10 @@
 """The Python API: ``labelgate.validate(data, *, classes=..., engine=...)``, typed, as the CLI is.
 
 ``data`` is paths, or the data already in memory (a DataFrame, an Arrow table, an array of
-targets, a Hugging Face or PyTorch Dataset: :mod:`labelgate.inmemory`). The report it returns
-shows itself in a notebook and saves itself in any report format (:class:`ValidationReport`).
+targets, a Hugging Face or PyTorch Dataset: ``labelgate.inmemory``). The report it returns
+shows itself in a notebook and saves itself in any report format (``ValidationReport``).
 
-The command line and Python callers build the contract the same way (:func:`build_contract`: a
+The command line and Python callers build the contract the same way (``build_contract``: a
 contract file or object, with each given option overriding its field) and choose the engine here.
 Importing this module stays light: the engines are imported when a validation runs.
 """
@@ -99,7 +99,7 @@ def build_contract(
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ValidationReport(Report):
-    """A :class:`~labelgate.Report` that shows itself in a notebook and saves itself.
+    """A ``labelgate.Report`` that shows itself in a notebook and saves itself.
 
     ``passed``, ``raise_for_errors()``, ``to_dict()`` and ``to_json()`` come from Report.
     """
@@ -194,7 +194,7 @@ def validate(
             or torch tensor of targets, a ``datasets.Dataset`` (its ClassLabel names are the
             class map, and K their count unless ``classes`` is given), or a PyTorch Dataset with
             ``.targets`` (torchvision) or read through ``target_getter`` (docs/python.md).
-        contract: a :class:`~labelgate.Contract`, or the path of a contract YAML file.
+        contract: a ``labelgate.Contract``, or the path of a contract YAML file.
         engine: ``streaming`` (the default), ``pandera`` or ``gx``: the row-level checks run in
             that engine, every other check in labelgate; the verdict is the same.
         max_examples: offending rows listed per finding (0: all).
@@ -215,7 +215,7 @@ def validate(
             returning its target (``lambda item: item[1]``).
         options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
-            ``shuffle_seed`` (:class:`ContractOptions`): each overrides the contract's field, as
+            ``shuffle_seed`` (``ContractOptions``): each overrides the contract's field, as
             the CLI's flag of the same name does.
 
     Returns:

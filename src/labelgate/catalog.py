@@ -3,7 +3,7 @@
 Everything that names a check reads it from here: the check registry, the contract's accepted codes
 and the JSON Schema's pattern (a test holds them equal), the row-level engines' lists, ``diff``'s
 codes, the renderers' titles, and the README and docs/checks.md tables (a test holds them too).
-Adding a check is one :class:`Entry` here, one function registered with ``@check(code)``, its test
+Adding a check is one ``Entry`` here, one function registered with ``@check(code)``, its test
 and its line in docs/checks.md.
 """
 

@@ -140,7 +140,7 @@ def load_class_map(path: str | Path) -> ClassMap:
         path: the file to read.
 
     Returns:
-        The map as written, duplicates and gaps included (judge it with :meth:`ClassMap.problems`).
+        The map as written, duplicates and gaps included (judge it with ``ClassMap.problems``).
 
     Raises:
         ClassMapError: the file is missing, unreadable or not of its extension's format.

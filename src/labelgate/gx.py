@@ -87,7 +87,7 @@ def suite(contract: Contract, *, with_section: bool = False) -> Any:
 
 
 def suite_json(contract: Contract) -> dict[str, Any]:
-    """The suite as the JSON document GX stores (``labelgate export gx``): :func:`suite` and the
+    """The suite as the JSON document GX stores (``labelgate export gx``): ``suite`` and the
     contract's own ``pandera:`` section, translated expectation by expectation."""
     document: dict[str, Any] = suite(contract, with_section=True).to_json_dict()
     return document

@@ -140,7 +140,7 @@ def schema(contract: Contract) -> pa.DataFrameSchema:
 
 
 def export_schema(contract: Contract) -> pa.DataFrameSchema:
-    """What ``labelgate export pandera`` writes: :func:`schema` and the contract's own
+    """What ``labelgate export pandera`` writes: ``schema`` and the contract's own
     ``pandera:`` section (its other columns and frame checks); a column both name keeps the
     checks of both."""
     built = schema(contract)

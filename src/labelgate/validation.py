@@ -40,7 +40,7 @@ Progress = Callable[[int, int | None], None]
 
 
 def validate(paths: list[str], contract: Contract, **options: Any) -> Report:
-    """The report of :func:`run` (same options)."""
+    """The report of ``run`` (same options)."""
     return run(paths, contract, **options).report
 
 
@@ -63,7 +63,7 @@ class Validation:
 def validate_in_context(
     paths: list[str], contract: Contract, **options: Any
 ) -> tuple[Report, Context]:
-    """The report and the checks' context of :func:`run` (same options)."""
+    """The report and the checks' context of ``run`` (same options)."""
     done = run(paths, contract, **options)
     return done.report, done.context
 
@@ -99,7 +99,7 @@ def run(
             temporary files, so its memory does not grow with the rows (default 128 MB).
         input_format: ``auto`` (detected from the path), ``table`` (Parquet, CSV, JSONL label
             columns), or an annotation format: ``coco``, ``yolo``, ``voc``, ``imagefolder``,
-            ``hf`` (see :mod:`labelgate.formats`).
+            ``hf`` (see ``labelgate.formats``).
         background: the detection background index (torchvision: 0), whose use as a label is
             LG032.
         source_field: for COCO, the field of each annotation's image to use as its source
@@ -354,8 +354,8 @@ def _scan_in_pieces(
     client: Any = None,
     keyed: IdKeys | None = None,
 ) -> ScanResult:
-    """Row groups in parallel, partial results merged in order (see :mod:`labelgate.scan`);
-    on a Dask cluster through ``client`` (see :mod:`labelgate.distributed`)."""
+    """Row groups in parallel, partial results merged in order (see ``labelgate.scan``);
+    on a Dask cluster through ``client`` (see ``labelgate.distributed``)."""
     from labelgate.scan.partial import failing_only
     from labelgate.scan.plan import plan_pieces
     from labelgate.scan.runner import result_of, run_pieces, threads_default
@@ -409,7 +409,7 @@ def _duplicate_ids_on_dask(
     data: Dataset, client: Any, max_examples: int, memory: int, scan: ScanResult
 ) -> DuplicateIds:
     """LG014 with its ids partitioned by key across the cluster's workers (see
-    :func:`labelgate.distributed.duplicate_ids_on_dask`)."""
+    ``labelgate.distributed.duplicate_ids_on_dask``)."""
     from labelgate.distributed import duplicate_ids_on_dask
     from labelgate.scan.ids import Tally, integer_ids
     from labelgate.scan.plan import plan_pieces

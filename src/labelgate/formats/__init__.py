@@ -4,9 +4,9 @@ masks, read natively.
 Each reader turns its format into the rows every check reads (label, id, source, and where it
 applies the class name), written to a temporary Parquet file as they are read (a bounded number of
 rows held at once), and gives the format's own class map and an
-:class:`~labelgate.annotations.AnnotationFacts`: what was read and the records that break the
+``labelgate.annotations.AnnotationFacts``: what was read and the records that break the
 format's rules (boxes, class tables, malformed lines, class folders), for the checks in
-:mod:`labelgate.checks.formats`. The scan, the checks, the report and its formats then run as for
+``labelgate.checks.formats``. The scan, the checks, the report and its formats then run as for
 any Parquet input.
 """
 

@@ -148,7 +148,7 @@ def mask_files(root: Path) -> list[Path]:
 
 def mask_paths(root: Path) -> tuple[Path, list[Path]]:
     """The folder the masks' ids are relative to, and the mask files: ``root`` itself where it
-    is one file, else those :func:`mask_files` finds under :func:`mask_root`.
+    is one file, else those ``mask_files`` finds under ``mask_root``.
 
     Raises:
         InputError: no mask file is found.

@@ -97,7 +97,7 @@ def plain(value: object) -> str:
 
 
 def quoted(value: object) -> str:
-    """Like :func:`plain`, with a string in quotes (``id 'img-7'`` tells text from a number)."""
+    """Like ``plain``, with a string in quotes (``id 'img-7'`` tells text from a number)."""
     return repr(value) if isinstance(value, str) else plain(value)
 
 

@@ -20,7 +20,7 @@ STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#212529}
 table{border-collapse:collapse;margin:.5em 0 1.5em;display:table;table-layout:auto;width:auto;max-width:none;font-size:inherit;background:none;border:0}
 td,th{border:1px solid #dee2e6;padding:.2em .6em;text-align:left;vertical-align:top;min-width:0;font-size:inherit;white-space:normal}
-td.fix{min-width:18em}.nw{white-space:nowrap}
+td.fix{min-width:16em}.nw{white-space:nowrap}
 .error{color:#c92a2a}.warning{color:#e67700}.info{color:#1864ab}.pass{color:#2b8a3e}.fail{color:#c92a2a}
 figure{margin:1em 0}figcaption{font-weight:600}code{background:#f1f3f5;padding:0 .2em}
 """
