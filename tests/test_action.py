@@ -128,6 +128,7 @@ class TestRun:
         assert suite.failures >= 1
         # upload-artifact runs even though the gate failed (if: always())
         ((uses, with_),) = seen["uses"]
+        assert uses == "actions/upload-artifact@v4"
         assert with_["path"] == "${{ inputs.reports }}"
 
     def test_diff_with_a_contract_passes_an_unchanged_dataset(self, tmp_path: Path) -> None:
@@ -158,9 +159,7 @@ class TestRun:
         assert list((tmp_path / "reports").iterdir()) == []
 
     def test_an_unknown_format_is_a_usage_error(self, tmp_path: Path) -> None:
-        status, seen = run_action(
-            tmp_path, head="clean.parquet", args="--classes 4", formats="pdf"
-        )
+        status, seen = run_action(tmp_path, head="clean.parquet", args="--classes 4", formats="pdf")
         assert status == 2 and "unknown report format 'pdf'" in seen["stderr"]
 
 
