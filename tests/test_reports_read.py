@@ -128,6 +128,18 @@ class TestPrintedCommandsRun:
             "19",
         ]
 
+    def test_every_command_line_is_in_backticks(self, reports: dict[str, Report]) -> None:
+        """A command line outside backticks would escape the harvest (and the completion)."""
+        loose = re.compile(r"labelgate (?:fix|validate|smoke|repro|diff|export|pin) (?:--|\S+\.)")
+        found = [
+            text
+            for report in reports.values()
+            for f in report.findings
+            for text in (f.message, f.fix)
+            if loose.search(COMMAND.sub("", text))
+        ] + [n for r in reports.values() for n in r.notes if loose.search(COMMAND.sub("", n))]
+        assert not found
+
     def test_each_runs_as_printed(self, reports: dict[str, Report], tmp_path: Path) -> None:
         failed = {}
         for i, command in enumerate(printed(reports)):

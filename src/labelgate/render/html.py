@@ -33,7 +33,7 @@ def _e(value: object) -> str:
 # Flags (``--ignore-index 255``) and numbers with their unit (``188 px``) are copied and read
 # whole: a browser would break ``--ignore-index`` after its hyphens.
 _UNBROKEN = re.compile(
-    r"(?<![\w-])--[A-Za-z][\w-]*(?:[= ](?:-?\d[\w.]*|[A-Z_]{2,}))?"
+    r"(?<![\w-])--[A-Za-z][\w-]*(?:=[^\s<&,;)]+| (?:-?\d[\w.]*|[A-Z_]{2,}))?"
     r"|\d[\d,.]*\s(?:px|KB|MB|GB|KiB|MiB|GiB|ms|s)\b"
 )
 
