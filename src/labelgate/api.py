@@ -1,10 +1,10 @@
 """The Python API: ``labelgate.validate(data, *, classes=..., engine=...)``, typed, as the CLI is.
 
 ``data`` is paths, or the data already in memory (a DataFrame, an Arrow table, an array of
-targets, a Hugging Face or PyTorch Dataset: :mod:`labelgate.inputs.memory`). The report it returns
-shows itself in a notebook and saves itself in any report format (:class:`ValidationReport`).
+targets, a Hugging Face or PyTorch Dataset: ``labelgate.inputs.memory``). The report it returns
+shows itself in a notebook and saves itself in any report format (``ValidationReport``).
 
-The command line and Python callers build the contract the same way (:func:`build_contract`: a
+The command line and Python callers build the contract the same way (``build_contract``: a
 contract file or object, with each given option overriding its field) and choose the engine here.
 Importing this module stays light: the engines are imported when a validation runs.
 """
@@ -20,6 +20,7 @@ from labelgate.contract import Batching, Contract
 from labelgate.contract.classmap import load_class_map
 from labelgate.core.report import Report
 from labelgate.errors import UsageError
+from labelgate.render.hints import complete_commands
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -98,7 +99,7 @@ def build_contract(
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ValidationReport(Report):
-    """A :class:`~labelgate.Report` that shows itself in a notebook and saves itself.
+    """A ``labelgate.Report`` that shows itself in a notebook and saves itself.
 
     ``passed``, ``raise_for_errors()``, ``to_dict()`` and ``to_json()`` come from Report.
     """
@@ -193,7 +194,7 @@ def validate(
             or torch tensor of targets, a ``datasets.Dataset`` (its ClassLabel names are the
             class map, and K their count unless ``classes`` is given), or a PyTorch Dataset with
             ``.targets`` (torchvision) or read through ``target_getter`` (docs/python.md).
-        contract: a :class:`~labelgate.Contract`, or the path of a contract YAML file.
+        contract: a ``labelgate.Contract``, or the path of a contract YAML file.
         engine: ``streaming`` (the default), ``pandera`` or ``gx``: the row-level checks run in
             that engine, every other check in labelgate; the verdict is the same.
         max_examples: offending rows listed per finding (0: all).
@@ -214,7 +215,7 @@ def validate(
             returning its target (``lambda item: item[1]``).
         options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
-            ``shuffle_seed`` (:class:`ContractOptions`): each overrides the contract's field, as
+            ``shuffle_seed`` (``ContractOptions``): each overrides the contract's field, as
             the CLI's flag of the same name does.
 
     Returns:
@@ -251,7 +252,9 @@ def validate(
         if target_getter is not None:
             raise UsageError("target_getter= reads a Dataset in memory, not files")
         listed = [data] if isinstance(data, str) else list(data)
-        return _as_validation_report(_run(listed, applied, engine, gx_docs, settings))
+        report = _run(listed, applied, engine, gx_docs, settings)
+        report = complete_commands(report, listed, input_format=input_format)
+        return _as_validation_report(report)
     if engine != "streaming":
         raise UsageError(
             f"the {engine} engine reads files; data in memory runs the streaming engine"
@@ -260,9 +263,9 @@ def validate(
 
     found = as_table(data, target_getter=target_getter)
     settings["found"] = _found_in(found)
-    return _as_validation_report(
-        _run([held(found.table, found.given_as)], applied, engine, gx_docs, settings)
-    )
+    report = _run([held(found.table, found.given_as)], applied, engine, gx_docs, settings)
+    report = complete_commands(report, ["PATH"])  # the data lives in memory: the user names it
+    return _as_validation_report(report)
 
 
 def _found_in(held: InMemory) -> list[tuple[str, Any, str]]:

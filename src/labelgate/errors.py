@@ -1,6 +1,6 @@
 """The exceptions labelgate raises.
 
-Failed checks are not exceptions: they are :class:`labelgate.core.report.Finding` values. Exceptions
+Failed checks are not exceptions: they are ``labelgate.core.report.Finding`` values. Exceptions
 are kept for what stops a run before a verdict can be reached::
 
     LabelgateError (Exception)

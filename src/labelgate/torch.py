@@ -114,15 +114,15 @@ def guarded_collate(
 
     Args:
         collate_fn: the collate function to wrap (default: ``torch.utils.data.default_collate``).
-        num_classes: as for :func:`check_targets`.
-        ignore_index: as for :func:`check_targets`.
-        weights: as for :func:`check_targets`.
+        num_classes: as for ``check_targets``.
+        ignore_index: as for ``check_targets``.
+        weights: as for ``check_targets``.
         target: where the target is in a collated batch: an index into a tuple or list (default
             the last element), a key into a mapping (default ``"labels"``, ``"label"`` or
             ``"target"``), or a function.
 
     Returns:
-        A collate function that raises :class:`labelgate.LabelError` naming the batch index. The
+        A collate function that raises ``labelgate.LabelError`` naming the batch index. The
         index counts batches in the order the DataLoader yields them, with worker processes too
         (worker w of W makes batches w, w+W, w+2W...).
     """
@@ -194,7 +194,7 @@ def _state(checkpoint: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def stamp(state_dict: Mapping[str, Any], class_map: ClassMap | str | Sequence[str]) -> None:
     """Record the class map's fingerprint and size in ``state_dict``'s metadata (what
-    ``torch.save`` keeps and ``load_state_dict`` ignores), for :func:`check_state_dict`."""
+    ``torch.save`` keeps and ``load_state_dict`` ignores), for ``check_state_dict``."""
     found = _class_map(class_map)
     meta = getattr(state_dict, "_metadata", None)
     if meta is None:
@@ -215,7 +215,7 @@ def check_state_dict(
     head: str | None = None,
 ) -> str:
     """Before ``load_state_dict``: the classifier head's outputs against the class map, and the
-    map stamped by :func:`stamp` (if any) against this one, so that a class added, a trailing
+    map stamped by ``stamp`` (if any) against this one, so that a class added, a trailing
     blank line read as a class, or the same count in another order is caught here, not as a
     ``size mismatch`` at load or a silently relabelled model after it.
 
@@ -223,7 +223,7 @@ def check_state_dict(
         checkpoint: a state dict, or a checkpoint holding one (``state_dict``, ``model``...).
         class_map: the map the model is built from now: a ClassMap, a file, or the names.
         head: the head's parameter prefix (``classifier``, ``fc``); default: the head
-            :func:`labelgate.training.heads.find_head` chooses for the model family the names show
+            ``labelgate.training.heads.find_head`` chooses for the model family the names show
             (torchvision's ``cls_score``, not ``bbox_pred``; dense detection heads counted per
             anchor), else the last layer with a weight and a bias of as many outputs. A family
             whose ``num_classes`` counts the background (torchvision detection) fits a class map

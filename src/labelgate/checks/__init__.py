@@ -1,8 +1,8 @@
 """The checks, registered by the code users see; each turns a finished scan into findings.
 
-A check is a function ``(Context) -> list[Finding]`` registered with :func:`check` under a code
-of :mod:`labelgate.core.catalog`, which holds its title and default severity. The registry is a plain
-dict keyed by code; :func:`run_checks` runs them in code order and applies the contract's severity
+A check is a function ``(Context) -> list[Finding]`` registered with ``check`` under a code
+of ``labelgate.core.catalog``, which holds its title and default severity. The registry is a plain
+dict keyed by code; ``run_checks`` runs them in code order and applies the contract's severity
 overrides.
 """
 

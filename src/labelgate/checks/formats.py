@@ -1,8 +1,8 @@
 """Checks on what an annotation-format reader found: boxes, class tables, records, class folders.
 
-The reader (:mod:`labelgate.readers`) knows its format's words; it counts the failing records and
+The reader (``labelgate.readers``) knows its format's words; it counts the failing records and
 keeps the first few (by file and line, or by annotation id) in
-:class:`~labelgate.core.annotations.AnnotationFacts`. These checks turn them into findings.
+``labelgate.core.annotations.AnnotationFacts``. These checks turn them into findings.
 """
 
 from __future__ import annotations

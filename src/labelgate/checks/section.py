@@ -1,6 +1,6 @@
 """The contract's ``pandera:`` section checked on the file's other columns, chunk by chunk (LG019).
 
-The schema is the contract's (:mod:`labelgate.contract.section`); this runs it over the input.
+The schema is the contract's (``labelgate.contract.section``); this runs it over the input.
 """
 
 from __future__ import annotations

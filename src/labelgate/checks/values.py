@@ -148,7 +148,7 @@ def negative(ctx: Context) -> list[Finding]:
     elif -1 in values:
         causes.append(
             f"-1 is an 'unlabelled' sentinel from another convention: declare --ignore-index -1, "
-            f"or map -1 to {ignore} (labelgate fix --map-value=-1=ignore)"
+            f"or map -1 to {ignore} (`labelgate fix --map-value=-1=ignore`)"
         )
     if any(v in (-255, -254) for v in values):
         causes.append("-255 suggests a segmentation ignore value with the wrong sign")
@@ -340,8 +340,9 @@ def multi_hot_rows(ctx: Context) -> list[Finding]:
             "BCEWithLogitsLoss and MultiLabelSoftMarginLoss take any float target without a "
             "check: a 2 or a -1 gives a wrong, sometimes negative, loss. Decide each class's "
             "policy where the labels are made: 'uncertain' (-1) as 0, as 1, or masked out of the "
-            "loss (labelgate fix --map-value=-1=0, -1=1 or -1=ignore); blanks ('not mentioned') "
-            "as 0 (--map-value blank=0)."
+            "loss (-1=0, -1=1 or -1=ignore); blanks ('not mentioned') as 0 (blank=0). With the "
+            "first of each: `labelgate fix --map-value=-1=0 --map-value blank=0 --quarantine "
+            "rejected.parquet` (rows still invalid go to the quarantine)."
         ),
         unit="rows",
         details={"reasons": {r: reasons[r] for r in said if reasons.get(r)}, "classes": per_class},

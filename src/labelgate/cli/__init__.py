@@ -408,9 +408,9 @@ def _export(args: argparse.Namespace) -> int:
 
         text = json.dumps(suite_json(contract), indent=2) + "\n"
     else:
-        from labelgate.engines.pandera import schema
+        from labelgate.engines.pandera import export_schema
 
-        text = schema(contract).to_yaml() or ""
+        text = export_schema(contract).to_yaml() or ""
     if args.output:
         write_output(args.output, text)
     else:

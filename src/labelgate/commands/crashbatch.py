@@ -1,8 +1,8 @@
 """From a crashed run's step back to its data: the batch the DataLoader gave, its rows, a verdict.
 
-The step comes from the log (:mod:`labelgate.commands.logstep`) or the user; the batch from replaying the
-DataLoader's order (:mod:`labelgate.training.loaderorder`) over the dataset's rows; the verdict from the one
-judge of targets (:mod:`labelgate.core.rules`, through :func:`labelgate.core.labels.classify`).
+The step comes from the log (``labelgate.commands.logstep``) or the user; the batch from replaying the
+DataLoader's order (``labelgate.training.loaderorder``) over the dataset's rows; the verdict from the one
+judge of targets (``labelgate.core.rules``, through ``labelgate.core.labels.classify``).
 """
 
 from __future__ import annotations

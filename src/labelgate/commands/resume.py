@@ -1,10 +1,10 @@
 """labelgate resume: which checkpoint of a crashed run is safe to resume from, and why the others
 are not.
 
-Each checkpoint is read without running code (:mod:`labelgate.training.checkpoints`), to its end, every
-tensor judged finite (model and optimizer state); its head is found (:mod:`labelgate.training.heads`) and
+Each checkpoint is read without running code (``labelgate.training.checkpoints``), to its end, every
+tensor judged finite (model and optimizer state); its head is found (``labelgate.training.heads``) and
 held to the class map where one is given; and its step is held to the failure the log shows
-(:mod:`labelgate.commands.logstep`): a checkpoint written at or after the failing step holds what the
+(``labelgate.commands.logstep``): a checkpoint written at or after the failing step holds what the
 failure did to the weights.
 """
 

@@ -205,7 +205,7 @@ def log_encoding(head: bytes) -> str:
 
 
 def read_lines(stream: BinaryIO) -> Iterator[str]:
-    """Decode a byte stream line by line in its own encoding (:func:`log_encoding`), invalid
+    """Decode a byte stream line by line in its own encoding (``log_encoding``), invalid
     bytes replaced, a NUL taken as a line break, each line cut at ``MAX_LINE`` characters."""
     head = stream.read(4096)
     decoder = codecs.getincrementaldecoder(log_encoding(head))(errors="replace")

@@ -140,7 +140,7 @@ def load_class_map(path: str | Path) -> ClassMap:
         path: the file to read.
 
     Returns:
-        The map as written, duplicates and gaps included (judge it with :meth:`ClassMap.problems`).
+        The map as written, duplicates and gaps included (judge it with ``ClassMap.problems``).
 
     Raises:
         ClassMapError: the file is missing, unreadable or not of its extension's format.
@@ -232,13 +232,26 @@ def _names_of(data: Any, origin: str) -> ClassMap:
         for key, value in data.items():
             index, name = (key, value) if _is_index(key) else (value, key)
             if not _is_index(index) or not isinstance(name, str):
-                raise ClassMapError(
-                    f"entry {key!r}: {value!r} is neither index -> name nor name -> index",
-                    path=origin,
-                )
+                raise ClassMapError(_not_an_entry(data, key, value), path=origin)
             entries.append((int(index), name))
         return ClassMap(tuple(entries), origin=origin)
     raise ClassMapError("expected a list of names or a mapping of index to name", path=origin)
+
+
+def _not_an_entry(data: dict[Any, Any], key: Any, value: Any) -> str:
+    """Why a mapping is no class map, naming the key and the value's type, never its content (a
+    dataset card's description can run to pages)."""
+    shown = str(key) if len(str(key)) <= 40 else str(key)[:37] + "..."
+    reason = (
+        f"entry {shown!r} (a {type(value).__name__}) is neither index -> name nor name -> index"
+    )
+    if "features" in data and ("description" in data or "dataset_name" in data):
+        return (
+            "a Hugging Face dataset_info.json, not a class map: give the dataset folder (or its "
+            "Parquet files) as PATH and its ClassLabel names are the class map; or list the "
+            f"names one per line in a .txt file ({reason})"
+        )
+    return reason
 
 
 def _is_index(value: Any) -> bool:

@@ -1,7 +1,7 @@
 """The contract's ``pandera:`` section: the annotation file's other columns, checked as LG019.
 
 The contract builds the section's schema when it is read (so a bad section names its key); the
-validation run checks the columns chunk by chunk (:mod:`labelgate.checks.section`). pandas and
+validation run checks the columns chunk by chunk (``labelgate.checks.section``). pandas and
 pandera are imported only here, and only when a contract has a section.
 """
 

@@ -3,7 +3,7 @@
 Everything that names a check reads it from here: the check registry, the contract's accepted codes
 and the JSON Schema's pattern (a test holds them equal), the row-level engines' lists, ``diff``'s
 codes, the renderers' titles, and the README and docs/checks.md tables (a test holds them too).
-Adding a check is one :class:`Entry` here, one function registered with ``@check(code)``, its test
+Adding a check is one ``Entry`` here, one function registered with ``@check(code)``, its test
 and its line in docs/checks.md.
 """
 
@@ -50,7 +50,7 @@ class Entry:
         engines: the row-level engines (``pandera``, ``gx``) that can express it; labelgate runs
             every other check itself whatever the engine.
         shown_severity: the severity column of the tables, where it says more than ``severity``.
-        raised_by: what raises it (see :data:`COMPONENTS`): a reader's codes are the ones
+        raised_by: what raises it (see ``COMPONENTS``): a reader's codes are the ones
             ``AnnotationFacts.hit`` accepts.
     """
 
@@ -401,22 +401,22 @@ def codes_in(*scopes: str) -> tuple[Code, ...]:
 
 
 def codes_raised_by(component: str) -> tuple[Code, ...]:
-    """The codes ``component`` raises (see :data:`COMPONENTS`), in code order."""
+    """The codes ``component`` raises (see ``COMPONENTS``), in code order."""
     if component not in COMPONENTS:
         raise ValueError(f"no component {component!r}; one of {', '.join(COMPONENTS)}")
     return tuple(e.code for e in CATALOG if e.raised_by == component)
 
 
 def codes_module() -> str:
-    """The source of :mod:`labelgate.core.codes`, generated from the catalog (a test holds the file
+    """The source of ``labelgate.core.codes``, generated from the catalog (a test holds the file
     to it; ``LABELGATE_REGOLD=1 python -m pytest tests/test_catalog.py`` rewrites it)."""
     listed = "".join(f'    "{e.code}",\n' for e in CATALOG)
     reader = "".join(f'    "{c}",\n' for c in codes_raised_by("reader"))
     return (
-        '"""The check codes as a type, generated from :mod:`labelgate.core.catalog` (do not edit: a '
+        '"""The check codes as a type, generated from ``labelgate.core.catalog`` (do not edit: a '
         "test\nholds this file to the catalog).\n\nA code spelled wrong, or missing from the "
-        "catalog, is a type error wherever a\n:data:`Code` is expected, and a reader's codes are "
-        'the ones :data:`READER_CODES` lists.\n"""\n\n'
+        "catalog, is a type error wherever a\n``Code`` is expected, and a reader's codes are "
+        'the ones ``READER_CODES`` lists.\n"""\n\n'
         "from __future__ import annotations\n\nfrom typing import Literal, get_args\n\n"
         '__all__ = ["CODES", "READER_CODES", "Code"]\n\n'
         f"Code = Literal[\n{listed}]\n\n"

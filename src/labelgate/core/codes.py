@@ -1,8 +1,8 @@
-"""The check codes as a type, generated from :mod:`labelgate.core.catalog` (do not edit: a test
+"""The check codes as a type, generated from ``labelgate.core.catalog`` (do not edit: a test
 holds this file to the catalog).
 
 A code spelled wrong, or missing from the catalog, is a type error wherever a
-:data:`Code` is expected, and a reader's codes are the ones :data:`READER_CODES` lists.
+``Code`` is expected, and a reader's codes are the ones ``READER_CODES`` lists.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ class Classified:
 
     Attributes:
         values: each target as int64 (0 where it has none: see ``status``).
-        status: a :class:`Status` per value.
+        status: a ``Status`` per value.
         row_of: for token targets, the chunk row each value belongs to; ``None`` when one value
             is one row.
         row_status: the status of each row (for tokens: the worst of its values; a row with no
@@ -184,7 +184,7 @@ def classify_indices(
     multi-hot rows of K before the loss): every element a whole number in ``0..K-1``.
 
     Returns:
-        As :func:`classify_multilabel`: one status per row; the rows breaking each rule
+        As ``classify_multilabel``: one status per row; the rows breaking each rule
         (``not an index``: a blank, NaN or fraction; ``negative index``; ``index >= K``) and
         ``no positive`` (empty lists); the positives of each class (a class once per row).
     """

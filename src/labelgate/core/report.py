@@ -159,7 +159,7 @@ class Report:
         return not self.failed
 
     def raise_for_errors(self) -> None:
-        """Raise :class:`~labelgate.LabelError` naming the first failing findings, if any.
+        """Raise ``labelgate.LabelError`` naming the first failing findings, if any.
 
         Raises:
             LabelError: the run fails (``failed``); its message names up to three findings, each

@@ -5,10 +5,10 @@ when it equals ``ignore_index`` (skipped *before* the range check, as ``cross_en
 otherwise rejected: negative (LG005), too large (LG004), null (LG003) or not an integer (LG002).
 An ``ignore_index`` inside ``[0, K)`` silently removes a real class (LG006).
 
-:func:`masks` uses only ``==``, ``<``, ``>=``, ``&`` and ``~``, so the same function judges numpy
+``masks`` uses only ``==``, ``<``, ``>=``, ``&`` and ``~``, so the same function judges numpy
 arrays (the scanners), pandas Series (the pandera engine) and torch tensors (the training guard and
-the smoke replay). :func:`not_usable` is the scanners' fast path for the same rule, held equal to
-:func:`judge` by a test.
+the smoke replay). ``not_usable`` is the scanners' fast path for the same rule, held equal to
+``judge`` by a test.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def masks(values: A, num_classes: int, ignore_index: int) -> Masks:
 
 
 def judge(values: I64, num_classes: int, ignore_index: int, *, null: Bools | None = None) -> U8:
-    """A :class:`Status` per int64 target (``null`` marks targets that have none)."""
+    """A ``Status`` per int64 target (``null`` marks targets that have none)."""
     m = masks(values, num_classes, ignore_index)
     status = np.zeros(len(values), np.uint8)
     status[m.ignored] = Status.IGNORED
@@ -103,7 +103,7 @@ def judge(values: I64, num_classes: int, ignore_index: int, *, null: Bools | Non
 
 
 def judge_one(value: int | None, num_classes: int, ignore_index: int) -> int:
-    """The :class:`Status` of one target (``None``: null)."""
+    """The ``Status`` of one target (``None``: null)."""
     if value is None:
         return Status.NULL
     return int(judge(np.array([value], np.int64), num_classes, ignore_index)[0])
@@ -111,7 +111,7 @@ def judge_one(value: int | None, num_classes: int, ignore_index: int) -> int:
 
 def code_of(value: Any, num_classes: int, ignore_index: int) -> Code | None:
     """The check code one target as a row-level engine reports it fails (``None``: it passes):
-    LG003 null, LG002 not a whole number, else by :func:`judge`."""
+    LG003 null, LG002 not a whole number, else by ``judge``."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "LG003"
     v = float(value)

@@ -33,13 +33,18 @@ def _q(column: str) -> str:
     return column if column.isidentifier() else "`" + column.replace("`", "``") + "`"
 
 
-def suite(contract: Contract) -> Any:
+def suite(contract: Contract, *, with_section: bool = False) -> Any:
     """The contract's row-level rules as a GX ``ExpectationSuite``.
 
     Expectations: label not null (LG003); label in {ignore_index, 0..K-1} (LG002 for fractional
     values, else LG004/LG005); label between 0 and K-1 where it is not ignore_index (LG004/LG005);
     ids unique (LG014); with a class map and a name column, (label, name) pairs in the map's set
     (LG010, for rows whose label is a class).
+
+    Args:
+        contract: the contract, K and the label column resolved or named.
+        with_section: add the contract's ``pandera:`` section (``labelgate export gx``); the GX
+            engine leaves it out, since labelgate checks it as LG019.
 
     Raises:
         UsageError: no K or no label column, or Great Expectations is not installed.
@@ -75,12 +80,17 @@ def suite(contract: Contract) -> Any:
                 ignore_row_if="either_value_is_missing",
             )
         )
+    if with_section and contract.pandera is not None:  # the export; the engine checks it as LG019
+        from labelgate.engines.gxsection import section_expectations
+
+        expectations += section_expectations(contract.pandera, gx)
     return gx.ExpectationSuite(name=contract.name or "labelgate", expectations=expectations)
 
 
 def suite_json(contract: Contract) -> dict[str, Any]:
-    """The suite as the JSON document GX stores."""
-    document: dict[str, Any] = suite(contract).to_json_dict()
+    """The suite as the JSON document GX stores (``labelgate export gx``): ``suite`` and the
+    contract's own ``pandera:`` section, translated expectation by expectation."""
+    document: dict[str, Any] = suite(contract, with_section=True).to_json_dict()
     return document
 
 
@@ -116,6 +126,10 @@ def validate_with_gx(
         if docs is None
         else gx.get_context(mode="file", project_root_dir=docs)
     )
+    # GX draws tqdm bars on stderr for every metric; labelgate's own progress is the only bar
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
     source = context.data_sources.add_pandas(name="labelgate")
     batch = source.add_dataframe_asset(name="labels").add_batch_definition_whole_dataframe("all")
     checks = context.suites.add(suite(contract))

@@ -38,6 +38,7 @@ except ImportError:  # pragma: no cover - pandera is a core dependency
 
 __all__ = [
     "check_code",
+    "export_schema",
     "schema",
     "validate_with_pandera",
 ]
@@ -139,6 +140,33 @@ def schema(contract: Contract) -> pa.DataFrameSchema:
             )
         )
     return pa.DataFrameSchema(columns, checks=checks, name=contract.name, strict=False)
+
+
+def export_schema(contract: Contract) -> pa.DataFrameSchema:
+    """What ``labelgate export pandera`` writes: ``schema`` and the contract's own
+    ``pandera:`` section (its other columns and frame checks); a column both name keeps the
+    checks of both."""
+    built = schema(contract)
+    if contract.pandera is None:
+        return built
+    section = section_schema(contract.pandera)
+    columns = dict(built.columns)
+    for name, column in section.columns.items():
+        mine = columns.get(name)
+        if mine is None:
+            columns[name] = column
+            continue
+        columns[name] = pa.Column(
+            column.dtype if column.dtype is not None else mine.dtype,
+            checks=[*mine.checks, *column.checks],
+            nullable=mine.nullable and column.nullable,
+            unique=mine.unique or column.unique,
+            report_duplicates=mine.report_duplicates,
+            required=True,
+        )
+    return pa.DataFrameSchema(
+        columns, checks=[*built.checks, *section.checks], name=built.name, strict=False
+    )
 
 
 def _judged(value: Any, num_classes: int, ignore_index: int) -> Code:

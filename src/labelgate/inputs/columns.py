@@ -130,7 +130,7 @@ def detect_columns(
                 )
                 raise LabelColumnError(
                     f"LG001 no label column detected in {origin}: name it with --label-column "
-                    f"(integer candidates: {listed})"
+                    f"(integer candidates: {listed})" + _delimiter_hint(schema.names)
                 )
             found = candidates[0]
             how["label"] = "detected (the only integer column)"
@@ -156,3 +156,17 @@ def detect_columns(
         else:
             resolved[role] = None
     return Columns(found_label, resolved["id"], resolved["source"], resolved["name"], how)
+
+
+def _delimiter_hint(names: list[str]) -> str:
+    """A CSV read as one column whose name holds another delimiter: say so."""
+    if len(names) != 1:
+        return ""
+    for mark, word in ((";", "semicolon"), ("\t", "tab"), ("|", "pipe")):
+        if mark in names[0]:
+            return (
+                f"; its header is one column holding {mark!r}: the file looks {word}-separated, "
+                "and labelgate reads CSV separated by commas: write it with commas (pandas: "
+                f"read_csv(path, sep={mark!r}).to_csv(out, index=False)) or as Parquet"
+            )
+    return ""

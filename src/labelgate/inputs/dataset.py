@@ -113,9 +113,9 @@ def open_dataset(
     resolution = resolution or Resolution(contract)
     _per_column(contract, resolution)
     contract = resolution.applied()
+    files = resolve_inputs(paths)  # first: an input that cannot be read is the first thing to say
     if contract.num_classes is None:
         raise UsageError("--classes K is required (or num_classes in the contract)")
-    files = resolve_inputs(paths)
     schemas = read_schemas(files, mapper)
     first = schemas[0]
     members = contract.label_columns or ()

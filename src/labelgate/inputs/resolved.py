@@ -3,7 +3,7 @@
 The contract a user writes (or the flags and options that stand for it) is never rewritten. A run
 collects what it finds (K from a format's class table, the task from the label column's type, the
 columns it detected, the class map a reader carried) as settings with their origin, and builds
-the contract it applies from the one it was given in one place (:meth:`Resolution.applied`). The
+the contract it applies from the one it was given in one place (``Resolution.applied``). The
 report prints the provenance: "K = 81 from the COCO categories".
 """
 

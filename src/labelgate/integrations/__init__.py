@@ -29,7 +29,7 @@ class LabelsRejected(LabelError):
 
 
 def check_dataset(dataset: Any, split: str, **options: Any) -> ValidationReport:
-    """Validate one dataset in memory; raise :class:`LabelsRejected` when it fails.
+    """Validate one dataset in memory; raise ``LabelsRejected`` when it fails.
 
     Raises:
         LabelsRejected: naming the split and the first findings.

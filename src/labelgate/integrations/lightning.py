@@ -24,13 +24,13 @@ __all__ = ["LabelgateCallback", "LabelsRejected"]
 
 class LabelgateCallback(Callback):
     """Validate the datasets of the train and validation dataloaders on ``on_train_start``
-    (after setup, before the first step); fail the fit with :class:`LabelsRejected`.
+    (after setup, before the first step); fail the fit with ``LabelsRejected``.
 
     Args:
         splits: which dataloaders to check (``train``, ``val``).
         target_getter: for a Dataset without ``.targets``: a function of one item returning its
             target.
-        options: as :func:`labelgate.validate` takes them (``classes``, ``ignore_index``,
+        options: as ``labelgate.validate`` takes them (``classes``, ``ignore_index``,
             ``batch_size``, ``class_names``, ``contract``...).
 
     Attributes:

@@ -24,11 +24,11 @@ __all__ = ["LabelgateTrainerCallback", "LabelsRejected"]
 
 
 class LabelgateTrainerCallback(TrainerCallback):
-    """Validate the Trainer's datasets on ``on_train_begin``; fail with :class:`LabelsRejected`.
+    """Validate the Trainer's datasets on ``on_train_begin``; fail with ``LabelsRejected``.
 
     Args:
         eval: whether to check the eval dataset too.
-        options: as :func:`labelgate.validate` takes them; ``classes`` defaults to the model's
+        options: as ``labelgate.validate`` takes them; ``classes`` defaults to the model's
             ``config.num_labels``.
 
     Attributes:

@@ -145,7 +145,12 @@ def resolve_inputs(paths: Sequence[str | InputFile]) -> list[InputFile]:
         for f in found:
             kind = _kind(Path(f))
             if kind is None:
-                raise InputError("unknown format: use a .parquet, .csv or .jsonl file", path=f)
+                contract = Path(f).suffix.lower() in (".yaml", ".yml")
+                raise InputError(
+                    "unknown format: use a .parquet, .csv or .jsonl file"
+                    + ("; a contract is given with --schema" if contract else ""),
+                    path=f,
+                )
             files.append(InputFile(path=f, kind=kind, size=Path(f).stat().st_size))
     return files
 

@@ -1,4 +1,4 @@
-"""Every input format behind one interface (:class:`~labelgate.readers.base.Reader`), found in a
+"""Every input format behind one interface (``labelgate.readers.base.Reader``), found in a
 lazy manifest and through the ``labelgate.readers`` entry-point group.
 
 Detection asks every reader how sure it is that a path is its format and takes the most confident;

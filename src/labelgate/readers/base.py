@@ -1,9 +1,9 @@
 """The reader interface: what every input format implements, and the values it exchanges.
 
-A reader claims paths (:meth:`Reader.detect` returns a :class:`Claim` with a confidence, or
-``None``) and reads them (:meth:`Reader.read`) into one :class:`~labelgate.readers.sink.RowSink`,
-with one :class:`ReadOptions` whatever the format. What it found besides the rows goes into the
-:class:`~labelgate.core.annotations.AnnotationFacts` it is handed, and its :class:`Read` result says
+A reader claims paths (``Reader.detect`` returns a ``Claim`` with a confidence, or
+``None``) and reads them (``Reader.read``) into one ``labelgate.readers.sink.RowSink``,
+with one ``ReadOptions`` whatever the format. What it found besides the rows goes into the
+``labelgate.core.annotations.AnnotationFacts`` it is handed, and its ``Read`` result says
 which class map the format carries and where that map came from. What a format can do beyond rows
 (``fix`` rewriting its files, ``smoke`` stacking them) is a capability the reader declares.
 """
@@ -94,13 +94,13 @@ class Read:
 
 class Reader:
     """The base of every reader. Subclasses set the class attributes and implement
-    :meth:`detect` and :meth:`read`; a reader holds no state between reads.
+    ``detect`` and ``read``; a reader holds no state between reads.
 
     Attributes:
         name: the format's name, as ``--input-format`` takes it.
         title: what it reads, in a few words (error messages, ``docs/plugins.md``).
-        suffixes: the file suffixes it claims (informative; :meth:`detect` decides).
-        capabilities: what it can do beyond rows (see :data:`CAPABILITIES`).
+        suffixes: the file suffixes it claims (informative; ``detect`` decides).
+        capabilities: what it can do beyond rows (see ``CAPABILITIES``).
         task: the task its rows are for (``classification``, ``detection``, ``segmentation``),
             or ``None`` where the rows say (tables).
     """

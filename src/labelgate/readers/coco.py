@@ -18,7 +18,7 @@ from typing import Any
 from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.errors import InputError, one_line
+from labelgate.errors import InputError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_tables
 from labelgate.readers.sink import RowSink, RowWriter
@@ -112,7 +112,7 @@ def read_coco(
                     for item in ijson.items(f, f"{key}.item", use_float=True):
                         handlers[key](item)
     except ijson.JSONError as exc:
-        raise InputError(f"not valid JSON ({one_line(exc)})", path=str(path)) from None
+        raise InputError(_not_json(path, exc), path=str(path)) from None
     writer.close()
     if not counts["images"] and not categories and not writer.rows:
         raise InputError("no images, annotations or categories: not a COCO file", path=str(path))
@@ -311,3 +311,20 @@ class CocoReader(Reader):
         check_tables(facts, tables)
         why = "the COCO categories (index = category id)"
         return Read(found, why + (f" of {paths[0].name}" if len(paths) > 1 else ""))
+
+
+_MAGIC = {b"PAR1": "a Parquet file", b"\x89PNG": "a PNG image", b"PK\x03\x04": "a zip archive"}
+
+
+def _not_json(path: Path, exc: Exception) -> str:
+    """Why a file is not JSON, in words: what it is when its first bytes say so, else the
+    parser's reason without the bytes it quotes (a binary file's would reach the terminal)."""
+    with path.open("rb") as f:
+        head = f.read(4)
+    for magic, what in _MAGIC.items():
+        if head.startswith(magic):
+            return f"not valid JSON: {what} (for a label table, --input-format table or auto)"
+    raw = exc.args[0] if exc.args else ""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    first = "".join(c for c in text.split("\n", 1)[0] if c.isprintable()).strip()
+    return f"not valid JSON ({first[:80] or type(exc).__name__})"

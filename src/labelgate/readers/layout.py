@@ -12,7 +12,7 @@ SCANNED = 10_000  # entries a detection looks at before it answers
 
 def any_file(root: Path, pattern: str, keep: Callable[[Path], bool], *, past: bool = False) -> bool:
     """Whether a regular file matching ``pattern`` under ``root`` passes ``keep``; after
-    :data:`SCANNED` entries the answer is ``past`` (a huge folder is not walked to its end)."""
+    ``SCANNED`` entries the answer is ``past`` (a huge folder is not walked to its end)."""
     for seen, path in enumerate(root.rglob(pattern)):
         if seen > SCANNED:
             return past

@@ -152,7 +152,7 @@ def mask_files(root: Path) -> list[Path]:
 
 def mask_paths(root: Path) -> tuple[Path, list[Path]]:
     """The folder the masks' ids are relative to, and the mask files: ``root`` itself where it
-    is one file, else those :func:`mask_files` finds under :func:`mask_root`.
+    is one file, else those ``mask_files`` finds under ``mask_root``.
 
     Raises:
         InputError: no mask file is found.
@@ -573,7 +573,7 @@ def _account(
             message="three-channel (RGB) colour masks: a loader reads three channels of colours, "
             "not one of class indices, and the loss refuses the shape or learns colours",
             fix="give the colour-to-index table as the contract's color_map (index: [r, g, b]); "
-            "labelgate fix --input-format masks then writes index masks",
+            "with it, `labelgate fix` writes index masks",
             unit="masks",
         )
         return
@@ -631,8 +631,8 @@ def _whole(facts: AnnotationFacts, seen: _Seen, k: int | None, mapped: bool) -> 
             f"{seen.values[255]} pixels in {seen.masks_with[255]} masks, the foreground drawn "
             "as white instead of class 1; CrossEntropyLoss and F.one_hot(mask, 2) raise on it, "
             "or with ignore_index=255 the foreground is never learned",
-            fix="labelgate fix --input-format masks --map-value 255=1 --out FIXED_DIR (or divide "
-            "by 255 in the loader)",
+            fix="`labelgate fix --input-format masks --map-value 255=1 --out FIXED_DIR` (or "
+            "divide by 255 in the loader)",
             unit="masks",
             count=seen.masks_with[255],
         )
@@ -648,8 +648,8 @@ def _whole(facts: AnnotationFacts, seen: _Seen, k: int | None, mapped: bool) -> 
             "LG039",
             message=f"Cityscapes labelIds (values up to {max(values)}) where the 19 trainIds are "
             f"expected: ids {', '.join(map(str, high[:10]))} are >= K=19",
-            fix=f"map labelId to trainId ({table}; every other id to 255, ignored): labelgate "
-            "fix --input-format masks --map-value cityscapes --ignore-index 255 --out FIXED_DIR, "
+            fix=f"map labelId to trainId ({table}; every other id to 255, ignored): `labelgate "
+            "fix --input-format masks --map-value cityscapes --ignore-index 255 --out FIXED_DIR`; "
             "or read the *_labelTrainIds.png files cityscapesScripts' createTrainIdLabelImgs "
             "writes",
             unit="masks",

@@ -85,7 +85,7 @@ class RowSink:
 
     def batches(self, schema: pa.Schema) -> Any:
         """A Parquet writer of Arrow record batches of ``schema`` (``write_batch``); closed by
-        :meth:`close`."""
+        ``close``."""
         import pyarrow.parquet as pq
 
         if self._batch_writer is not None:

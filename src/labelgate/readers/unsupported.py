@@ -2,9 +2,9 @@
 
 Without this reader a KITTI or Market-1501 folder (subfolders of images) would be read as an
 ImageFolder tree and pass, and a colour table (``name,r,g,b``) as a label table. Its
-:meth:`~UnsupportedReader.detect` claims those layouts by their own markers, more surely than
+``UnsupportedReader.detect`` claims those layouts by their own markers, more surely than
 the guesses they would otherwise meet (ImageFolder, tables, masks by their look), and its
-:meth:`~UnsupportedReader.read` refuses them: "looks like X, which labelgate does not read", with
+``UnsupportedReader.read`` refuses them: "looks like X, which labelgate does not read", with
 what to do instead (exit 2).
 """
 

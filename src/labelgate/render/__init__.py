@@ -16,7 +16,7 @@ FORMATS = ("text", "json", "junit", "github", "markdown", "html")
 
 
 def render(report: Report, fmt: str, *, color: bool = False, width: int = 100) -> str:
-    """Render ``report`` in ``fmt`` (one of :data:`FORMATS`)."""
+    """Render ``report`` in ``fmt`` (one of ``FORMATS``)."""
     renderer: Callable[[Report], str]
     if fmt != "json":  # JSON escapes control characters itself; every human format gets them shown
         report = displayed(report)

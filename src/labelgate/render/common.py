@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from labelgate.core.catalog import SCOPES, codes_in, entry
 from labelgate.core.report import Example, Report
 from labelgate.io.files import escape_controls
 
-__all__ = ["check_titles", "counted", "displayed", "example_value", "verdict"]
+__all__ = [
+    "base_paths",
+    "check_titles",
+    "counted",
+    "displayed",
+    "example_value",
+    "plain",
+    "quoted",
+    "verdict",
+]
 
 
 def check_titles(report: Report) -> dict[str, str]:
@@ -49,6 +59,16 @@ def counted(count: int, unit: str) -> str:
     return f"{count} {_SINGULAR.get(unit, unit.removesuffix('s'))}"
 
 
+def base_paths(report: Report) -> str | None:
+    """For a diff, the BASE it compared against (its first files' paths); else ``None``."""
+    if report.diff is None:
+        return None
+    files = report.diff.get("base", {}).get("input", {}).get("files", [])
+    shown = ", ".join(str(f["path"]) for f in files[:3])
+    more = len(files) - 3
+    return (shown or "(no file)") + (f" (+{more} files)" if more > 0 else "")
+
+
 def verdict(report: Report) -> str:
     """``PASS`` or ``FAIL`` with the error and warning counts."""
     errors = sum(f.severity == "error" for f in report.findings)
@@ -57,6 +77,30 @@ def verdict(report: Report) -> str:
     return f"{report.status.upper()}: {errors} error(s), {warnings} warning(s){strict}"
 
 
-def example_value(e: Example) -> object:
+def plain(value: object) -> str:
+    """A value from the data as a reader writes it, never as a Python repr: a missing value is
+    ``null``, a float NaN ``NaN``, infinities ``Infinity`` and ``-Infinity`` (JSON's and
+    JavaScript's words), a list ``[1, null, 0]``; strings as they are."""
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(quoted(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{quoted(k)}: {quoted(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def quoted(value: object) -> str:
+    """Like ``plain``, with a string in quotes (``id 'img-7'`` tells text from a number)."""
+    return repr(value) if isinstance(value, str) else plain(value)
+
+
+def example_value(e: Example) -> str:
     """An example's value as shown in a table: with its pixel count, for a mask."""
-    return e.value if e.pixels is None else f"{e.value!r} ({e.pixels} px)"
+    return plain(e.value) if e.pixels is None else f"{quoted(e.value)} ({e.pixels}\xa0px)"

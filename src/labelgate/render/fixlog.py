@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from labelgate.commands.fix import FixResult
+from labelgate.render.hints import command_line
 
 __all__ = ["render_fix"]
 
@@ -25,7 +26,12 @@ def render_fix(result: FixResult, fmt: str) -> str:
         )
         lines.append(f"quarantine: {result.quarantine} ({held})")
     for s in result.sources:
-        lines.append(f"source {s.name!r} ({s.rows} rows): {s.action}; {s.changed} labels changed")
+        if s.action == "unchanged":  # the value maps above or below may still change its labels
+            lines.append(f"source {s.name!r} ({s.rows} rows): no shift or remap of its own")
+        else:
+            lines.append(
+                f"source {s.name!r} ({s.rows} rows): {s.action}; {s.changed} labels changed"
+            )
     for mapping, count in result.value_maps.items():
         lines.append(f"value map {mapping}: {count} targets")
     for code, count in result.quarantined.items():
@@ -41,8 +47,7 @@ def render_fix(result: FixResult, fmt: str) -> str:
             f"{f.code} {f.severity}" for f in result.after.findings if f.severity != "info"
         ]
         verdict = "passes" if not result.after.failed else "still fails"
-        lines.append(
-            f"labelgate validate {result.output}: {verdict}"
-            + (f" ({', '.join(remaining)})" if remaining else "")
-        )
+        read_as: str | None = (result.after.input.get("annotations") or {}).get("format")
+        command = command_line("validate", [result.output], result.after.contract, read_as)
+        lines.append(f"{command}: {verdict}" + (f" ({', '.join(remaining)})" if remaining else ""))
     return "\n".join(lines) + "\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from labelgate.core.report import Report
-from labelgate.render.common import verdict
+from labelgate.render.common import base_paths, verdict
 
 __all__ = ["render_github"]
 
@@ -32,5 +32,7 @@ def render_github(report: Report) -> str:
         lines.append(
             f"::{level} file={_property(file)},title={_property(f.code)}::{_data(message)}"
         )
-    lines.append(f"::notice title=labelgate::{_data(verdict(report))}")
+    base = base_paths(report)
+    against = "" if base is None else f" ({file} against base {base})"
+    lines.append(f"::notice title=labelgate::{_data(verdict(report) + against)}")
     return "\n".join(lines) + "\n"

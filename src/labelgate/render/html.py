@@ -7,17 +7,20 @@ comes from the data (class names, ids, sources, values, paths) is escaped.
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 
-from labelgate.core.report import Report
-from labelgate.render.common import example_value, verdict
+from labelgate.core.report import Example, Report
+from labelgate.render.common import base_paths, example_value, plain, verdict
 
 __all__ = ["render_html"]
 
 COLOURS = {"usable": "#2b8a3e", "ignored": "#adb5bd", "rejected": "#c92a2a", "bar": "#1c7ed6"}
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:70em;color:#212529}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #dee2e6;padding:.2em .6em;text-align:left}
+table{border-collapse:collapse;margin:.5em 0 1.5em;display:table;table-layout:auto;width:auto;max-width:none;font-size:inherit;background:none;border:0}
+td,th{border:1px solid #dee2e6;padding:.2em .6em;text-align:left;vertical-align:top;min-width:0;font-size:inherit;white-space:normal}
+td.fix{min-width:16em}.nw{white-space:nowrap}
 .error{color:#c92a2a}.warning{color:#e67700}.info{color:#1864ab}.pass{color:#2b8a3e}.fail{color:#c92a2a}
 figure{margin:1em 0}figcaption{font-weight:600}code{background:#f1f3f5;padding:0 .2em}
 """
@@ -25,6 +28,24 @@ figure{margin:1em 0}figcaption{font-weight:600}code{background:#f1f3f5;padding:0
 
 def _e(value: object) -> str:
     return escape(str(value), quote=True)
+
+
+# Flags (``--ignore-index 255``) and numbers with their unit (``188 px``) are copied and read
+# whole: a browser would break ``--ignore-index`` after its hyphens.
+_UNBROKEN = re.compile(
+    r"(?<![\w-])--[A-Za-z][\w-]*(?:=[^\s<&,;)]+| (?:-?\d[\w.]*|[A-Z_]{2,}))?"
+    r"|\d[\d,.]*\s(?:px|KB|MB|GB|KiB|MiB|GiB|ms|s)\b"
+)
+
+
+def _prose(text: object) -> str:
+    """Escaped text whose flags and numbers with units do not break across lines."""
+    return _UNBROKEN.sub(lambda m: f'<span class="nw">{m[0]}</span>', _e(text))
+
+
+def _blank(value: object) -> str:
+    """An id or source the row lacks: an empty cell, not a null."""
+    return "" if value is None else _e(plain(value))
 
 
 MAX_BINS = 200  # bars a plot draws at most: more items are aggregated into bins
@@ -227,11 +248,18 @@ def _class_plot(report: Report) -> str:
     )
 
 
+def _batch(e: Example) -> str:
+    if e.row < 0:  # a record that is no row (a folder, a malformed line)
+        return ""
+    return "dropped" if e.batch is None else str(e.batch)
+
+
 def render_html(report: Report) -> str:
     """The report as one HTML page with its plots."""
     c = report.counts
     title = "labelgate diff" if report.diff is not None else "labelgate validate"
     status = report.status
+    base = base_paths(report)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -240,6 +268,7 @@ def render_html(report: Report) -> str:
         f'<h1>{_e(title)}: <span class="{_e(status)}">{_e(verdict(report))}</span></h1>',
         "<p>Input: "
         + ", ".join(f"<code>{_e(f['path'])}</code>" for f in report.input["files"][:10])
+        + ("" if base is None else f" against base <code>{_e(base)}</code>")
         + "</p>",
         f"<p>rows {c['rows']} = usable {c['usable']} + ignored {c['ignored']} + rejected {c['rejected']}; "
         f"K={_e(report.contract.get('num_classes'))}, ignore_index={_e(report.contract.get('ignore_index'))}, "
@@ -247,22 +276,23 @@ def render_html(report: Report) -> str:
     ]
     if report.findings:
         parts.append(
-            "<h2>Findings</h2><table><tr><th>code</th><th>severity</th><th>count</th><th>finding</th><th>fix</th></tr>"
+            "<h2>Findings</h2><table class=lg><tr><th>code</th><th>severity</th><th>count</th><th>finding</th><th>fix</th></tr>"
         )
         for f in report.findings:
             parts.append(
                 f'<tr><td>{_e(f.code)}</td><td class="{_e(f.severity)}">{_e(f.severity)}</td>'
-                f"<td>{f.count} {_e(f.unit)}</td><td>{_e(f.message)}</td><td>{_e(f.fix)}</td></tr>"
+                f'<td>{f.count} {_e(f.unit)}</td><td>{_prose(f.message)}</td><td class="fix">{_prose(f.fix)}</td></tr>'
             )
         parts.append("</table>")
         for f in report.findings:
             if not f.examples:
                 continue
             parts.append(
-                f"<h3>{_e(f.code)}: first rows</h3><table><tr><th>row</th><th>id</th><th>batch</th><th>source</th><th>value</th></tr>"
+                f"<h3>{_e(f.code)}: first rows</h3><table class=lg><tr><th>row</th><th>id</th><th>batch</th><th>source</th><th>value</th></tr>"
             )
             parts += [
-                f"<tr><td>{e.row}</td><td>{_e(e.id)}</td><td>{_e(e.batch)}</td><td>{_e(e.source)}</td><td>{_e(example_value(e))}</td></tr>"
+                f"<tr><td>{'' if e.row < 0 else e.row}</td><td>{_blank(e.id)}</td><td>{_batch(e)}</td>"
+                f"<td>{_blank(e.source)}</td><td>{_e(example_value(e))}</td></tr>"
                 for e in f.examples[:20]
             ]
             parts.append("</table>")
@@ -289,7 +319,7 @@ def render_html(report: Report) -> str:
     )
     if report.classes:
         parts.append(
-            "<h2>Classes</h2><table><tr><th>index</th><th>name</th><th>count</th><th>share</th></tr>"
+            "<h2>Classes</h2><table class=lg><tr><th>index</th><th>name</th><th>count</th><th>share</th></tr>"
         )
         parts += [
             f"<tr><td>{k['index']}</td><td>{_e(k['name'] or '')}</td><td>{k['count']}</td><td>{k['share']:.1%}</td></tr>"
@@ -298,7 +328,7 @@ def render_html(report: Report) -> str:
         parts.append("</table>")
     if len(report.sources) > 1:
         parts.append(
-            "<h2>Sources</h2><table><tr><th>source</th><th>rows</th><th>usable</th><th>ignored</th><th>rejected</th></tr>"
+            "<h2>Sources</h2><table class=lg><tr><th>source</th><th>rows</th><th>usable</th><th>ignored</th><th>rejected</th></tr>"
         )
         parts += [
             f"<tr><td>{_e(s['source'])}</td><td>{s['rows']}</td><td>{s['usable']}</td><td>{s['ignored']}</td><td>{s['rejected']}</td></tr>"

@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from labelgate.core.report import Finding, Report
-from labelgate.render.common import check_titles
+from labelgate.core.report import Example, Finding, Report
+from labelgate.render.common import base_paths, check_titles, example_value, quoted
 
 __all__ = ["render_junit"]
 
 
 def _detail(f: Finding) -> str:
     lines = [f.message, f"fix: {f.fix}" if f.fix else ""]
-    lines += [
-        f"row {e.row}, id {e.id!r}, batch {e.batch}, source {e.source!r}, value {e.value!r}"
-        + ("" if e.file is None else f", {e.file} row {e.file_row}")
-        for e in f.examples
-    ]
+    lines += [_example(e) for e in f.examples]
     return "\n".join(line for line in lines if line)
+
+
+def _example(e: Example) -> str:
+    """One example as the text report words it: what the row lacks (no id, no source) is left
+    out, not written as a null."""
+    parts = [f"row {e.row}"] if e.row >= 0 else []
+    if e.id is not None:
+        parts.append(f"id {quoted(e.id)}")
+    if e.row >= 0:
+        parts.append("batch " + ("dropped" if e.batch is None else str(e.batch)))
+    if e.source is not None:
+        parts.append(f"source {quoted(e.source)}")
+    if e.value is not None or e.row >= 0:
+        parts.append(f"value {example_value(e)}")
+    if e.file is not None:
+        parts.append(f"{e.file} row {e.file_row}")
+    return ", ".join(parts)
 
 
 def render_junit(report: Report) -> str:
@@ -42,7 +55,11 @@ def render_junit(report: Report) -> str:
         errors="0",
         skipped="0",
     )
-    ET.SubElement(ET.SubElement(suite, "properties"), "property", name="input", value=files)
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="input", value=files)
+    base = base_paths(report)
+    if base is not None:
+        ET.SubElement(properties, "property", name="base", value=base)
     for code, title in titles.items():
         case = ET.SubElement(suite, "testcase", classname=name, name=f"{code} {title}")
         found = by_code.get(code, [])

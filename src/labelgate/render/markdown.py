@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from labelgate.core.report import Report
-from labelgate.render.common import counted, example_value, verdict
+from labelgate.core.report import Example, Report
+from labelgate.render.common import base_paths, counted, example_value, plain, verdict
 
 __all__ = ["render_markdown"]
 
@@ -19,12 +19,29 @@ def _cell(value: object) -> str:
     return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _blank(value: object) -> str:
+    """An id or source the row does not have: an empty cell, not a null."""
+    return "" if value is None else plain(value)
+
+
+def _row(e: Example) -> str:
+    return "" if e.row < 0 else str(e.row)  # a record that is no row (a folder, a bad line)
+
+
+def _batch(e: Example) -> str:
+    if e.row < 0:
+        return ""
+    return "dropped" if e.batch is None else str(e.batch)
+
+
 def render_markdown(report: Report) -> str:
     """Verdict, counts, findings with their first examples, per-source and per-class tables."""
     c = report.counts
     title = "labelgate diff" if report.diff is not None else "labelgate validate"
     files = ", ".join(f"`{_cell(f['path'])}`" for f in report.input["files"][:5])
-    out = [f"## {title}: {verdict(report)}", "", f"Input: {files}", ""]
+    base = base_paths(report)
+    against = "" if base is None else f" against base `{_cell(base)}`"
+    out = [f"## {title}: {verdict(report)}", "", f"Input: {files}{against}", ""]
     out.append(
         f"Rows {c['rows']} = usable {c['usable']} + ignored {c['ignored']} + rejected {c['rejected']}"
     )
@@ -49,7 +66,8 @@ def render_markdown(report: Report) -> str:
             if f.examples:
                 out += ["| row | id | batch | source | value |", "|---:|---|---:|---|---|"]
                 out += [
-                    f"| {e.row} | {_cell(e.id)} | {e.batch} | {_cell(e.source)} | {_cell(example_value(e))} |"
+                    f"| {_row(e)} | {_cell(_blank(e.id))} | {_batch(e)} | {_cell(_blank(e.source))} "
+                    f"| {_cell(example_value(e))} |"
                     for e in f.examples[:10]
                 ]
             out += ["", "</details>", ""]

@@ -6,7 +6,7 @@ import re
 import textwrap
 
 from labelgate.core.report import Example, Finding, Report
-from labelgate.render.common import counted
+from labelgate.render.common import base_paths, counted, quoted
 
 __all__ = ["render_text"]
 
@@ -23,11 +23,11 @@ def _examples(f: Finding) -> list[str]:
         if e.position is not None:
             parts.append(f"token {e.position}")
         if e.id is not None:
-            parts.append(f"id {e.id!r}")
+            parts.append(f"id {quoted(e.id)}")
         parts.append("batch " + ("dropped" if e.batch is None else str(e.batch)))
         if e.source is not None:
-            parts.append(f"source {e.source!r}")
-        parts.append(f"value {e.value!r}")
+            parts.append(f"source {quoted(e.source)}")
+        parts.append(f"value {quoted(e.value)}")
         if e.pixels is not None:
             parts.append(f"{e.pixels} px")
         lines.append(", ".join(parts))
@@ -37,21 +37,23 @@ def _examples(f: Finding) -> list[str]:
 
 
 def _record(e: Example) -> list[str]:
-    parts = [f"id {e.id!r}"]
+    parts = [f"id {quoted(e.id)}"]
     if e.source is not None:
-        parts.append(f"source {e.source!r}")
+        parts.append(f"source {quoted(e.source)}")
     if e.value is not None:
-        parts.append(f"value {e.value!r}")
+        parts.append(f"value {quoted(e.value)}")
     return parts
 
 
 _QUOTED = re.compile(r"(?<!\w)'[^'\n]{1,100}'(?!\w)")  # not the apostrophe of "source's"
+# A number and its unit (``188 px``, ``128 MB``) stay on one line.
+_UNIT = re.compile(r"(?<=\d) (?=(?:px|KB|MB|GB|KiB|MiB|GiB|ms|s)\b)")
 
 
 def _wrapped(text: str, width: int, first: int, indent: str) -> str:
     """``text`` wrapped to ``width`` after a first-line prefix of ``first`` characters, later
     lines indented; words and quoted messages (``'t >= 0 && t < n_classes'``) are never split."""
-    kept = _QUOTED.sub(lambda m: m[0].replace(" ", "\xa0"), text)
+    kept = _UNIT.sub("\xa0", _QUOTED.sub(lambda m: m[0].replace(" ", "\xa0"), text))
     out = textwrap.fill(
         kept,
         width=width,
@@ -74,8 +76,11 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
         c = report.counts
         paths = ", ".join(f["path"] for f in report.input["files"][:3])
         more = len(report.input["files"]) - 3
+        base = base_paths(report)
         console.print(
-            f"[bold]labelgate[/bold] {escape(paths)}" + (f" (+{more} files)" if more > 0 else "")
+            f"[bold]labelgate{' diff' if base else ''}[/bold] {escape(paths)}"
+            + (f" (+{more} files)" if more > 0 else "")
+            + (f" against base {escape(base)}" if base else "")
         )
         k = report.contract.get("num_classes")
         ignore = report.contract.get("ignore_index")
@@ -97,7 +102,8 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
                     f"{c['ignored_' + unit]} + rejected {c['rejected_' + unit]}"
                 )
         for note in report.notes:
-            console.print(f"[dim]note: {escape(note)}[/dim]")
+            shown = _wrapped(note, width, len("note: "), "")
+            console.print(f"[dim]note: {escape(shown)}[/dim]", soft_wrap=True)
         console.print()
         for f in report.findings:
             style = STYLE.get(f.severity, "")
@@ -105,7 +111,7 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
             body = _wrapped(f.message, width, len(head), "    ")
             console.print(f"[{style}]{head}[/{style}]{escape(body)}", soft_wrap=True)
             for line in _examples(f):
-                console.print(f"    {escape(line)}")
+                console.print(f"    {escape(_wrapped(line, width, 4, '      '))}", soft_wrap=True)
             if f.fix:
                 fix = _wrapped(f.fix, width, len("  fix: "), "       ")
                 console.print(f"  [dim]fix:[/dim] {escape(fix)}", soft_wrap=True)

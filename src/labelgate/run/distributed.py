@@ -2,7 +2,7 @@
 
 The driver plans every piece (file, row group, global first row) from the footers before any task
 runs, so every batch boundary is known up front. Consecutive pieces are grouped into tasks; a task
-reads only the columns its pieces need and returns one :class:`~labelgate.scan.partial.Partial` (a few
+reads only the columns its pieces need and returns one ``labelgate.scan.partial.Partial`` (a few
 KB: counts, sparse per-batch counts, first examples; never rows). A batch that straddles two tasks
 is the shared edge entry of their sparse batch tables. The driver folds the partials in row order
 with the same merge as on one machine, which checks that each starts where the previous one ended:
@@ -140,10 +140,10 @@ def run_on_dask(
     compact: Compact | None = None,
 ) -> Partial:
     """Scan every piece on the cluster and merge the partials in row order (``compact``: see
-    :func:`~labelgate.scan.partial.merge`).
+    ``labelgate.scan.partial.merge``).
 
     Args:
-        client: from :func:`connect`.
+        client: from ``connect``.
         pieces: every piece, in row order.
         spec: what each task needs.
         progress: called with the rows of the tasks finished so far.

@@ -76,6 +76,12 @@ def with_format(resolution: Resolution, opened: Opened) -> None:
     if chosen is not None:
         origin = "the class map given" if given is not None else opened.read.class_map_why
         resolution.found("num_classes", len(chosen.entries), origin or chosen.origin)
+    if resolution.value("num_classes") is None:
+        facts = opened.facts
+        raise UsageError(
+            f"--classes K is required: K cannot be read from this {facts.format} input, which "
+            f"has no class map ({facts.why})"
+        )
     if own is None or given is None:
         return
     a, b = given.name_of(), own.name_of()

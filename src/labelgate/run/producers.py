@@ -70,8 +70,8 @@ def scan_in_pieces(
     client: Any = None,
     keyed: IdKeys | None = None,
 ) -> ScanResult:
-    """Row groups in parallel, partial results merged in order (see :mod:`labelgate.scan`);
-    on a Dask cluster through ``client`` (see :mod:`labelgate.run.distributed`)."""
+    """Row groups in parallel, partial results merged in order (see ``labelgate.scan``);
+    on a Dask cluster through ``client`` (see ``labelgate.run.distributed``)."""
     from labelgate.scan.partial import failing_only
     from labelgate.scan.plan import plan_pieces
     from labelgate.scan.runner import result_of, run_pieces, threads_default
@@ -125,7 +125,7 @@ def duplicate_ids_on_dask_of(
     data: Dataset, client: Any, max_examples: int, memory: int, scan: ScanResult
 ) -> DuplicateIds:
     """LG014 with its ids partitioned by key across the cluster's workers (see
-    :func:`labelgate.run.distributed.duplicate_ids_on_dask`)."""
+    ``labelgate.run.distributed.duplicate_ids_on_dask``)."""
     from labelgate.run.distributed import duplicate_ids_on_dask
     from labelgate.scan.ids import Tally, integer_ids
     from labelgate.scan.plan import plan_pieces

@@ -40,7 +40,7 @@ Progress = Callable[[int, int | None], None]
 
 
 def report_of(paths: list[str], contract: Contract, **options: Any) -> Report:
-    """The report of :func:`run` (same options); the run's files are released at once."""
+    """The report of ``run`` (same options); the run's files are released at once."""
     with run(paths, contract, **options) as done:
         return done.report
 
@@ -76,7 +76,7 @@ class Validation:
 def validate_in_context(
     paths: list[str], contract: Contract, **options: Any
 ) -> tuple[Report, Context]:
-    """The report and the checks' context of :func:`run` (same options)."""
+    """The report and the checks' context of ``run`` (same options)."""
     with run(paths, contract, **options) as done:
         return done.report, done.context
 
@@ -101,7 +101,7 @@ def run(
 
     Args:
         paths: files, directories or globs, read as one logical file in sorted path order, or
-            a table held in memory (:func:`labelgate.io.sources.held`).
+            a table held in memory (``labelgate.io.sources.held``).
         contract: the contract (``num_classes`` is required).
         max_examples: offending rows kept per finding (0 keeps all).
         strict: whether warnings fail the run.
@@ -114,7 +114,7 @@ def run(
             temporary files, so its memory does not grow with the rows (default 128 MB).
         input_format: ``auto`` (detected from the path), ``table`` (Parquet, CSV, JSONL label
             columns), or an annotation format: ``coco``, ``yolo``, ``voc``, ``imagefolder``,
-            ``hf`` (see :mod:`labelgate.readers`).
+            ``hf`` (see ``labelgate.readers``).
         background: the detection background index (torchvision: 0), whose use as a label is
             LG032.
         source_field: for COCO, the field of each annotation's image to use as its source
@@ -253,14 +253,18 @@ def _validate(
 
 
 def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
-    """Examples named by row alone get their row's id (the pieces read ids only for LG014; LG007
-    and LG010 name rows), and LG007's its label value: one read, of those rows' row groups only
-    for Parquet."""
-    columns = [c for c in (data.columns.id, data.columns.label) if c]
+    """Examples named by row alone get their row's id and source (the pieces read ids only for
+    LG014; LG007 and LG010 name rows), and LG007's and LG014's their label value: one read, of
+    those rows' row groups only for Parquet."""
+    cols = data.columns
+    columns = [c for c in (cols.id, cols.label, cols.source) if c]
+    valued = ("LG007", "LG014")
 
     def lacking(f: Finding, e: Example) -> bool:
-        return (data.columns.id is not None and e.id is None) or (
-            f.code == "LG007" and e.value is None and data.task == "multiclass"
+        return e.row >= 0 and (
+            (cols.id is not None and e.id is None)
+            or (cols.source is not None and e.source is None)
+            or (f.code in valued and e.value is None and data.task == "multiclass")
         )
 
     rows = [e.row for f in findings for e in f.examples if lacking(f, e)]
@@ -274,10 +278,12 @@ def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
         if not lacking(f, e) or e.row not in at:
             return e
         values = dict(zip(columns, at[e.row], strict=True))
+        source = values.get(cols.source or "")
         return replace(
             e,
-            id=values.get(data.columns.id or "", e.id) if e.id is None else e.id,
-            value=values[data.columns.label] if f.code == "LG007" and e.value is None else e.value,
+            id=values.get(cols.id or "", e.id) if e.id is None else e.id,
+            source=e.source if e.source is not None or source is None else str(source),
+            value=values[cols.label] if f.code in valued and e.value is None else e.value,
         )
 
     return [replace(f, examples=tuple(completed(f, e) for e in f.examples)) for f in findings]

@@ -3,8 +3,8 @@
 An integer id is its own key; a text, binary, UUID or other id is hashed by its bytes. Each
 (key, row) pair goes to one of a power-of-two number of partitions (by a mix of the key), held in
 memory while one partition fits the budget, else appended to temporary files. The scan's workers
-feed :class:`IdKeys` from their threads as they decode the id column, so the column is decoded
-once; the duplicate-id check (:mod:`labelgate.scan.ids`) then reads one partition at a time.
+feed ``IdKeys`` from their threads as they decode the id column, so the column is decoded
+once; the duplicate-id check (``labelgate.scan.ids``) then reads one partition at a time.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ def duplicate_ids(
     """Ids met more than once, exactly, in memory bounded by ``memory`` whatever the row count.
 
     Every row gets a 64-bit key (an integer id is its own key; a text, binary or other id is
-    hashed), radix-partitioned by :class:`~labelgate.scan.idkeys.IdKeys`; each partition is then
+    hashed), radix-partitioned by ``labelgate.scan.idkeys.IdKeys``; each partition is then
     sorted on its own. ``keyed`` holds what the scan's workers keyed as they decoded the ids; only
     the rows they did not key are read here (all of them when ``keyed`` is ``None``). Equal integer
     keys are equal ids; rows with equal hashes are confirmed against their real ids, so a

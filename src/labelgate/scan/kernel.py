@@ -1,7 +1,7 @@
-"""The kernel: one Parquet row group scanned into a :class:`~labelgate.scan.partial.Partial`.
+"""The kernel: one Parquet row group scanned into a ``labelgate.scan.partial.Partial``.
 
 The hot loop is numpy over whole row groups: one ``bincount`` of a (source, name, label) key,
-one comparison for the rows that are not usable (:func:`labelgate.core.rules.not_usable`), and work
+one comparison for the rows that are not usable (``labelgate.core.rules.not_usable``), and work
 proportional to those rows only. A worker reads only the columns a piece needs, at most
 SLICE_ROWS rows at a time, and never keeps rows.
 """

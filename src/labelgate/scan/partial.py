@@ -75,7 +75,7 @@ class Partial:
 
 def merge(parts: Iterable[Partial], compact: Compact | None = None) -> Partial:
     """Fold partials of consecutive rows, in row order; associative. ``compact``, when given,
-    drops the sparse batch entries no check needs (see :func:`failing_only`) as tables are joined,
+    drops the sparse batch entries no check needs (see ``failing_only``) as tables are joined,
     so that the merged table does not grow with the rows.
 
     Raises:
@@ -98,7 +98,7 @@ def merge(parts: Iterable[Partial], compact: Compact | None = None) -> Partial:
 
 
 def failing_only(batch_size: int, rows: int) -> Compact:
-    """A ``compact`` for :func:`merge` that keeps the batches that fail (every row unusable, or a
+    """A ``compact`` for ``merge`` that keeps the batches that fail (every row unusable, or a
     row rejected) of a dataset of ``rows`` rows, and the last entry, which may continue in the
     next partial."""
 

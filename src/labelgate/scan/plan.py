@@ -1,7 +1,7 @@
 """Planning the pieces: every Parquet row group, with its global first row, from the footers alone.
 
 A piece is one row group with its global row offset, known before any row is read, so every batch
-boundary is known too (across file edges as well). :class:`Spec` is what a worker needs to scan one.
+boundary is known too (across file edges as well). ``Spec`` is what a worker needs to scan one.
 """
 
 from __future__ import annotations

@@ -142,7 +142,7 @@ class ScanResult:
         rows, tokens: rows read; tokens (or, for masks, pixels) read (token and segmentation
             tasks, else 0).
         file_rows: rows per input file.
-        row_status, value_status: rows (values) per :class:`~labelgate.core.rules.Status`.
+        row_status, value_status: rows (values) per ``labelgate.core.rules.Status``.
         class_counts: usable targets per class.
         ignore_hits: targets equal to ignore_index.
         other_values, other_values_overflow: out-of-range values with their counts (at most

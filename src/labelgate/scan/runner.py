@@ -52,7 +52,7 @@ def run_pieces(
     compact: Compact | None = None,
 ) -> Partial:
     """Scan every piece on ``threads`` threads, merging partials in row order as they finish
-    (``compact``: see :func:`~labelgate.scan.partial.merge`); ids that do not strictly increase
+    (``compact``: see ``labelgate.scan.partial.merge``); ids that do not strictly increase
     go to ``keys`` as they are decoded.
 
     At most two pieces per thread are in flight, so memory stays flat whatever the row count.

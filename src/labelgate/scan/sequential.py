@@ -1,7 +1,7 @@
 """The sequential producer: one streaming pass over the label columns, in bounded memory.
 
 It takes every input and task; Parquet multiclass inputs in file order take the pieces instead
-(:mod:`labelgate.scan.runner`), which give the same :class:`~labelgate.scan.result.ScanResult`.
+(``labelgate.scan.runner``), which give the same ``labelgate.scan.result.ScanResult``.
 """
 
 from __future__ import annotations

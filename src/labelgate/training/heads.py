@@ -76,7 +76,7 @@ class Head:
 
 @dataclass(frozen=True, slots=True)
 class HeadSearch:
-    """What :func:`find_head` found: the head chosen, why, and every other candidate."""
+    """What ``find_head`` found: the head chosen, why, and every other candidate."""
 
     chosen: Head
     why: str

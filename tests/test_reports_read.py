@@ -1,0 +1,175 @@
+"""What a reader sees: every sample in every format holds no Python repr, and every command a
+report prints runs as printed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from labelgate import cli
+from labelgate.core.report import Report
+from labelgate.render import FORMATS, render
+from labelgate.render.hints import COMMAND
+from tests.conftest import SAMPLES, run_cli
+from tests.test_samples import table
+
+pytestmark = pytest.mark.slow  # every sample, in every format
+
+# Words Python writes for itself: None, nan, inf, a recursive list; "NaN loss" is English.
+REPR = re.compile(r"\bNone\b|\bnan\b|(?<![\w-])-?inf\b|\[\.\.\.\]")
+
+SAMPLE_COMMANDS = [command for command, *_ in table()]
+DIFFS = [
+    "labelgate diff clean.parquet two_sources_one_based.parquet --classes 4",
+    "labelgate diff clean.parquet oob_0_2_4.parquet --classes 4 --class-names classes.txt",
+]
+
+
+def report_of(command: str, monkeypatch: pytest.MonkeyPatch) -> Report:
+    """The report a sample command builds, run in this process (``cli.main``), kept as a value."""
+    kept: list[Report] = []
+
+    def keep(report: Report, args: Any) -> int:
+        kept.append(report)
+        return 0
+
+    monkeypatch.setattr(cli, "_emit", keep)
+    monkeypatch.chdir(SAMPLES)
+    status = cli.main(shlex.split(command)[1:])
+    assert status == 0 and len(kept) == 1, command
+    return kept[0]
+
+
+def strings(value: Any) -> list[str]:
+    """Every string inside a JSON value (keys included)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, Report]:
+    with pytest.MonkeyPatch.context() as mp:
+        return {c: report_of(c, mp) for c in SAMPLE_COMMANDS + DIFFS}
+
+
+class TestNoRepr:
+    def test_the_pattern_finds_reprs(self) -> None:
+        for shown in ("source None", "value nan", "value [1, None]", "[...]", "value -inf"):
+            assert REPR.search(shown), shown
+        for word in ("NaN loss", "Infinity", "--ignore-index", "info", "none of the rows"):
+            assert not REPR.search(word), word
+
+    @pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "json"])
+    def test_human_formats(self, reports: dict[str, Report], fmt: str) -> None:
+        found = {}
+        for command, report in reports.items():
+            text = render(report, fmt)
+            hits = [line for line in text.splitlines() if REPR.search(line)]
+            if hits:
+                found[command] = hits[:3]
+        assert not found
+
+    def test_json_strings(self, reports: dict[str, Report]) -> None:
+        """JSON writes a missing value as null; no string holds a repr."""
+        found = {}
+        for command, report in reports.items():
+            hits = [s for s in strings(json.loads(render(report, "json"))) if REPR.search(s)]
+            if hits:
+                found[command] = hits[:3]
+        assert not found
+
+
+class TestExamplesNameTheirRows:
+    def test_lg007_examples_carry_their_source_and_value(self, reports: dict[str, Report]) -> None:
+        report = reports["labelgate validate all_ignored_batch.parquet --classes 4"]
+        (lg007,) = [f for f in report.findings if f.code == "LG007"]
+        (example,) = lg007.examples
+        assert (example.row, example.source, example.value) == (32, "web", -100)
+        assert example.id == "img-00032"
+
+    def test_lg014_examples_carry_their_source_and_value(self, reports: dict[str, Report]) -> None:
+        report = reports["labelgate validate formats/coco_bad.json --classes 4 --background 0"]
+        (lg014,) = [f for f in report.findings if f.code == "LG014"]
+        assert [(e.id, e.source, e.value) for e in lg014.examples] == [(100, "coco_bad.json", 3)]
+
+
+def printed(reports: dict[str, Report]) -> list[str]:
+    """Every command line the reports print, in findings and notes, each once."""
+    seen: dict[str, None] = {}
+    for report in reports.values():
+        texts = [t for f in report.findings for t in (f.message, f.fix)] + list(report.notes)
+        for text in texts:
+            for m in COMMAND.finditer(text):
+                if len(shlex.split(m[1])) > 2:  # `labelgate pin` alone names a command
+                    seen[m[1]] = None
+    return list(seen)
+
+
+class TestPrintedCommandsRun:
+    def test_reports_print_complete_commands(self, reports: dict[str, Report]) -> None:
+        commands = printed(reports)
+        assert any("--map-value cityscapes" in c for c in commands)
+        cityscapes = next(c for c in commands if "--map-value cityscapes" in c)
+        assert shlex.split(cityscapes)[:5] == [
+            "labelgate",
+            "fix",
+            "masks/cityscapes",
+            "--classes",
+            "19",
+        ]
+
+    def test_every_command_line_is_in_backticks(self, reports: dict[str, Report]) -> None:
+        """A command line outside backticks would escape the harvest (and the completion)."""
+        loose = re.compile(r"labelgate (?:fix|validate|smoke|repro|diff|export|pin) (?:--|\S+\.)")
+        found = [
+            text
+            for report in reports.values()
+            for f in report.findings
+            for text in (f.message, f.fix)
+            if loose.search(COMMAND.sub("", text))
+        ] + [n for r in reports.values() for n in r.notes if loose.search(COMMAND.sub("", n))]
+        assert not found
+
+    def test_each_runs_as_printed(self, reports: dict[str, Report], tmp_path: Path) -> None:
+        failed = {}
+        for i, command in enumerate(printed(reports)):
+            words = shlex.split(command)
+            for flag in ("--out", "--quarantine"):  # outputs go to a scratch folder
+                if flag in words:
+                    at = words.index(flag) + 1
+                    words[at] = str(tmp_path / f"{i}-{Path(words[at]).name}")
+            result = run_cli(*words[1:], cwd=SAMPLES)
+            if result.returncode not in (0, 1):
+                failed[command] = (result.returncode, result.stderr.strip()[-300:])
+        assert not failed
+
+    def test_fix_then_validate_line_runs(self, tmp_path: Path) -> None:
+        out = tmp_path / "fixed.parquet"
+        result = run_cli(
+            "fix",
+            "neg1_sentinel.parquet",
+            "--classes",
+            "4",
+            "--map-value=-1=ignore",
+            "--out",
+            str(out),
+            cwd=SAMPLES,
+        )
+        assert result.returncode == 0, result.stderr
+        (line,) = [x for x in result.stdout.splitlines() if x.startswith("labelgate validate")]
+        command, verdict = line.rsplit(": ", 1)
+        assert verdict == "passes"
+        assert run_cli(*shlex.split(command)[1:], cwd=SAMPLES).returncode == 0
+        # no contradiction: the value map changed labels, so no line says none changed
+        assert "0 labels changed" not in result.stdout
+        assert "value map -1 -> ignore_index: 4 targets" in result.stdout
