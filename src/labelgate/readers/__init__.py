@@ -123,9 +123,11 @@ def detect(path: str, task: str | None = None) -> Detected:
     claims = _claims(path, task)
     if not claims:
         kind = "folder" if p.is_dir() else f"{p.suffix or 'extensionless'} file"
+        contract = p.suffix.lower() in (".yaml", ".yml")
         raise InputError(
             f"unknown format: no reader claims this {kind} (labelgate reads "
-            f"{', '.join(n for n in names() if n != 'unsupported')}; --input-format names one)",
+            f"{', '.join(n for n in names() if n != 'unsupported')}; --input-format names one)"
+            + ("; a contract is given with --schema" if contract else ""),
             path=path,
         )
     best, runner_up = claims[0], claims[1] if len(claims) > 1 else None
