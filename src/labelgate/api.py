@@ -111,7 +111,7 @@ class ValidationReport(Report):
         Raises:
             UsageError: the format is unknown, or the folder cannot be written.
         """
-        from labelgate.files import write_output
+        from labelgate.files import check_outputs, write_output
         from labelgate.render import FORMATS, render
 
         target = Path(path)
@@ -119,6 +119,11 @@ class ValidationReport(Report):
         fmt = format or suffixes.get(target.suffix.lower(), "text")
         if fmt not in FORMATS:
             raise UsageError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        read = [f.get("path") for f in self.input.get("files", []) if isinstance(f, dict)]
+        origin = (
+            (self.contract or {}).get("class_names") if isinstance(self.contract, dict) else None
+        )
+        check_outputs({"path": str(target)}, [*read, origin if isinstance(origin, str) else None])
         write_output(str(target), render(self, fmt))
         return target
 

@@ -17,12 +17,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from labelgate.atomic import write_text_atomic
+from labelgate.atomic import is_special, write_text_atomic
 from labelgate.errors import InputError, UsageError, one_line
 
 __all__ = [
     "CLASS_MAP_SUFFIXES",
     "MAX_SMALL_FILE",
+    "append_output",
+    "check_inside",
     "check_outputs",
     "escape_controls",
     "load_yaml",
@@ -102,15 +104,6 @@ def _resolved(path: str) -> Path:
     return Path(path).expanduser().resolve()
 
 
-def _special(path: Path) -> bool:
-    """An existing path that is neither a regular file nor a directory (a device, a FIFO)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
-
-
 def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | None]) -> None:
     """Refuse, before anything is written, an output that would overwrite or sit inside an input,
     that two outputs share, that is a directory, or whose folder cannot be written.
@@ -130,7 +123,7 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | None
             continue
         name = flag.rstrip("/")
         out = _resolved(raw)
-        if _special(out):
+        if is_special(out):
             continue  # /dev/null, a FIFO: written directly, never replaced
         for given, path in read:
             if out == path or path in out.parents or (flag.endswith("/") and out in path.parents):
@@ -156,12 +149,40 @@ def write_output(path: str, text: str) -> None:
     Raises:
         InputError: the write fails (a full disk, a permission), naming the path.
     """
-    target = Path(path)
     try:
-        if _special(target):
-            with target.open("w", encoding="utf-8") as f:
-                f.write(text)
-        else:
-            write_text_atomic(target, text)
+        write_text_atomic(path, text)  # a device or a FIFO: written in place (atomic.py)
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror or one_line(exc)})", path=path) from None
+
+
+def check_inside(root: str | Path, target: str | Path, inputs: Iterable[str | None]) -> None:
+    """Refuse to write ``target`` unless, links resolved, it lies inside the output folder
+    ``root`` and in no input: a subfolder of the output that is a link into the input folder
+    would otherwise lead a write onto the input.
+
+    Raises:
+        UsageError: ``target`` resolves outside ``root`` or into an input.
+    """
+    out = _resolved(str(root))
+    where = _resolved(str(Path(target).parent)) / Path(target).name
+    if out != where and out not in where.parents:
+        raise UsageError(f"{str(target)!r} resolves outside the output folder {str(root)!r}")
+    for raw in inputs:
+        if raw and "://" not in raw:
+            given = _resolved(raw)
+            if where == given or given in where.parents:
+                raise UsageError(f"{str(target)!r} would overwrite or sit inside the input {raw!r}")
+
+
+def append_output(path: str, text: str) -> None:
+    """Append ``text`` to ``path`` (a file the environment names, such as GitHub's step summary,
+    which is appended to by design; checked with :func:`check_outputs` beforehand).
+
+    Raises:
+        InputError: the write fails, naming the path.
+    """
+    try:
+        with Path(path).open("a", encoding="utf-8") as f:
+            f.write(text)
     except OSError as exc:
         raise InputError(f"cannot write ({exc.strerror or one_line(exc)})", path=path) from None

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from labelgate.atomic import atomic_path
 from labelgate.contract import Contract
 from labelgate.errors import UsageError
+from labelgate.files import check_inside
 from labelgate.fix import FixOptions, FixResult, SourceFix
 from labelgate.validation import validate
 
@@ -82,6 +83,7 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
             left["LG031"] += 1  # not readable as class indices: the report names it
             continue
         new = _remap(array, lookup, changed, f)
+        check_inside(out, target, [path])  # a linked subfolder of --out may lead into the input
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(target) as tmp:
             save(new, tmp)

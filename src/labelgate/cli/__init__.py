@@ -20,7 +20,7 @@ from labelgate.cli.parser import (
     build_parser,
 )
 from labelgate.errors import LabelgateError, UsageError
-from labelgate.files import check_outputs, escape_controls, write_output
+from labelgate.files import append_output, check_outputs, escape_controls, write_output
 
 if TYPE_CHECKING:
     from labelgate.contract import Contract
@@ -128,7 +128,7 @@ def _validate(args: argparse.Namespace) -> int:
     from labelgate.api import validate
 
     contract = _contract(args)
-    check_outputs({"--output": args.output}, _inputs(args, contract))
+    check_outputs(_report_outputs(args), _inputs(args, contract))
     progress = None
     if args.format == "text" and not args.no_progress and sys.stderr.isatty():
         progress = _ProgressBar()
@@ -156,8 +156,6 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _emit(report: object, args: argparse.Namespace) -> int:
     """Write the report where asked; with --format github, also GitHub's step summary."""
-    import os
-
     from labelgate.render import render
     from labelgate.report import Report
 
@@ -168,11 +166,17 @@ def _emit(report: object, args: argparse.Namespace) -> int:
         write_output(args.output, text)
     else:
         sys.stdout.write(text)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if args.format == "github" and summary:
-        with Path(summary).open("a", encoding="utf-8") as f:
-            f.write(render(report, "markdown"))
+    summary = _report_outputs(args).get("GITHUB_STEP_SUMMARY")
+    if summary:
+        append_output(summary, render(report, "markdown"))
     return EXIT_FAIL if report.failed else EXIT_PASS
+
+
+def _report_outputs(args: argparse.Namespace) -> dict[str, str | None]:
+    """The report's outputs: --output, and with --format github the step summary GitHub names in
+    the environment, checked against the inputs like any other output."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY") if args.format == "github" else None
+    return {"--output": args.output, "GITHUB_STEP_SUMMARY": summary or None}
 
 
 class _ProgressBar:
@@ -376,7 +380,7 @@ def _diff(args: argparse.Namespace) -> int:
         base = build_contract(args.base_schema, class_names=args.base_class_names, **options)
     else:
         base = build_contract(head, class_names=args.base_class_names)
-    check_outputs({"--output": args.output}, _inputs(args, base, head))
+    check_outputs(_report_outputs(args), _inputs(args, base, head))
     report = diff(
         [args.base],
         [args.head],
