@@ -10,6 +10,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from labelgate.bounded import yaml_problem
 from labelgate.catalog import CODES, SEVERITIES
 from labelgate.classmap import ClassMap, load_class_map
 from labelgate.errors import ClassMapError, ContractError, InputError
@@ -252,9 +253,7 @@ class Contract:
         try:
             data = load_yaml(text)
         except yaml.YAMLError as exc:
-            raise ContractError(
-                f"not valid YAML: {' '.join(str(exc).split())}", path=origin
-            ) from None
+            raise ContractError(f"not valid YAML: {yaml_problem(exc)}", path=origin) from None
         if not isinstance(data, dict):
             raise ContractError("a contract is a mapping of keys to values", path=origin)
         try:

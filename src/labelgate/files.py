@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from labelgate.atomic import is_special, write_text_atomic
+from labelgate.bounded import yaml_depth_limit
+from labelgate.classnames import CLASS_MAP_SUFFIXES
 from labelgate.errors import InputError, UsageError, one_line
 
 __all__ = [
@@ -33,7 +35,6 @@ __all__ = [
 ]
 
 MAX_SMALL_FILE = 32 << 20  # bytes: a 1,000,000-name class map of 20-byte names is 21 MB
-CLASS_MAP_SUFFIXES = (".txt", ".names", ".json", ".yaml", ".yml", ".csv")
 
 
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)} | {
@@ -81,21 +82,28 @@ def read_small_text(path: str | Path, what: str, error: type[InputError] = Input
 
 
 def load_yaml(text: str) -> Any:
-    """Parse YAML safely and without aliases.
+    """Parse YAML safely, without aliases, nested at most ``bounded.MAX_DEPTH`` levels.
 
     Raises:
-        yaml.YAMLError: the text is not YAML, or uses an alias (``*name``).
+        yaml.YAMLError: the text is not YAML, uses an alias (``*name``) or is nested too deep.
     """
     import yaml
 
     class NoAliases(yaml.SafeLoader):
+        depth = 0
+
         def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.events.AliasEvent):
                 mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise yaml.composer.ComposerError(
                     None, None, "YAML aliases (*name) are not accepted", mark
                 )
-            return super().compose_node(parent, index)
+            self.depth += 1  # checked as nodes are composed, before Python recursion runs out
+            yaml_depth_limit(self, None)
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
 
     return yaml.load(text, Loader=NoAliases)
 

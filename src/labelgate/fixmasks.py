@@ -113,8 +113,10 @@ Saver = Any  # (array, path) -> None
 
 def _load(path: Path, colours: Mapping[int, int] | None) -> tuple[npt.NDArray[Any] | None, Saver]:
     """The mask's class indices and how to write an array back in the mask's own format."""
+    from labelgate.formats.maskfile import load_npy, require_regular
+
     if path.suffix.lower() == ".npy":
-        array = np.load(path, allow_pickle=False)
+        array = load_npy(path, mmap=False)  # header and pixel count checked before allocating
 
         def save_npy(a: npt.NDArray[Any], tmp: Path) -> None:
             with tmp.open("wb") as stream:
@@ -124,6 +126,7 @@ def _load(path: Path, colours: Mapping[int, int] | None) -> tuple[npt.NDArray[An
         return (array if ok else None), save_npy
     from PIL import Image
 
+    require_regular(path)
     with Image.open(path) as im:
         mode, palette = im.mode, im.getpalette() if im.mode == "P" else None
         array = np.asarray(im)

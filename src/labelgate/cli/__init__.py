@@ -21,6 +21,7 @@ from labelgate.cli.parser import (
 )
 from labelgate.errors import LabelgateError, UsageError
 from labelgate.files import append_output, check_outputs, escape_controls, write_output
+from labelgate.uri import scrub_uris
 
 if TYPE_CHECKING:
     from labelgate.contract import Contract
@@ -101,7 +102,7 @@ def _joined(argv: list[str]) -> list[str]:
 def _shown(message: str, limit: int = 1000) -> str:
     """A message for the terminal: one line, control characters escaped, at most ``limit``
     characters."""
-    text = escape_controls(" ".join(message.split()))
+    text = escape_controls(scrub_uris(" ".join(message.split())))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

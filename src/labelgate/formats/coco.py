@@ -13,9 +13,10 @@ import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from labelgate.annotations import AnnotationFacts
+from labelgate.bounded import guarded_stream
 from labelgate.classmap import ClassMap
 from labelgate.errors import InputError, one_line
 from labelgate.formats.rows import RowWriter, check_background, check_box
@@ -64,17 +65,22 @@ def read_coco(
     counts: Counter[str] = Counter()
 
     def image(item: dict[str, Any]) -> None:
+        if not isinstance(item, dict):
+            raise InputError("an entry of images is not a JSON object", path=str(path))
+        key = _key(item.get("id"))
         if sources is not None:
             value = item.get(source_field or "")
-            sources[item.get("id")] = "" if value is None else str(value)
+            sources[key] = "" if value is None else str(value)
         w, h = item.get("width"), item.get("height")
-        if isinstance(w, int | float) and isinstance(h, int | float):
-            images[item.get("id")] = (float(w), float(h))
+        if _number(w) and _number(h):
+            images[key] = (float(w), float(h))
         else:
-            images[item.get("id")] = None
+            images[key] = None
         counts["images"] += 1
 
     def category(item: dict[str, Any]) -> None:
+        if not isinstance(item, dict):
+            raise InputError("an entry of categories is not a JSON object", path=str(path))
         cid, name = item.get("id"), item.get("name")
         if not isinstance(cid, int) or isinstance(cid, bool):
             raise InputError(f"category {cid!r} has no integer id", path=str(path))
@@ -87,15 +93,19 @@ def read_coco(
         # them (usually categories) in one more C pass.
         with path.open("rb") as f:
             done: set[str] = set()
-            for key, item in _head(ijson.parse(f, use_float=True), done):
+            for key, item in _head(ijson.parse(guarded_stream(f, str(path)), use_float=True), done):
                 handlers[key](item)
         with path.open("rb") as f:
-            for item in ijson.items(f, "annotations.item", use_float=True):
+            for item in ijson.items(
+                guarded_stream(f, str(path)), "annotations.item", use_float=True
+            ):
+                if not isinstance(item, dict):
+                    raise InputError("an entry of annotations is not a JSON object", path=str(path))
                 _annotation(
                     item,
                     writer,
                     facts,
-                    source if sources is None else sources.get(item.get("image_id"), source),
+                    source if sources is None else sources.get(_key(item.get("image_id")), source),
                     images,
                     used,
                     first_of,
@@ -107,7 +117,9 @@ def read_coco(
         for key in ("images", "categories"):
             if key not in done:
                 with path.open("rb") as f:
-                    for item in ijson.items(f, f"{key}.item", use_float=True):
+                    for item in ijson.items(
+                        guarded_stream(f, str(path)), f"{key}.item", use_float=True
+                    ):
                         handlers[key](item)
     except ijson.JSONError as exc:
         raise InputError(f"not valid JSON ({one_line(exc)})", path=str(path)) from None
@@ -160,7 +172,7 @@ def _annotation(
     counts: Counter[str],
     background: int | None,
 ) -> None:
-    image = item.get("image_id")
+    image = _key(item.get("image_id"))  # any JSON value: a list is no key of the tallies
     segments = item.get("segments_info")
     if segments is None and _plain(item, images.get(image), used, background):
         writer.add(item["id"], item["category_id"], source, None)  # the usual case, at speed
@@ -169,7 +181,9 @@ def _annotation(
         return
     parts = segments if isinstance(segments, list) else [item]
     for part in parts:
-        ident = part.get("id")
+        if not isinstance(part, dict):
+            part = {}  # a segment that is no object: no category_id, reported below (LG031)
+        ident = _key(part.get("id"))
         cid = part.get("category_id")
         row = writer.rows
         shown = f"{image}/{ident}" if segments is not None else ident
@@ -231,9 +245,23 @@ def _plain(
     return True
 
 
+def _key(value: Any) -> Any:
+    """A JSON value as a key of the per-id tallies: a number, a string or null as it is, any
+    other value (a list, an object) as a marker naming its type, never its content."""
+    if value is None or isinstance(value, int | float | str):
+        return value
+    return f"<a JSON {'array' if isinstance(value, list) else 'object'}>"
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    """A JSON number: ``float()`` also takes ``"10"`` and ``true``, torchvision does not."""
+    return type(value) is int or type(value) is float
+
+
 def _xyxy(box: Any) -> tuple[float, float, float, float] | None:
-    """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers."""
-    if not isinstance(box, list) or len(box) != 4:
+    """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers (strings and
+    booleans included: a Roboflow export's ``["10", "20", ...]`` is refused by torchvision)."""
+    if not isinstance(box, list) or len(box) != 4 or not all(_number(v) for v in box):
         return None
     try:
         x, y, w, h = (float(v) for v in box)

@@ -17,6 +17,7 @@ from pathlib import Path
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap
 from labelgate.formats.rows import RowWriter
+from labelgate.formats.walk import walk_files
 from labelgate.report import Example
 
 __all__ = ["IMG_EXTENSIONS", "looks_like_imagefolder", "read_imagefolder"]
@@ -71,11 +72,16 @@ def read_imagefolder(root: Path, out: Path, facts: AnnotationFacts) -> ClassMap 
                     fix=f"delete {name!r} (ImageFolder makes every subfolder a class)",
                     unit="folders",
                 )
-            files = sorted(
-                Path(dirpath, f)
-                for dirpath, _, names in os.walk(folder / name, followlinks=True)
-                for f in names
-            )
+            files, loops = walk_files(folder / name)  # links followed, each folder once
+            if loops:
+                facts.hit(
+                    "LG033",
+                    Example(row=-1, id=f"{source}/{name}", source=source),
+                    message=f"class folder {name!r} in {source!r} holds {loops} link(s) back to a "
+                    "folder already walked: ImageFolder's walk (os.walk, links followed) never ends",
+                    fix="remove the links that point to a parent folder or to themselves",
+                    unit="folders",
+                )
             images = [f for f in files if f.name.lower().endswith(IMG_EXTENSIONS)]
             counts["skipped_files"] += len(files) - len(images)
             if not images:

@@ -13,8 +13,10 @@ from collections import Counter
 from pathlib import Path
 
 from labelgate.annotations import AnnotationFacts
+from labelgate.bounded import bounded_lines
 from labelgate.classmap import ClassMap, load_class_map
 from labelgate.errors import ClassMapError, InputError
+from labelgate.files import read_small_text
 from labelgate.formats.rows import RowWriter, check_background, check_box
 from labelgate.report import Example
 
@@ -61,7 +63,8 @@ def _class_list(root: Path) -> ClassMap | None:
                 raise InputError(exc.reason, path=str(p)) from None
             data = root / "obj.data"
             if found.declared is None and data.is_file():
-                for line in data.read_text(encoding="utf-8", errors="replace").splitlines():
+                text = read_small_text(data, "obj.data", error=ClassMapError)
+                for line in text.splitlines():
                     key, _, value = line.partition("=")
                     if key.strip() == "classes" and value.strip().isdigit():
                         from dataclasses import replace
@@ -81,8 +84,8 @@ def _read_file(
 ) -> int:
     objects = 0
     with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            line = raw[:_MAX_LINE].decode("utf-8", errors="replace").strip()
+        for number, raw, _ in bounded_lines(f, _MAX_LINE):  # a line without end is not held
+            line = raw.decode("utf-8", errors="replace").strip()
             if not line:
                 continue
             fields = line.split()

@@ -1,0 +1,153 @@
+"""Bounded reading of JSON, YAML and text: nesting, line length and size checked as the bytes
+arrive, before a parser builds anything from them (docs/security.md, "Limits").
+
+- JSON nesting is measured on the raw bytes (strings and escapes skipped) by :class:`DepthGuard`,
+  fed chunk by chunk: :func:`load_json` before ``json.loads`` sees a small file, and
+  :func:`guarded_stream` under ijson for a large one, so a COCO file nested 100,000 deep inside
+  one annotation is refused after reading that far, never built.
+- YAML nesting is counted as PyYAML composes nodes (:func:`yaml_depth_limit`), and a YAML error is
+  worded by its position alone (:func:`yaml_problem`): PyYAML's own message quotes the bad line.
+- Text lines are read with a bound (:func:`bounded_lines`): a file without newlines is never
+  read whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import IO, Any
+
+from labelgate.errors import InputError
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_LINE",
+    "DepthGuard",
+    "bounded_lines",
+    "guarded_stream",
+    "load_json",
+    "yaml_problem",
+]
+
+MAX_DEPTH = 64  # levels of nesting; COCO needs 5 (a polygon), a contract or a class map 4
+MAX_LINE = 1 << 20  # bytes of one text line; the rest of a longer line is skipped, never held
+
+_ESCAPES = re.compile(rb"\\.", re.DOTALL)
+_STRINGS = re.compile(rb'"[^"]*"')
+_DROP = bytes(b for b in range(256) if b not in b'"[]{}')
+_SIGNS = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")
+
+
+class DepthGuard:
+    """Tracks the nesting of a JSON text fed in chunks, outside its strings.
+
+    Args:
+        limit: the deepest nesting accepted.
+        path: the file, for the error.
+    """
+
+    def __init__(self, limit: int = MAX_DEPTH, path: str = "the JSON text") -> None:
+        self.limit, self.path = limit, path
+        self.depth = 0
+        self._in_string = False
+        self._carry = b""
+
+    def feed(self, chunk: bytes) -> None:
+        """Account for the next bytes of the text.
+
+        Raises:
+            InputError: the nesting passes ``limit``.
+        """
+        import numpy as np
+
+        data = _ESCAPES.sub(b"", self._carry + chunk)
+        self._carry = b""
+        if data.endswith(b"\\"):  # an escape split between two chunks
+            data, self._carry = data[:-1], b"\\"
+        marks = data.translate(None, _DROP)
+        if self._in_string:
+            marks = b'"' + marks
+        marks = _STRINGS.sub(b"", marks)
+        quote = marks.find(b'"')
+        self._in_string = quote >= 0
+        if quote >= 0:
+            marks = marks[:quote]
+        if not marks:
+            return
+        steps = np.frombuffer(marks.translate(_SIGNS), dtype=np.int8)
+        depths = np.cumsum(steps, dtype=np.int64) + self.depth
+        if int(depths.max()) > self.limit:
+            raise InputError(f"JSON nested deeper than {self.limit} levels", path=self.path)
+        self.depth = int(depths[-1])
+
+
+class _Guarded:
+    """A binary stream whose bytes pass a :class:`DepthGuard` as they are read."""
+
+    def __init__(self, raw: IO[bytes], guard: DepthGuard) -> None:
+        self._raw, self._guard = raw, guard
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._raw.read(size)
+        self._guard.feed(chunk)
+        return chunk
+
+
+def guarded_stream(raw: IO[bytes], path: str, limit: int = MAX_DEPTH) -> Any:
+    """``raw`` as a stream for ijson that refuses nesting deeper than ``limit`` as it is read.
+
+    Raises (on read):
+        InputError: the nesting passes ``limit``.
+    """
+    return _Guarded(raw, DepthGuard(limit, path))
+
+
+def load_json(text: str | bytes, path: str = "the JSON text", limit: int = MAX_DEPTH) -> Any:
+    """Parse a small JSON text after checking its nesting.
+
+    Raises:
+        InputError: nested deeper than ``limit``.
+        ValueError: not JSON (``json.JSONDecodeError``).
+    """
+    import json
+
+    DepthGuard(limit, path).feed(text.encode("utf-8") if isinstance(text, str) else text)
+    return json.loads(text)
+
+
+def yaml_depth_limit(loader: Any, node: Any, limit: int = MAX_DEPTH) -> None:
+    """Raise a ``yaml.composer.ComposerError`` when the node PyYAML is composing lies deeper than
+    ``limit`` (called from a loader's ``compose_node``, which tracks ``loader.depth``)."""
+    import yaml
+
+    if loader.depth > limit:
+        mark = loader.peek_event().start_mark
+        raise yaml.composer.ComposerError(None, None, f"nested deeper than {limit} levels", mark)
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAML error as its problem and position, without the snippet of the file that PyYAML
+    quotes (the file may not be what the user meant to give)."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or "not valid YAML"
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return " ".join(str(problem).split())[:200] + where
+
+
+def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE) -> Iterator[tuple[int, bytes, bool]]:
+    """``(number, line, cut)`` for each line of ``stream``, at most ``limit`` bytes of each held
+    (``cut``: the line was longer and its rest skipped unread into memory)."""
+    number = 0
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        cut = len(line) > limit and not line.endswith(b"\n")
+        if cut:
+            line = line[:limit]
+            while True:  # skip the rest of the line, a bounded piece at a time
+                rest = stream.readline(limit)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield number, line, cut
