@@ -107,6 +107,9 @@ def _to_parquet(files: list[Path], out: Path, facts: AnnotationFacts) -> None:
             with pa.memory_map(str(f)) as source:
                 reader = pa.ipc.open_stream(source)
                 for batch in reader:
+                    # Offsets checked against their buffers before any value is touched: a
+                    # corrupt string offset would read past the mapped file (SIGBUS, no message).
+                    batch.validate(full=True)
                     if writer is None:
                         writer = pq.ParquetWriter(out, batch.schema, compression="zstd")
                     writer.write_batch(batch)
