@@ -207,7 +207,7 @@ def log_encoding(head: bytes) -> str:
 
 def read_lines(stream: BinaryIO) -> Iterator[str]:
     """Decode a byte stream line by line in its own encoding (:func:`log_encoding`), invalid
-    bytes replaced, a NUL taken as a line break, each line cut at ``MAX_LINE`` characters."""
+    bytes replaced, a run of NULs taken as one line break, each line cut at ``MAX_LINE`` characters."""
     head = stream.read(4096)
     decoder = codecs.getincrementaldecoder(log_encoding(head))(errors="replace")
     pending, skipping, block = "", False, head

@@ -10,8 +10,9 @@ from typing import Any
 
 __all__ = ["MAX_MASK_PIXELS", "load_npy", "require_regular"]
 
-# Pillow's DecompressionBombError threshold (2 x Image.MAX_IMAGE_PIXELS): one bound for every
-# mask format, about 13,000 x 13,000 pixels.
+# Pillow's DecompressionBombError threshold (PIL/Image.py, _decompression_bomb_check: pixels over
+# 2 * MAX_IMAGE_PIXELS, MAX_IMAGE_PIXELS = 1024 * 1024 * 1024 // 4 // 3): one bound for every mask
+# format, about 13,000 x 13,000 pixels.
 MAX_MASK_PIXELS = 2 * 89_478_485
 
 
