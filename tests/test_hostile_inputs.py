@@ -13,6 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image
 
 from labelgate.bounded import MAX_DEPTH, DepthGuard, bounded_lines, load_json
@@ -39,6 +41,32 @@ class TestDepthGuard:
             guard.feed(text[i : i + 3].encode())
         assert guard.depth == 0
         assert load_json(text) == {"a": '[[[["[[[', "b": [[1]]}
+
+    @given(
+        value=st.recursive(
+            st.none() | st.integers() | st.text(alphabet='[]{}"\\ ab\n', max_size=8),
+            lambda inner: (
+                st.lists(inner, max_size=3)
+                | st.dictionaries(st.text(alphabet='[]{}"\\ a', max_size=4), inner, max_size=3)
+            ),
+            max_leaves=15,
+        ),
+        size=st.integers(min_value=1, max_value=7),
+    )
+    def test_depth_matches_the_parsed_nesting(self, value: object, size: int) -> None:
+        def depth(v: object) -> int:
+            children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+            return 0 if children is None else 1 + max(map(depth, children), default=0)
+
+        text = json.dumps(value).encode()
+        exact = depth(value)
+        guard = DepthGuard(limit=exact)
+        for i in range(0, len(text), size):  # chunks that split strings and escapes
+            guard.feed(text[i : i + size])
+        assert guard.depth == 0
+        if exact:
+            with pytest.raises(InputError):
+                DepthGuard(limit=exact - 1).feed(text)
 
     def test_too_deep_is_refused_before_parsing(self) -> None:
         with pytest.raises(InputError, match=f"deeper than {MAX_DEPTH}"):

@@ -33,9 +33,10 @@ MAX_DEPTH = 64  # levels of nesting; COCO needs 5 (a polygon), a contract or a c
 MAX_LINE = 1 << 20  # bytes of one text line; the rest of a longer line is skipped, never held
 
 _ESCAPES = re.compile(rb"\\.", re.DOTALL)
-_STRINGS = re.compile(rb'"[^"]*"')
 _DROP = bytes(b for b in range(256) if b not in b'"[]{}')
-_SIGNS = bytes.maketrans(b"[]{}", b"\x01\xff\x01\xff")
+_STEPS = [0] * 256  # +1 opens, -1 closes (an array once numpy is imported)
+_STEPS[ord("[")] = _STEPS[ord("{")] = 1
+_STEPS[ord("]")] = _STEPS[ord("}")] = -1
 
 
 class DepthGuard:
@@ -49,7 +50,7 @@ class DepthGuard:
     def __init__(self, limit: int = MAX_DEPTH, path: str = "the JSON text") -> None:
         self.limit, self.path = limit, path
         self.depth = 0
-        self._in_string = False
+        self._in_string = 0
         self._carry = b""
 
     def feed(self, chunk: bytes) -> None:
@@ -64,17 +65,14 @@ class DepthGuard:
         self._carry = b""
         if data.endswith(b"\\"):  # an escape split between two chunks
             data, self._carry = data[:-1], b"\\"
-        marks = data.translate(None, _DROP)
-        if self._in_string:
-            marks = b'"' + marks
-        marks = _STRINGS.sub(b"", marks)
-        quote = marks.find(b'"')
-        self._in_string = quote >= 0
-        if quote >= 0:
-            marks = marks[:quote]
-        if not marks:
+        marks = np.frombuffer(data.translate(None, _DROP), dtype=np.uint8)
+        if not len(marks):
             return
-        steps = np.frombuffer(marks.translate(_SIGNS), dtype=np.int8)
+        quotes = marks == ord('"')
+        # a bracket lies outside every string when an even number of quotes comes before it
+        inside = (np.cumsum(quotes) + self._in_string) & 1
+        self._in_string = int(inside[-1])
+        steps = np.asarray(_STEPS, dtype=np.int8)[marks] * (inside == 0)
         depths = np.cumsum(steps, dtype=np.int64) + self.depth
         if int(depths.max()) > self.limit:
             raise InputError(f"JSON nested deeper than {self.limit} levels", path=self.path)
