@@ -164,3 +164,15 @@ class TestEnvironmentAndApiOutputs:
         with pytest.raises(UsageError, match="would overwrite"):
             report.save(str(labels))
         assert digest(labels) == before
+
+    def test_report_save_over_its_class_map_is_refused(self, labels: Path, tmp_path: Path) -> None:
+        import labelgate
+
+        names = tmp_path / "classes.txt"
+        names.write_text("a\nb\nc\nd\n")
+        report = labelgate.validate(str(labels), classes=4, class_names=str(names))
+        with pytest.raises(UsageError, match="would overwrite"):
+            report.save(str(names))
+        assert names.read_text() == "a\nb\nc\nd\n"
+        report.save(str(tmp_path / "report.json"))
+        assert (tmp_path / "report.json").read_text().startswith("{")

@@ -109,7 +109,8 @@ class ValidationReport(Report):
         ``.md``, ``.html``, else text).
 
         Raises:
-            UsageError: the format is unknown, or the folder cannot be written.
+            UsageError: the format is unknown, the folder cannot be written, or ``path`` is a file
+                the report read (its data or its class map): it would be overwritten.
         """
         from labelgate.files import check_outputs, write_output
         from labelgate.render import FORMATS, render
@@ -120,9 +121,8 @@ class ValidationReport(Report):
         if fmt not in FORMATS:
             raise UsageError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         read = [f.get("path") for f in self.input.get("files", []) if isinstance(f, dict)]
-        origin = (
-            (self.contract or {}).get("class_names") if isinstance(self.contract, dict) else None
-        )
+        names = self.contract.get("class_names") if isinstance(self.contract, dict) else None
+        origin = names.get("origin") if isinstance(names, dict) else None
         check_outputs({"path": str(target)}, [*read, origin if isinstance(origin, str) else None])
         write_output(str(target), render(self, fmt))
         return target
