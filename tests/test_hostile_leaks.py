@@ -132,3 +132,23 @@ class TestUris:
         )
         assert_clean_exit(r, 2)
         assert SECRET not in shown(r) and "AKIAKEY" not in shown(r)
+
+
+@pytest.mark.parametrize("how", ["link", "copy"])
+def test_a_voc_labelmap_that_is_a_passwd_file(tmp_path: Path, how: str) -> None:
+    import shutil
+
+    root = tmp_path / "voc"
+    shutil.copytree(SAMPLES / "formats" / "voc_good", root)
+    for p in root.glob("*.txt"):
+        p.unlink()
+    passwd = tmp_path / "passwd"
+    passwd.write_text(f"root:x:0:0:root:/root:/bin/bash\n{SECRET}:x:1000:1000::/home:/bin/sh\n")
+    labelmap = root / "labelmap.txt"
+    if how == "link":
+        labelmap.symlink_to(passwd)
+    else:
+        shutil.copy(passwd, labelmap)
+    r = run_bounded("validate", str(root), "--input-format", "voc", "-k", "4")
+    assert_clean_exit(r, 2)
+    assert SECRET not in shown(r) and "root" not in r.stdout

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from labelgate.annotations import AnnotationFacts
 from labelgate.classmap import ClassMap, load_class_map, normalise_name
+from labelgate.classnames import check_names, check_source
 from labelgate.errors import ClassMapError, InputError, one_line
 from labelgate.files import read_small_text
 from labelgate.formats.rows import RowWriter, check_background, check_box
@@ -103,8 +104,13 @@ def _class_list(base: Path) -> ClassMap | None:
             continue
         if name == "labelmap.txt":  # datumaro: 'name:r,g,b:parts:actions', '#' comments
             text = read_small_text(p, "label map")
-            names = [ln.split(":")[0] for ln in text.splitlines() if ln and not ln.startswith("#")]
-            return ClassMap.from_names(names, origin=str(p))
+            lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+            try:  # the class-map guard: a link to /etc/passwd would give its user names
+                check_source(p, str(p))
+                check_names(enumerate(lines), str(p), what="line")
+            except ClassMapError as exc:
+                raise InputError(exc.reason, path=str(p)) from None
+            return ClassMap.from_names([ln.split(":")[0] for ln in lines], origin=str(p))
         try:
             return load_class_map(p)
         except ClassMapError as exc:
