@@ -26,6 +26,7 @@ __all__ = [
     "bounded_lines",
     "guarded_stream",
     "load_json",
+    "yaml_depth_limit",
     "yaml_problem",
 ]
 
@@ -113,7 +114,7 @@ def load_json(text: str | bytes, path: str = "the JSON text", limit: int = MAX_D
     return json.loads(text)
 
 
-def yaml_depth_limit(loader: Any, node: Any, limit: int = MAX_DEPTH) -> None:
+def yaml_depth_limit(loader: Any, limit: int = MAX_DEPTH) -> None:
     """Raise a ``yaml.composer.ComposerError`` when the node PyYAML is composing lies deeper than
     ``limit`` (called from a loader's ``compose_node``, which tracks ``loader.depth``)."""
     import yaml

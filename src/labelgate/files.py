@@ -2,11 +2,13 @@
 
 - Small files (contracts, class maps) are read only when they are regular files of at most
   ``MAX_SMALL_FILE`` bytes, as UTF-8 with or without a byte-order mark.
-- YAML is read without aliases: a kilobyte of ``&a [*a, *a, ...]`` cannot expand to gigabytes.
+- YAML is read without aliases: a kilobyte of ``&a [*a, *a, ...]`` cannot expand to gigabytes;
+  and nested at most ``bounded.MAX_DEPTH`` levels, counted as nodes are composed.
 - Every output path is checked, after resolving links, against every input (data files, contract,
   class map) and against the other outputs, and its folder must be writable, before anything is
   written. A regular file (or a new path) is written to a temporary file, then renamed; a device
-  or a FIFO (``/dev/null``, ``/dev/stdout``) is written directly, never replaced.
+  or a FIFO (``/dev/null``, ``/dev/stdout``) is written in place, never replaced (atomic.py).
+  A file inside an output folder is written only where, links resolved, it stays inside it.
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ def load_yaml(text: str) -> Any:
                     None, None, "YAML aliases (*name) are not accepted", mark
                 )
             self.depth += 1  # checked as nodes are composed, before Python recursion runs out
-            yaml_depth_limit(self, None)
+            yaml_depth_limit(self)
             try:
                 return super().compose_node(parent, index)
             finally:
