@@ -152,3 +152,9 @@ def test_a_voc_labelmap_that_is_a_passwd_file(tmp_path: Path, how: str) -> None:
     r = run_bounded("validate", str(root), "--input-format", "voc", "-k", "4")
     assert_clean_exit(r, 2)
     assert SECRET not in shown(r) and "root" not in r.stdout
+
+
+def test_a_name_to_index_map_may_name_anything(tmp_path: Path) -> None:
+    path = tmp_path / "label2id.json"
+    path.write_text('{"O": 0, "B-TOKEN": 1, "I-TOKEN": 2}')
+    assert load_class_map(path).name_of() == {0: "O", 1: "B-TOKEN", 2: "I-TOKEN"}

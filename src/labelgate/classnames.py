@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from labelgate.errors import ClassMapError
@@ -80,19 +80,26 @@ def check_source(path: Path, origin: str) -> None:
     )
 
 
-def check_keys(keys: Iterable[object], origin: str) -> None:
-    """Refuse a structured map (JSON, YAML) whose keys name credentials.
+def check_keys(data: Mapping[object, object], origin: str) -> None:
+    """Refuse a structured map (JSON, YAML) with an entry whose key names a credential and whose
+    value is no class index (``{"password": ...}``; ``{"B-TOKEN": 3}`` is a name -> index entry).
 
     Raises:
         ClassMapError: naming the entry's position, not its key or value.
     """
-    for number, key in enumerate(keys, start=1):
-        if isinstance(key, str) and credential_key(key):
+    for number, (key, value) in enumerate(data.items(), start=1):
+        if isinstance(key, str) and not _index_like(value) and credential_key(key):
             raise ClassMapError(
                 f"entry {number} has a key that names a credential: not a class map "
                 "(nothing of it is shown)",
                 path=origin,
             )
+
+
+def _index_like(value: object) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())
 
 
 def check_header(cells: list[str], origin: str) -> None:
