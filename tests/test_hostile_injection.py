@@ -72,3 +72,20 @@ class TestTextReport:
         assert no_commands("a\n::error::x\n  ::warning::y\nb ::c") == (
             "a\n\\x3a:error::x\n  \\x3a:warning::y\nb ::c"
         )
+
+
+def test_smoke_text_escapes_what_the_child_printed() -> None:
+    from labelgate.render.smoke import SmokeVerdict, render_smoke
+    from labelgate.smoke import BatchFailure, SmokeRun
+
+    failure = BatchFailure(
+        batch=0,
+        kind="other",
+        error="ValueError: \x1b]0;owned\x07 in masks/a\x1b[2J.npy",
+        device_messages=("\r::error::from the device",),
+    )
+    run = SmokeRun(path="in\x1b[2J.parquet", expected=1, processed=1, failures=[failure])
+    text = render_smoke(SmokeVerdict(run, None, []), "text")
+    assert controls(text) == set(), repr(text)
+    assert not any(line.lstrip().startswith("::") for line in text.splitlines())
+    assert "\\x1b]0;owned\\x07" in text
