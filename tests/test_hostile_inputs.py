@@ -141,7 +141,27 @@ class TestResourceBounds:
         start = time.monotonic()
         r = run_bounded("validate", str(tmp_path), memory_mb=1536, timeout=60)
         assert_clean_exit(r, 2)
-        assert "5,000,000 classes" in r.stderr and time.monotonic() - start < 30
+        assert "more than 2,000,000 values" in r.stderr  # refused while reading, nothing built
+        assert time.monotonic() - start < 30
+
+    def test_class_label_names_over_the_limit(self, tmp_path: Path) -> None:
+        names = ",".join(['"a"'] * 1_000_001)
+        (tmp_path / "dataset_info.json").write_text(
+            '{"features": {"label": {"_type": "ClassLabel", "names": [' + names + "]}}}"
+        )
+        (tmp_path / "data-00000-of-00001.arrow").write_bytes(b"")
+        r = run_bounded("validate", str(tmp_path), memory_mb=1536, timeout=60)
+        assert_clean_exit(r, 2)
+        assert "1,000,001 classes, over the 1,000,000" in r.stderr
+
+    def test_values_are_counted_in_small_json_and_yaml(self, tmp_path: Path) -> None:
+        from labelgate import ClassMapError, load_class_map
+
+        for suffix in (".json", ".yaml"):
+            path = tmp_path / f"many{suffix}"
+            path.write_text("[" + "1," * 2_100_000 + "1]")
+            with pytest.raises(ClassMapError, match="more than 2,000,000 values"):
+                load_class_map(path)
 
     def test_triage_of_a_nul_stream_is_bounded(self) -> None:
         start = time.monotonic()
@@ -300,3 +320,40 @@ class TestTypesOfMetadata:
         lg031 = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "LG031"]
         assert lg031 and [e["id"] for e in lg031[0]["examples"]] == [41]
         assert "bbox" in lg031[0]["message"]
+
+
+class TestFoundByFuzzing:
+    def test_a_yolo_class_past_int32(self, tmp_path: Path) -> None:
+        (tmp_path / "labels").mkdir()
+        (tmp_path / "data.yaml").write_text("names: [a, b]\nnc: 2\n")
+        (tmp_path / "labels" / "a.txt").write_text("2147483648 0.5 0.5 0.1 0.1\n")
+        r = run_bounded("validate", str(tmp_path), "--format", "json")
+        assert_clean_exit(r, 1)  # before: exit 3, an int32 work array overflowed
+        assert "LG004" in {f["code"] for f in json.loads(r.stdout)["findings"]}
+
+    @pytest.mark.parametrize("label", [2**31, -(2**31) - 5, 2**40])
+    def test_a_table_label_past_int32_with_sources(self, tmp_path: Path, label: int) -> None:
+        path = tmp_path / "a.parquet"
+        pq.write_table(pa.table({"label": [label, 0], "source": ["x", "y"]}), path)
+        r = run_bounded("validate", str(path), "-k", "2", "--format", "json")
+        assert_clean_exit(r, 1)
+        assert {"LG004", "LG005"} & {f["code"] for f in json.loads(r.stdout)["findings"]}
+
+    @pytest.mark.parametrize(
+        ("suffix", "text"),
+        [(".json", '{"\\u00b2": "cat"}'), (".csv", "\u00b2,cat\n"), (".csv", "--5,cat\n")],
+    )
+    def test_an_index_int_refuses(self, tmp_path: Path, suffix: str, text: str) -> None:
+        from labelgate import ClassMapError, load_class_map
+
+        path = tmp_path / f"m{suffix}"
+        path.write_text(text)
+        with pytest.raises(ClassMapError):  # before: ValueError from int("²"), exit 3
+            load_class_map(path)
+
+    def test_obj_data_classes_not_a_number(self, tmp_path: Path) -> None:
+        (tmp_path / "labels").mkdir()
+        (tmp_path / "obj.names").write_text("a\nb\n")
+        (tmp_path / "obj.data").write_text("classes = \u00b2\n")
+        (tmp_path / "labels" / "a.txt").write_text("0 0.5 0.5 0.1 0.1\n")
+        assert_clean_exit(run_bounded("validate", str(tmp_path), "-k", "2"), 0, 1)

@@ -1,12 +1,13 @@
-"""Bounded reading of JSON, YAML and text: nesting, line length and size checked as the bytes
-arrive, before a parser builds anything from them (docs/security.md, "Limits").
+"""Bounded reading of JSON, YAML and text: nesting, values, line length and size checked as the
+bytes arrive, before a parser builds anything from them (docs/security.md, "Limits").
 
-- JSON nesting is measured on the raw bytes (strings and escapes skipped) by :class:`DepthGuard`,
-  fed chunk by chunk: :func:`load_json` before ``json.loads`` sees a small file, and
-  :func:`guarded_stream` under ijson for a large one, so a COCO file nested 100,000 deep inside
-  one annotation is refused after reading that far, never built.
-- YAML nesting is counted as PyYAML composes nodes (:func:`yaml_depth_limit`), and a YAML error is
-  worded by its position alone (:func:`yaml_problem`): PyYAML's own message quotes the bad line.
+- JSON nesting (and, in a small file, the number of values) is measured on the raw bytes
+  (strings and escapes skipped) by :class:`DepthGuard`, fed chunk by chunk: :func:`load_json`
+  before ``json.loads`` sees a small file, and :func:`guarded_stream` under ijson for a large
+  one, so a COCO file nested 100,000 deep inside one annotation is refused after reading that
+  far, never built.
+- YAML nesting and values are counted as PyYAML composes nodes (:func:`yaml_limits`), and a YAML
+  error is worded by its position alone (:func:`yaml_problem`): PyYAML's message quotes the line.
 - Text lines are read with a bound (:func:`bounded_lines`): a file without newlines is never
   read whole.
 """
@@ -21,20 +22,22 @@ from labelgate.errors import InputError
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_ENTRIES",
     "MAX_LINE",
     "DepthGuard",
     "bounded_lines",
     "guarded_stream",
     "load_json",
-    "yaml_depth_limit",
+    "yaml_limits",
     "yaml_problem",
 ]
 
 MAX_DEPTH = 64  # levels of nesting; COCO needs 5 (a polygon), a contract or a class map 4
 MAX_LINE = 1 << 20  # bytes of one text line; the rest of a longer line is skipped, never held
+MAX_ENTRIES = 2_000_000  # values in one small JSON or YAML file (twice the class-name limit)
 
 _ESCAPES = re.compile(rb"\\.", re.DOTALL)
-_DROP = bytes(b for b in range(256) if b not in b'"[]{}')
+_DROP = bytes(b for b in range(256) if b not in b'"[]{},')
 _STEPS = [0] * 256  # +1 opens, -1 closes (an array once numpy is imported)
 _STEPS[ord("[")] = _STEPS[ord("{")] = 1
 _STEPS[ord("]")] = _STEPS[ord("}")] = -1
@@ -46,11 +49,16 @@ class DepthGuard:
     Args:
         limit: the deepest nesting accepted.
         path: the file, for the error.
+        entries: the most values accepted (counted by their separating commas), or ``None`` for
+            no bound (a COCO file streamed by ijson holds millions, one at a time).
     """
 
-    def __init__(self, limit: int = MAX_DEPTH, path: str = "the JSON text") -> None:
-        self.limit, self.path = limit, path
+    def __init__(
+        self, limit: int = MAX_DEPTH, path: str = "the JSON text", entries: int | None = None
+    ) -> None:
+        self.limit, self.path, self.max_entries = limit, path, entries
         self.depth = 0
+        self.entries = 0
         self._in_string = 0
         self._carry = b""
 
@@ -78,6 +86,10 @@ class DepthGuard:
         if int(depths.max()) > self.limit:
             raise InputError(f"JSON nested deeper than {self.limit} levels", path=self.path)
         self.depth = int(depths[-1])
+        if self.max_entries is not None:
+            self.entries += int(np.count_nonzero((marks == ord(",")) & (inside == 0)))
+            if self.entries >= self.max_entries:
+                raise InputError(f"JSON of more than {self.max_entries:,} values", path=self.path)
 
 
 class _Guarded:
@@ -102,26 +114,34 @@ def guarded_stream(raw: IO[bytes], path: str, limit: int = MAX_DEPTH) -> Any:
 
 
 def load_json(text: str | bytes, path: str = "the JSON text", limit: int = MAX_DEPTH) -> Any:
-    """Parse a small JSON text after checking its nesting.
+    """Parse a small JSON text after checking its nesting and its number of values.
 
     Raises:
-        InputError: nested deeper than ``limit``.
+        InputError: nested deeper than ``limit``, or more than ``MAX_ENTRIES`` values.
         ValueError: not JSON (``json.JSONDecodeError``).
     """
     import json
 
-    DepthGuard(limit, path).feed(text.encode("utf-8") if isinstance(text, str) else text)
+    DepthGuard(limit, path, entries=MAX_ENTRIES).feed(
+        text.encode("utf-8") if isinstance(text, str) else text
+    )
     return json.loads(text)
 
 
-def yaml_depth_limit(loader: Any, limit: int = MAX_DEPTH) -> None:
+def yaml_limits(loader: Any, limit: int = MAX_DEPTH) -> None:
     """Raise a ``yaml.composer.ComposerError`` when the node PyYAML is composing lies deeper than
-    ``limit`` (called from a loader's ``compose_node``, which tracks ``loader.depth``)."""
+    ``limit`` or is past the ``MAX_ENTRIES``-th (called from a loader's ``compose_node``, which
+    tracks ``loader.depth``; the count is kept on the loader)."""
     import yaml
 
+    loader.nodes = getattr(loader, "nodes", 0) + 1
+    problem = None
     if loader.depth > limit:
-        mark = loader.peek_event().start_mark
-        raise yaml.composer.ComposerError(None, None, f"nested deeper than {limit} levels", mark)
+        problem = f"nested deeper than {limit} levels"
+    elif loader.nodes > MAX_ENTRIES:
+        problem = f"more than {MAX_ENTRIES:,} values"
+    if problem is not None:
+        raise yaml.composer.ComposerError(None, None, problem, loader.peek_event().start_mark)
 
 
 def yaml_problem(exc: Exception) -> str:

@@ -28,6 +28,7 @@ from labelgate.files import load_yaml, read_small_text
 __all__ = ["ClassMap", "load_class_map", "normalise_name"]
 
 _SPACE = re.compile(r"\s+")
+_INDEX = re.compile(r"\s*-?\d+\s*")
 
 
 def normalise_name(name: str) -> str:
@@ -166,6 +167,8 @@ def load_class_map(path: str | Path) -> ClassMap:
             data = load_json(text, origin)
         except json.JSONDecodeError as exc:  # its message is a position, never the content
             raise ClassMapError(f"not valid JSON: {exc}", path=origin) from None
+        except InputError as exc:  # nested too deep, too many values
+            raise ClassMapError(exc.reason, path=origin) from None
         return _printable(_from_structure(data, origin))
     if suffix in (".yaml", ".yml"):
         import yaml
@@ -253,7 +256,8 @@ def _is_index(value: Any) -> bool:
         return False
     if isinstance(value, int):
         return True
-    return isinstance(value, str) and value.strip().lstrip("-").isdigit()
+    # what int() takes: not "²" (isdigit says yes) nor "--5" (lstrip("-") would pass it)
+    return isinstance(value, str) and _INDEX.fullmatch(value) is not None
 
 
 def _from_csv(text: str, origin: str) -> ClassMap:

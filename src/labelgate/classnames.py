@@ -99,7 +99,7 @@ def check_keys(data: Mapping[object, object], origin: str) -> None:
 def _index_like(value: object) -> bool:
     if isinstance(value, bool):
         return False
-    return isinstance(value, int) or (isinstance(value, str) and value.strip().isdigit())
+    return isinstance(value, int) or (isinstance(value, str) and value.strip().isdecimal())
 
 
 def check_header(cells: list[str], origin: str) -> None:

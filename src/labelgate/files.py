@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from labelgate.atomic import is_special, write_text_atomic
-from labelgate.bounded import yaml_depth_limit
+from labelgate.bounded import yaml_limits
 from labelgate.classnames import CLASS_MAP_SUFFIXES
 from labelgate.errors import InputError, UsageError, one_line
 
@@ -101,7 +101,7 @@ def load_yaml(text: str) -> Any:
                     None, None, "YAML aliases (*name) are not accepted", mark
                 )
             self.depth += 1  # checked as nodes are composed, before Python recursion runs out
-            yaml_depth_limit(self)
+            yaml_limits(self)
             try:
                 return super().compose_node(parent, index)
             finally:

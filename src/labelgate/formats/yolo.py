@@ -66,7 +66,7 @@ def _class_list(root: Path) -> ClassMap | None:
                 text = read_small_text(data, "obj.data", error=ClassMapError)
                 for line in text.splitlines():
                     key, _, value = line.partition("=")
-                    if key.strip() == "classes" and value.strip().isdigit():
+                    if key.strip() == "classes" and value.strip().isdecimal():
                         from dataclasses import replace
 
                         found = replace(found, declared=int(value.strip()))
