@@ -357,3 +357,36 @@ class TestFoundByFuzzing:
         (tmp_path / "obj.data").write_text("classes = \u00b2\n")
         (tmp_path / "labels" / "a.txt").write_text("0 0.5 0.5 0.1 0.1\n")
         assert_clean_exit(run_bounded("validate", str(tmp_path), "-k", "2"), 0, 1)
+
+    def test_a_yolo_class_past_int64(self, tmp_path: Path) -> None:
+        (tmp_path / "labels").mkdir()
+        (tmp_path / "data.yaml").write_text("names: [a, b]\nnc: 2\n")
+        (tmp_path / "labels" / "a.txt").write_text("9223372036854775808 0.5 0.5 0.1 0.1\n")
+        r = run_bounded("validate", str(tmp_path), "--format", "json")
+        assert_clean_exit(r, 1)  # before: exit 3, pyarrow's OverflowError
+        lg031 = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "LG031"]
+        assert [e["id"] for e in lg031[0]["examples"]] == ["labels/a.txt:1"]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            coco_doc({"category_id": 2**63}),
+            coco_doc({"id": 2**64}),
+            coco_doc({}).replace('{"id": 2, "name": "b"}', f'{{"id": {2**63}}}'),
+        ],
+    )
+    def test_coco_integers_past_int64_are_refused_by_the_parser(
+        self, tmp_path: Path, text: str
+    ) -> None:
+        path = tmp_path / "c.json"
+        path.write_text(text)
+        r = run_bounded("validate", str(path), "-k", "3")
+        assert_clean_exit(r, 2)  # ijson's C parser: "integer overflow"
+        assert "integer overflow" in r.stderr
+
+    @pytest.mark.parametrize("ident", [False, True])
+    def test_a_coco_annotation_id_that_is_a_boolean(self, tmp_path: Path, ident: bool) -> None:
+        path = tmp_path / "c.json"
+        path.write_text(coco_doc({"id": ident}))
+        r = run_bounded("validate", str(path), "-k", "3", "--format", "json")
+        assert_clean_exit(r, 1)  # before: exit 3, pyarrow's "Expected integer, got bool"

@@ -196,9 +196,8 @@ def _annotation(
                 fix="give each annotation the id of a category in the categories table",
             )
             continue
-        writer.add(
-            ident if isinstance(ident, int) and segments is None else None, cid, source, None
-        )
+        whole = isinstance(ident, int) and not isinstance(ident, bool)  # true is no id
+        writer.add(ident if whole and segments is None else None, cid, source, None)
         used[cid] += 1
         first_of.setdefault(cid, example)
         check_background(facts, cid, background, example)

@@ -12,9 +12,15 @@ from labelgate.report import Example
 if TYPE_CHECKING:
     pass
 
-__all__ = ["RowWriter", "check_background", "check_box"]
+__all__ = ["RowWriter", "check_background", "check_box", "in_int64"]
 
 _BATCH = 65_536
+
+
+def in_int64(value: int) -> bool:
+    """Whether an integer read from an annotation fits the int64 columns rows are written in
+    (YOLO and COCO give Python integers of any size; 2**63 is no class id a loader can hold)."""
+    return -(2**63) <= value < 2**63
 
 
 class RowWriter:

@@ -17,7 +17,7 @@ from labelgate.bounded import bounded_lines
 from labelgate.classmap import ClassMap, load_class_map
 from labelgate.errors import ClassMapError, InputError
 from labelgate.files import read_small_text
-from labelgate.formats.rows import RowWriter, check_background, check_box
+from labelgate.formats.rows import RowWriter, check_background, check_box, in_int64
 from labelgate.report import Example
 
 __all__ = ["CLASS_LISTS", "read_yolo"]
@@ -103,6 +103,8 @@ def _read_file(
             try:
                 cls = int(fields[0])
                 values = [float(v) for v in fields[1:]]
+                if not in_int64(cls):  # no int64 target holds it
+                    raise ValueError(cls)
             except ValueError:
                 facts.hit(
                     "LG031",
