@@ -110,9 +110,10 @@ class ValidationReport(Report):
         ``.md``, ``.html``, else text).
 
         Raises:
-            UsageError: the format is unknown, or the folder cannot be written.
+            UsageError: the format is unknown, the folder cannot be written, or ``path`` is a file
+                the report read (its data or its class map): it would be overwritten.
         """
-        from labelgate.io.files import write_output
+        from labelgate.io.files import check_outputs, write_output
         from labelgate.render import FORMATS, render
 
         target = Path(path)
@@ -120,6 +121,10 @@ class ValidationReport(Report):
         fmt = format or suffixes.get(target.suffix.lower(), "text")
         if fmt not in FORMATS:
             raise UsageError(f"format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        read = [f.get("path") for f in self.input.get("files", []) if isinstance(f, dict)]
+        names = self.contract.get("class_names") if isinstance(self.contract, dict) else None
+        origin = names.get("origin") if isinstance(names, dict) else None
+        check_outputs({"path": str(target)}, [*read, origin if isinstance(origin, str) else None])
         write_output(str(target), render(self, fmt))
         return target
 

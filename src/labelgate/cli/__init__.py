@@ -20,7 +20,8 @@ from labelgate.cli.parser import (
 from labelgate.cli.progress import ProgressBar as _ProgressBar
 from labelgate.errors import LabelgateError, UsageError
 from labelgate.io.atomic import write_text_atomic
-from labelgate.io.files import check_outputs, escape_controls, write_output
+from labelgate.io.files import append_output, check_outputs, escape_controls, write_output
+from labelgate.io.uri import scrub_uris
 
 if TYPE_CHECKING:
     from labelgate.contract import Contract
@@ -103,7 +104,7 @@ def _joined(argv: list[str]) -> list[str]:
 def _shown(message: str, limit: int = 1000) -> str:
     """A message for the terminal: one line, control characters escaped, at most ``limit``
     characters."""
-    text = escape_controls(" ".join(message.split()))
+    text = escape_controls(scrub_uris(" ".join(message.split())))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -130,7 +131,7 @@ def _validate(args: argparse.Namespace) -> int:
     from labelgate.api import validate
 
     contract = _contract(args)
-    check_outputs({"--output": args.output}, _inputs(args, contract))
+    check_outputs(_report_outputs(args), _inputs(args, contract))
     progress = None
     if args.format == "text" and not args.no_progress and sys.stderr.isatty():
         progress = _ProgressBar()
@@ -158,8 +159,6 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _emit(report: object, args: argparse.Namespace) -> int:
     """Write the report where asked; with --format github, also GitHub's step summary."""
-    import os
-
     from labelgate.core.report import Report
     from labelgate.render import render
 
@@ -170,11 +169,17 @@ def _emit(report: object, args: argparse.Namespace) -> int:
         write_output(args.output, text)
     else:
         sys.stdout.write(text)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if args.format == "github" and summary:
-        with Path(summary).open("a", encoding="utf-8") as f:
-            f.write(render(report, "markdown"))
+    summary = _report_outputs(args).get("GITHUB_STEP_SUMMARY")
+    if summary:
+        append_output(summary, render(report, "markdown"))
     return EXIT_FAIL if report.failed else EXIT_PASS
+
+
+def _report_outputs(args: argparse.Namespace) -> dict[str, str | None]:
+    """The report's outputs: --output, and with --format github the step summary GitHub names in
+    the environment, checked against the inputs like any other output."""
+    summary = os.environ.get("GITHUB_STEP_SUMMARY") if args.format == "github" else None
+    return {"--output": args.output, "GITHUB_STEP_SUMMARY": summary or None}
 
 
 def _smoke(args: argparse.Namespace) -> int:
@@ -359,7 +364,7 @@ def _diff(args: argparse.Namespace) -> int:
         base = build_contract(args.base_schema, class_names=args.base_class_names, **options)
     else:
         base = build_contract(head, class_names=args.base_class_names)
-    check_outputs({"--output": args.output}, _inputs(args, base, head))
+    check_outputs(_report_outputs(args), _inputs(args, base, head))
     report = diff(
         [args.base],
         [args.head],

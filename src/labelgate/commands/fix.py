@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from labelgate.core.arrow import from_numpy, numbers
 from labelgate.core.labels import Status, classify, classify_soft, list_rows
 from labelgate.core.report import Report
 from labelgate.errors import UsageError
-from labelgate.io.atomic import atomic_path
+from labelgate.io.atomic import atomic_path, scratch_path
 from labelgate.run.validation import report_of, run
 from labelgate.scan import NO_SOURCE
 
@@ -167,7 +168,7 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
     quarantine_schema = schema.append(pa.field(REASON, pa.string())).append(
         pa.field(ROW, pa.int64())
     )
-    with atomic_path(options.out) as out_tmp, atomic_path(_quarantine_target(options)) as q_tmp:
+    with atomic_path(options.out) as out_tmp, _quarantine_path(options) as q_tmp:
         with (
             pq.ParquetWriter(out_tmp, schema, compression="zstd") as out_w,
             pq.ParquetWriter(q_tmp, quarantine_schema, compression="zstd") as q_w,
@@ -241,11 +242,12 @@ def _check_paths(paths: list[str], options: FixOptions) -> None:
             )
 
 
-def _quarantine_target(options: FixOptions) -> str:
+def _quarantine_path(options: FixOptions) -> contextlib.AbstractContextManager[Path]:
+    """Where the quarantined rows go: ``--quarantine`` (atomically), or without it a scratch file
+    beside ``--out``, created exclusively under a new name (so no input can be it) and removed."""
     if options.quarantine is not None:
-        return options.quarantine
-    out = Path(options.out)
-    return str(out.with_name(f".{out.stem}.quarantine-unused.parquet"))
+        return atomic_path(options.quarantine)
+    return scratch_path(Path(options.out).parent, ".parquet")
 
 
 MASK = "_mask"  # suffix of the mask column(s) a V=ignore policy writes beside the targets
@@ -281,7 +283,7 @@ def _fix_multi_hot(data: Any, options: FixOptions) -> FixResult:
     k = data.k
     used: Counter[str] = Counter()
     rows_in = fixed = 0
-    with atomic_path(options.out) as out_tmp, atomic_path(_quarantine_target(options)) as q_tmp:
+    with atomic_path(options.out) as out_tmp, _quarantine_path(options) as q_tmp:
         with (
             pq.ParquetWriter(out_tmp, schema, compression="zstd") as out_w,
             pq.ParquetWriter(q_tmp, q_schema, compression="zstd") as q_w,
@@ -351,9 +353,7 @@ def _result(
     maps_used: dict[str, int],
     quarantined: dict[str, int],
 ) -> FixResult:
-    """The fix log, the fixed file's report naming the output (the unused quarantine removed)."""
-    if options.quarantine is None:
-        Path(_quarantine_target(options)).unlink(missing_ok=True)
+    """The fix log, the fixed file's report naming the output."""
     result = FixResult(
         rows_in=rows_in,
         rows_fixed=fixed,

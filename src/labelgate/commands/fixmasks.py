@@ -23,6 +23,7 @@ from labelgate.commands.fix import FixOptions, FixResult, SourceFix
 from labelgate.contract import Contract
 from labelgate.errors import UsageError
 from labelgate.io.atomic import atomic_path
+from labelgate.io.files import check_inside
 from labelgate.run.validation import report_of
 
 __all__ = ["fix_masks"]
@@ -82,6 +83,7 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
             left["LG031"] += 1  # not readable as class indices: the report names it
             continue
         new = _remap(array, lookup, changed, f)
+        check_inside(out, target, [path])  # a linked subfolder of --out may lead into the input
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(target) as tmp:
             save(new, tmp)
@@ -111,8 +113,10 @@ Saver = Any  # (array, path) -> None
 
 def _load(path: Path, colours: Mapping[int, int] | None) -> tuple[npt.NDArray[Any] | None, Saver]:
     """The mask's class indices and how to write an array back in the mask's own format."""
+    from labelgate.readers.maskfile import load_npy, require_regular
+
     if path.suffix.lower() == ".npy":
-        array = np.load(path, allow_pickle=False)
+        array = load_npy(path, mmap=False)  # header and pixel count checked before allocating
 
         def save_npy(a: npt.NDArray[Any], tmp: Path) -> None:
             with tmp.open("wb") as stream:
@@ -122,6 +126,7 @@ def _load(path: Path, colours: Mapping[int, int] | None) -> tuple[npt.NDArray[An
         return (array if ok else None), save_npy
     from PIL import Image
 
+    require_regular(path)
     with Image.open(path) as im:
         mode, palette = im.mode, im.getpalette() if im.mode == "P" else None
         array = np.asarray(im)

@@ -94,10 +94,13 @@ def read_mask(path: Path, colours: dict[str, int] | None) -> Any:
     mask through ``colours``, ``0xRRGGBB`` as text -> index, else as read, three channels)."""
     import numpy as np
 
+    from labelgate.readers.maskfile import load_npy, require_regular
+
     if path.suffix.lower() == ".npy":
-        return np.load(path, allow_pickle=False)
+        return load_npy(path, mmap=False)  # its header's pixel count checked before allocating
     from PIL import Image
 
+    require_regular(path)  # a FIFO named like a mask would block the replay
     with Image.open(path) as im:
         array = np.asarray(im)
     if array.ndim == 3 and colours is not None:

@@ -17,6 +17,7 @@ from labelgate.commands.families import FAMILIES, KINDS
 
 __all__ = ["FAMILIES", "Triage", "normalise", "triage_lines", "triage_stream"]
 
+_NULS = re.compile("\x00+")
 MAX_LINE = 1 << 20  # characters of one line kept; the rest of a longer line is skipped
 PROBE = 4096  # characters of a line matched against the patterns (messages start a line)
 SHOWN = 1000  # characters of a line kept for display
@@ -206,14 +207,14 @@ def log_encoding(head: bytes) -> str:
 
 def read_lines(stream: BinaryIO) -> Iterator[str]:
     """Decode a byte stream line by line in its own encoding (``log_encoding``), invalid
-    bytes replaced, a NUL taken as a line break, each line cut at ``MAX_LINE`` characters."""
+    bytes replaced, a run of NULs taken as one line break, each line cut at ``MAX_LINE`` characters."""
     head = stream.read(4096)
     decoder = codecs.getincrementaldecoder(log_encoding(head))(errors="replace")
     pending, skipping, block = "", False, head
     while True:
         final = not block
         pending += decoder.decode(block, final=final)
-        *lines, pending = pending.replace("\x00", "\n").split("\n")
+        *lines, pending = _NULS.sub("\n", pending).split("\n")  # a run of NULs: one break
         for line in lines:
             if not skipping:
                 yield line.rstrip("\r")

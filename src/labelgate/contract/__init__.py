@@ -19,6 +19,7 @@ from labelgate.contract.values import (
 )
 from labelgate.core.catalog import CODES, SEVERITIES
 from labelgate.errors import ClassMapError, ContractError, InputError
+from labelgate.io.bounded import yaml_problem
 from labelgate.io.files import load_yaml, read_small_text
 
 __all__ = [
@@ -258,9 +259,7 @@ class Contract:
         try:
             data = load_yaml(text)
         except yaml.YAMLError as exc:
-            raise ContractError(
-                f"not valid YAML: {' '.join(str(exc).split())}", path=origin
-            ) from None
+            raise ContractError(f"not valid YAML: {yaml_problem(exc)}", path=origin) from None
         if not isinstance(data, dict):
             raise ContractError("a contract is a mapping of keys to values", path=origin)
         try:

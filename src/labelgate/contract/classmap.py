@@ -15,11 +15,20 @@ from types import MappingProxyType
 from typing import Any
 
 from labelgate.errors import ClassMapError, InputError
-from labelgate.io.files import CLASS_MAP_SUFFIXES, load_yaml, read_small_text
+from labelgate.io.bounded import load_json, yaml_problem
+from labelgate.io.classnames import (
+    MAX_CLASS_NAMES,
+    check_header,
+    check_keys,
+    check_names,
+    check_source,
+)
+from labelgate.io.files import load_yaml, read_small_text
 
 __all__ = ["ClassMap", "load_class_map", "normalise_name"]
 
 _SPACE = re.compile(r"\s+")
+_INDEX = re.compile(r"\s*-?\d+\s*")
 
 
 def normalise_name(name: str) -> str:
@@ -147,12 +156,7 @@ def load_class_map(path: str | Path) -> ClassMap:
     """
     p = Path(path)
     origin = str(path)
-    suffix = p.suffix.lower()
-    if suffix not in CLASS_MAP_SUFFIXES:
-        raise ClassMapError(
-            f"a class-name map is a {', '.join(CLASS_MAP_SUFFIXES)} file",
-            path=origin,
-        )
+    check_source(p, origin)  # the name and, for a link, its target
     try:
         text = read_small_text(p, "class-name map")
     except InputError as exc:
@@ -160,9 +164,11 @@ def load_class_map(path: str | Path) -> ClassMap:
     suffix = p.suffix.lower()
     if suffix == ".json":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
+            data = load_json(text, origin)
+        except json.JSONDecodeError as exc:  # its message is a position, never the content
             raise ClassMapError(f"not valid JSON: {exc}", path=origin) from None
+        except InputError as exc:  # nested too deep, too many values
+            raise ClassMapError(exc.reason, path=origin) from None
         return _printable(_from_structure(data, origin))
     if suffix in (".yaml", ".yml"):
         import yaml
@@ -170,7 +176,7 @@ def load_class_map(path: str | Path) -> ClassMap:
         try:
             data = load_yaml(text)
         except yaml.YAMLError as exc:
-            raise ClassMapError(f"not valid YAML: {_first_line(exc)}", path=origin) from None
+            raise ClassMapError(f"not valid YAML: {yaml_problem(exc)}", path=origin) from None
         return _printable(_from_structure(data, origin))
     if suffix == ".csv":
         return _printable(_from_csv(text, origin))
@@ -179,19 +185,19 @@ def load_class_map(path: str | Path) -> ClassMap:
 
 def _printable(found: ClassMap) -> ClassMap:
     """The map, if every name is printable text (a file of NUL-separated or control characters,
-    such as /proc/self/environ, is no class map)."""
+    such as /proc/self/environ, is no class map) and a class name (classnames.check_names)."""
     for index, name in found.entries:
         bad = next((c for c in name if unicodedata.category(c) in ("Cc", "Cs")), None)
         if bad is not None:
             raise ClassMapError(
-                f"the name of class {index} holds the control character {bad!r}: not a class map",
+                f"the name of class {index} holds the control character U+{ord(bad):04X}: "
+                "not a class map",
                 path=found.origin,
             )
+    suffix = Path(found.origin).suffix.lower()
+    what = {".txt": "line", ".names": "line", ".csv": "row"}.get(suffix, "entry")
+    check_names(found.entries, found.origin, what=what)
     return found
-
-
-def _first_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
 
 
 def _from_lines(text: str, origin: str) -> ClassMap:
@@ -210,6 +216,8 @@ def _from_lines(text: str, origin: str) -> ClassMap:
 
 def _from_structure(data: Any, origin: str) -> ClassMap:
     declared = None
+    if isinstance(data, dict):
+        check_keys(data, origin)
     if isinstance(data, dict) and "names" in data and isinstance(data["names"], list | dict):
         # A YOLO data.yaml (names beside nc, path, train, val...) or a Hugging Face ClassLabel
         # (names beside num_classes): the names are the map, the count is checked against them.
@@ -221,6 +229,8 @@ def _from_structure(data: Any, origin: str) -> ClassMap:
 
 
 def _names_of(data: Any, origin: str) -> ClassMap:
+    if isinstance(data, list | dict) and len(data) > MAX_CLASS_NAMES:
+        raise ClassMapError(f"more than {MAX_CLASS_NAMES:,} class names", path=origin)
     if isinstance(data, list):
         if not all(isinstance(n, str) for n in data):
             raise ClassMapError("a list map must hold class names (strings)", path=origin)
@@ -228,23 +238,22 @@ def _names_of(data: Any, origin: str) -> ClassMap:
             raise ClassMapError("the class-name map is empty", path=origin)
         return ClassMap(tuple(enumerate(data)), origin=origin)
     if isinstance(data, dict) and data:
+        check_keys(data, origin)
         entries: list[tuple[int, str]] = []
-        for key, value in data.items():
+        for number, (key, value) in enumerate(data.items(), start=1):
             index, name = (key, value) if _is_index(key) else (value, key)
             if not _is_index(index) or not isinstance(name, str):
-                raise ClassMapError(_not_an_entry(data, key, value), path=origin)
+                raise ClassMapError(_not_an_entry(data, number, value), path=origin)
             entries.append((int(index), name))
         return ClassMap(tuple(entries), origin=origin)
     raise ClassMapError("expected a list of names or a mapping of index to name", path=origin)
 
 
-def _not_an_entry(data: dict[Any, Any], key: Any, value: Any) -> str:
-    """Why a mapping is no class map, naming the key and the value's type, never its content (a
-    dataset card's description can run to pages)."""
-    shown = str(key) if len(str(key)) <= 40 else str(key)[:37] + "..."
-    reason = (
-        f"entry {shown!r} (a {type(value).__name__}) is neither index -> name nor name -> index"
-    )
+def _not_an_entry(data: dict[Any, Any], number: int, value: Any) -> str:
+    """Why a mapping is no class map, naming the entry by position and its value's type, never
+    its key or content (the file may be anything but a class map: a dataset card whose
+    description runs to pages, a file of credentials)."""
+    reason = f"entry {number} (a {type(value).__name__}) is neither index -> name nor name -> index"
     if "features" in data and ("description" in data or "dataset_name" in data):
         return (
             "a Hugging Face dataset_info.json, not a class map: give the dataset folder (or its "
@@ -259,17 +268,19 @@ def _is_index(value: Any) -> bool:
         return False
     if isinstance(value, int):
         return True
-    return isinstance(value, str) and value.strip().lstrip("-").isdigit()
+    # what int() takes: not "²" (isdigit says yes) nor "--5" (lstrip("-") would pass it)
+    return isinstance(value, str) and _INDEX.fullmatch(value) is not None
 
 
 def _from_csv(text: str, origin: str) -> ClassMap:
     rows = [row for row in csv.reader(io.StringIO(text)) if row and any(c.strip() for c in row)]
     if rows and not _is_index(rows[0][0]):
+        check_header(rows[0], origin)
         rows = rows[1:]  # a header such as "index,name"
     entries: list[tuple[int, str]] = []
     for number, row in enumerate(rows, start=1):
         if len(row) < 2 or not _is_index(row[0]):
-            raise ClassMapError(f"row {number} is not 'index,name': {row!r}", path=origin)
+            raise ClassMapError(f"row {number} is not 'index,name'", path=origin)
         entries.append((int(row[0]), row[1]))
     if not entries:
         raise ClassMapError("the class-name map is empty", path=origin)

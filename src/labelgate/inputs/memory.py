@@ -57,9 +57,24 @@ def as_table(data: Any, *, target_getter: Callable[[Any], Any] | None = None) ->
     """``data`` as an Arrow table (by reference where Arrow allows).
 
     Raises:
-        UsageError: the object is none of the kinds above, or a Dataset has neither ``targets``
-            nor a ``target_getter``.
+        UsageError: the object is none of the kinds above, a Dataset has neither ``targets``
+            nor a ``target_getter``, or its values cannot become Arrow (a column of mixed types,
+            complex or object targets, columns of different lengths): checked here, so that no
+            pyarrow or torch exception reaches the caller.
     """
+    import pyarrow as pa
+
+    try:
+        return _as_table(data, target_getter)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+        if isinstance(exc, UsageError):
+            raise
+        raise UsageError(
+            f"cannot read a {_kind(data)} as a table ({type(exc).__name__}): " + _why_not(data)
+        ) from None
+
+
+def _as_table(data: Any, target_getter: Callable[[Any], Any] | None) -> InMemory:
     import pyarrow as pa
 
     kind = _kind(data)
@@ -76,6 +91,7 @@ def as_table(data: Any, *, target_getter: Callable[[Any], Any] | None = None) ->
     if kind == "datasets.Dataset":
         return _hf(data)
     if isinstance(data, Mapping):  # columns by name: {"label": [...], "id": [...]}
+        _same_lengths(data)
         return InMemory(pa.table({str(k): v for k, v in data.items()}), "dict of columns")
     if kind == "numpy.ndarray" or kind == "torch.Tensor":
         return InMemory(_targets_table(data), kind)
@@ -94,8 +110,13 @@ def _targets_table(targets: Any) -> Any:
     import pyarrow as pa
 
     if type(targets).__module__.startswith("torch"):
-        targets = targets.detach().cpu().numpy()  # a CPU tensor's numpy view: no copy
+        targets = _tensor_numpy(targets)
     array = np.asarray(targets)
+    if array.dtype.kind not in "biufUSO":
+        raise UsageError(
+            f"targets of dtype {array.dtype}: class targets are integers (or floats, strings "
+            "and booleans, which the checks report)"
+        )
     if array.ndim == 1:
         return pa.table({"label": pa.array(array)})
     if array.ndim == 2:
@@ -104,6 +125,64 @@ def _targets_table(targets: Any) -> Any:
     raise UsageError(
         f"targets of {array.ndim} dimensions: give one label (or one row of K) per item"
     )
+
+
+def _tensor_numpy(tensor: Any) -> Any:
+    """A tensor's values as numpy (a CPU tensor's view: no copy). bfloat16, which numpy lacks,
+    becomes float32 exactly, so the checks judge its values (float targets are LG026/LG002).
+
+    Raises:
+        UsageError: a dtype numpy cannot hold (complex32, float8, quantized).
+    """
+    import torch
+
+    tensor = tensor.detach().cpu()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.to(torch.float32)
+    try:
+        return tensor.numpy()
+    except TypeError:
+        raise UsageError(
+            f"targets of dtype {tensor.dtype}: class targets are an integer tensor"
+        ) from None
+
+
+def _same_lengths(columns: Mapping[Any, Any]) -> None:
+    """Refuse a dict of columns of different lengths, naming each length.
+
+    Raises:
+        UsageError: the lengths differ.
+    """
+    lengths: dict[str, int] = {}
+    for name, values in columns.items():
+        try:
+            lengths[str(name)] = len(values)
+        except TypeError:
+            raise UsageError(f"column {str(name)!r} is not a sequence of values") from None
+    if len(set(lengths.values())) > 1:
+        shown = ", ".join(f"{n!r}: {k}" for n, k in list(lengths.items())[:10])
+        raise UsageError(f"the columns differ in length ({shown}): give one value per row")
+
+
+def _why_not(data: Any) -> str:
+    """Which column holds values Arrow cannot take as one type, and of which types (never the
+    values themselves)."""
+    columns: list[tuple[str, Any]] = []
+    if _kind(data) == "pandas.DataFrame":
+        columns = [(str(c), data[c]) for c in data.columns]
+    elif isinstance(data, Mapping):
+        columns = [(str(c), v) for c, v in data.items()]
+    elif _kind(data) == "numpy.ndarray":
+        columns = [("label", data.reshape(-1))]
+    import pyarrow as pa
+
+    for name, values in columns:
+        try:
+            pa.array(values, from_pandas=True)
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            types = sorted({type(v).__name__ for v in list(values)[:100_000]})
+            return f"column {name!r} holds values of {len(types)} types ({', '.join(types[:6])})"
+    return "its values are of no type Arrow holds (complex numbers, Python objects)"
 
 
 def _hf(ds: Any) -> InMemory:

@@ -1,16 +1,24 @@
-"""Writing files so that a reader never sees half of one: a temporary file beside it, then a rename."""
+"""Writing files so that a reader never sees half of one: a temporary file beside it, then a rename.
+
+Every file labelgate writes goes through :func:`atomic_path` (or :func:`scratch_path` for a file
+it removes again). A target that exists and is neither a regular file nor a folder (a character
+device such as ``/dev/null``, a FIFO, a socket) is written in place, never replaced: the bytes
+are staged in a private temporary folder, then copied into it.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from labelgate.errors import UsageError
 
-__all__ = ["atomic_path", "write_text_atomic"]
+__all__ = ["atomic_path", "is_special", "scratch_path", "write_text_atomic"]
 
 
 @contextlib.contextmanager
@@ -24,6 +32,10 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
         UsageError: the target's folder does not exist or cannot be written.
     """
     path = Path(target)
+    if is_special(path):
+        with _in_place(path) as staged:
+            yield staged
+        return
     folder = path.parent if str(path.parent) else Path()
     try:
         # The suffix is kept, so that a reader that goes by it can check the file before rename.
@@ -49,6 +61,49 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
+
+
+def is_special(path: str | Path) -> bool:
+    """Whether ``path`` exists (after links) and is neither a regular file nor a folder: a
+    device, a FIFO or a socket, which a rename would replace by a plain file."""
+    try:
+        mode = Path(path).stat().st_mode
+    except (OSError, ValueError):
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+@contextlib.contextmanager
+def _in_place(target: Path) -> Iterator[Path]:
+    """Yield a private temporary path; on success copy its bytes into ``target`` (opened for
+    writing, never renamed over, so a device stays a device and a FIFO a FIFO)."""
+    folder = Path(tempfile.mkdtemp(prefix="labelgate-"))
+    try:
+        staged = folder / f"staged{target.suffix}"
+        yield staged
+        with staged.open("rb") as src, target.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def scratch_path(folder: str | Path, suffix: str) -> Iterator[Path]:
+    """Yield a new, uniquely named file in ``folder`` (created exclusively, so it can be no
+    input's name) and remove it afterwards, whatever happens.
+
+    Raises:
+        UsageError: the folder does not exist or cannot be written.
+    """
+    try:
+        fd, name = tempfile.mkstemp(prefix=".labelgate-scratch-", suffix=suffix, dir=folder)
+    except OSError as exc:
+        raise UsageError(f"{str(folder)!r}: cannot write there ({exc.strerror})") from None
+    os.close(fd)
+    try:
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
 
 
 def _fsync_dir(folder: Path) -> None:

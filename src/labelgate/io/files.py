@@ -2,11 +2,13 @@
 
 - Small files (contracts, class maps) are read only when they are regular files of at most
   ``MAX_SMALL_FILE`` bytes, as UTF-8 with or without a byte-order mark.
-- YAML is read without aliases: a kilobyte of ``&a [*a, *a, ...]`` cannot expand to gigabytes.
+- YAML is read without aliases: a kilobyte of ``&a [*a, *a, ...]`` cannot expand to gigabytes;
+  and nested at most ``bounded.MAX_DEPTH`` levels, counted as nodes are composed.
 - Every output path is checked, after resolving links, against every input (data files, contract,
   class map) and against the other outputs, and its folder must be writable, before anything is
   written. A regular file (or a new path) is written to a temporary file, then renamed; a device
-  or a FIFO (``/dev/null``, ``/dev/stdout``) is written directly, never replaced.
+  or a FIFO (``/dev/null``, ``/dev/stdout``) is written in place, never replaced (atomic.py).
+  A file inside an output folder is written only where, links resolved, it stays inside it.
 """
 
 from __future__ import annotations
@@ -18,11 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from labelgate.errors import InputError, UsageError, one_line
-from labelgate.io.atomic import write_text_atomic
+from labelgate.io.atomic import is_special, write_text_atomic
+from labelgate.io.bounded import yaml_limits
+from labelgate.io.classnames import CLASS_MAP_SUFFIXES
 
 __all__ = [
     "CLASS_MAP_SUFFIXES",
     "MAX_SMALL_FILE",
+    "append_output",
+    "check_inside",
     "check_outputs",
     "escape_controls",
     "load_yaml",
@@ -31,7 +37,6 @@ __all__ = [
 ]
 
 MAX_SMALL_FILE = 32 << 20  # bytes: a 1,000,000-name class map of 20-byte names is 21 MB
-CLASS_MAP_SUFFIXES = (".txt", ".names", ".json", ".yaml", ".yml", ".csv")
 
 
 _CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)} | {
@@ -79,36 +84,34 @@ def read_small_text(path: str | Path, what: str, error: type[InputError] = Input
 
 
 def load_yaml(text: str) -> Any:
-    """Parse YAML safely and without aliases.
+    """Parse YAML safely, without aliases, nested at most ``bounded.MAX_DEPTH`` levels.
 
     Raises:
-        yaml.YAMLError: the text is not YAML, or uses an alias (``*name``).
+        yaml.YAMLError: the text is not YAML, uses an alias (``*name``) or is nested too deep.
     """
     import yaml
 
     class NoAliases(yaml.SafeLoader):
+        depth = 0
+
         def compose_node(self, parent: Any, index: Any) -> Any:
             if self.check_event(yaml.events.AliasEvent):
                 mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise yaml.composer.ComposerError(
                     None, None, "YAML aliases (*name) are not accepted", mark
                 )
-            return super().compose_node(parent, index)
+            self.depth += 1  # checked as nodes are composed, before Python recursion runs out
+            yaml_limits(self)
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
 
     return yaml.load(text, Loader=NoAliases)
 
 
 def _resolved(path: str) -> Path:
     return Path(path).expanduser().resolve()
-
-
-def _special(path: Path) -> bool:
-    """An existing path that is neither a regular file nor a directory (a device, a FIFO)."""
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | None]) -> None:
@@ -130,7 +133,7 @@ def check_outputs(outputs: Mapping[str, str | None], inputs: Iterable[str | None
             continue
         name = flag.rstrip("/")
         out = _resolved(raw)
-        if _special(out):
+        if is_special(out):
             continue  # /dev/null, a FIFO: written directly, never replaced
         for given, path in read:
             if out == path or path in out.parents or (flag.endswith("/") and out in path.parents):
@@ -156,12 +159,40 @@ def write_output(path: str, text: str) -> None:
     Raises:
         InputError: the write fails (a full disk, a permission), naming the path.
     """
-    target = Path(path)
     try:
-        if _special(target):
-            with target.open("w", encoding="utf-8") as f:
-                f.write(text)
-        else:
-            write_text_atomic(target, text)
+        write_text_atomic(path, text)  # a device or a FIFO: written in place (atomic.py)
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror or one_line(exc)})", path=path) from None
+
+
+def check_inside(root: str | Path, target: str | Path, inputs: Iterable[str | None]) -> None:
+    """Refuse to write ``target`` unless, links resolved, it lies inside the output folder
+    ``root`` and in no input: a subfolder of the output that is a link into the input folder
+    would otherwise lead a write onto the input.
+
+    Raises:
+        UsageError: ``target`` resolves outside ``root`` or into an input.
+    """
+    out = _resolved(str(root))
+    where = _resolved(str(Path(target).parent)) / Path(target).name
+    if out != where and out not in where.parents:
+        raise UsageError(f"{str(target)!r} resolves outside the output folder {str(root)!r}")
+    for raw in inputs:
+        if raw and "://" not in raw:
+            given = _resolved(raw)
+            if where == given or given in where.parents:
+                raise UsageError(f"{str(target)!r} would overwrite or sit inside the input {raw!r}")
+
+
+def append_output(path: str, text: str) -> None:
+    """Append ``text`` to ``path`` (a file the environment names, such as GitHub's step summary,
+    which is appended to by design; checked with :func:`check_outputs` beforehand).
+
+    Raises:
+        InputError: the write fails, naming the path.
+    """
+    try:
+        with Path(path).open("a", encoding="utf-8") as f:
+            f.write(text)
     except OSError as exc:
         raise InputError(f"cannot write ({exc.strerror or one_line(exc)})", path=path) from None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from labelgate.errors import InputError, one_line
+from labelgate.io.uri import display_uri
 
 __all__ = ["KINDS", "InputFile", "held", "resolve_inputs", "typed"]
 
@@ -162,9 +163,9 @@ def is_uri(path: str) -> bool:
 
 
 def shown(uri: str) -> str:
-    """A URI as reports and messages show it: without its query string, which may hold an
-    endpoint or even keys (``?access_key=...``)."""
-    return uri.split("?", 1)[0]
+    """A URI as reports and messages show it: without its user-info (``KEY:SECRET@``) or its
+    query string, which may hold an endpoint or even keys (``?access_key=...``)."""
+    return display_uri(uri)
 
 
 def filesystem(uri: str) -> tuple[Any, str]:

@@ -13,12 +13,13 @@ import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
+from labelgate.io.bounded import guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_tables
 from labelgate.readers.sink import RowSink, RowWriter
@@ -66,17 +67,22 @@ def read_coco(
     counts: Counter[str] = Counter()
 
     def image(item: dict[str, Any]) -> None:
+        if not isinstance(item, dict):
+            raise InputError("an entry of images is not a JSON object", path=str(path))
+        key = _key(item.get("id"))
         if sources is not None:
             value = item.get(source_field or "")
-            sources[item.get("id")] = "" if value is None else str(value)
+            sources[key] = "" if value is None else str(value)
         w, h = item.get("width"), item.get("height")
-        if isinstance(w, int | float) and isinstance(h, int | float):
-            images[item.get("id")] = (float(w), float(h))
+        if _number(w) and _number(h):
+            images[key] = (float(w), float(h))
         else:
-            images[item.get("id")] = None
+            images[key] = None
         counts["images"] += 1
 
     def category(item: dict[str, Any]) -> None:
+        if not isinstance(item, dict):
+            raise InputError("an entry of categories is not a JSON object", path=str(path))
         cid, name = item.get("id"), item.get("name")
         if not isinstance(cid, int) or isinstance(cid, bool):
             raise InputError(f"category {cid!r} has no integer id", path=str(path))
@@ -89,15 +95,19 @@ def read_coco(
         # them (usually categories) in one more C pass.
         with path.open("rb") as f:
             done: set[str] = set()
-            for key, item in _head(ijson.parse(f, use_float=True), done):
+            for key, item in _head(ijson.parse(guarded_stream(f, str(path)), use_float=True), done):
                 handlers[key](item)
         with path.open("rb") as f:
-            for item in ijson.items(f, "annotations.item", use_float=True):
+            for item in ijson.items(
+                guarded_stream(f, str(path)), "annotations.item", use_float=True
+            ):
+                if not isinstance(item, dict):
+                    raise InputError("an entry of annotations is not a JSON object", path=str(path))
                 _annotation(
                     item,
                     writer,
                     facts,
-                    source if sources is None else sources.get(item.get("image_id"), source),
+                    source if sources is None else sources.get(_key(item.get("image_id")), source),
                     images,
                     used,
                     first_of,
@@ -109,7 +119,9 @@ def read_coco(
         for key in ("images", "categories"):
             if key not in done:
                 with path.open("rb") as f:
-                    for item in ijson.items(f, f"{key}.item", use_float=True):
+                    for item in ijson.items(
+                        guarded_stream(f, str(path)), f"{key}.item", use_float=True
+                    ):
                         handlers[key](item)
     except ijson.JSONError as exc:
         raise InputError(_not_json(path, exc), path=str(path)) from None
@@ -162,7 +174,7 @@ def _annotation(
     counts: Counter[str],
     background: int | None,
 ) -> None:
-    image = item.get("image_id")
+    image = _key(item.get("image_id"))  # any JSON value: a list is no key of the tallies
     segments = item.get("segments_info")
     if segments is None and _plain(item, images.get(image), used, background):
         writer.add(item["id"], item["category_id"], source, None)  # the usual case, at speed
@@ -171,7 +183,9 @@ def _annotation(
         return
     parts = segments if isinstance(segments, list) else [item]
     for part in parts:
-        ident = part.get("id")
+        if not isinstance(part, dict):
+            part = {}  # a segment that is no object: no category_id, reported below (LG031)
+        ident = _key(part.get("id"))
         cid = part.get("category_id")
         row = writer.rows
         shown = f"{image}/{ident}" if segments is not None else ident
@@ -184,9 +198,8 @@ def _annotation(
                 fix="give each annotation the id of a category in the categories table",
             )
             continue
-        writer.add(
-            ident if isinstance(ident, int) and segments is None else None, cid, source, None
-        )
+        whole = isinstance(ident, int) and not isinstance(ident, bool)  # true is no id
+        writer.add(ident if whole and segments is None else None, cid, source, None)
         used[cid] += 1
         first_of.setdefault(cid, example)
         check_background(facts, cid, background, example)
@@ -233,9 +246,23 @@ def _plain(
     return True
 
 
+def _key(value: Any) -> Any:
+    """A JSON value as a key of the per-id tallies: a number, a string or null as it is, any
+    other value (a list, an object) as a marker naming its type, never its content."""
+    if value is None or isinstance(value, int | float | str):
+        return value
+    return f"<a JSON {'array' if isinstance(value, list) else 'object'}>"
+
+
+def _number(value: Any) -> TypeGuard[int | float]:
+    """A JSON number: ``float()`` also takes ``"10"`` and ``true``, torchvision does not."""
+    return type(value) is int or type(value) is float
+
+
 def _xyxy(box: Any) -> tuple[float, float, float, float] | None:
-    """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers."""
-    if not isinstance(box, list) or len(box) != 4:
+    """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers (strings and
+    booleans included: a Roboflow export's ``["10", "20", ...]`` is refused by torchvision)."""
+    if not isinstance(box, list) or len(box) != 4 or not all(_number(v) for v in box):
         return None
     try:
         x, y, w, h = (float(v) for v in box)

@@ -7,7 +7,6 @@ it is.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,8 @@ from typing import Any
 from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError, one_line
+from labelgate.io.bounded import load_json
+from labelgate.io.classnames import MAX_CLASS_NAMES
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.sink import RowSink
@@ -35,19 +36,32 @@ def hf_features(path: Path) -> dict[str, Any] | None:
     if raw is None:
         return None
     try:
-        doc = json.loads(raw)
-    except ValueError:
+        doc = load_json(raw, str(path))
+    except (ValueError, InputError):
         return None
-    features = doc.get("info", {}).get("features")
+    info = doc.get("info") if isinstance(doc, dict) else None  # every level type-checked
+    features = info.get("features") if isinstance(info, dict) else None
     return features if isinstance(features, dict) else None
 
 
 def class_label(features: dict[str, Any], origin: str) -> tuple[str, ClassMap] | None:
-    """The first ``ClassLabel`` feature (or ``Sequence(ClassLabel)``): its column and names."""
+    """The first ``ClassLabel`` feature (or ``Sequence(ClassLabel)``): its column and names.
+
+    Raises:
+        InputError: the ClassLabel names more than ``MAX_CLASS_NAMES`` classes.
+    """
+    if not isinstance(features, dict):
+        return None
     for column, feature in features.items():
         inner = feature.get("feature", feature) if isinstance(feature, dict) else None
         if isinstance(inner, dict) and inner.get("_type") == "ClassLabel":
             names = inner.get("names")
+            if isinstance(names, list) and len(names) > MAX_CLASS_NAMES:
+                raise InputError(
+                    f"ClassLabel {column!r} names {len(names):,} classes, over the "
+                    f"{MAX_CLASS_NAMES:,} a class map may hold",
+                    path=origin,
+                )
             if isinstance(names, list) and all(isinstance(n, str) for n in names):
                 return column, ClassMap.from_names(names, origin=f"{origin} ClassLabel {column!r}")
     return None
@@ -65,11 +79,13 @@ def read_hf(path: Path, sink: RowSink, facts: AnnotationFacts) -> ClassMap | Non
         return found[1] if found else None
     info_path = path / "dataset_info.json"
     try:
-        info = json.loads(read_small_text(info_path, "dataset_info.json"))
+        info = load_json(read_small_text(info_path, "dataset_info.json"), str(info_path))
     except (InputError, ValueError) as exc:
         raise InputError(
             f"cannot read dataset_info.json ({one_line(exc)})", path=str(path)
         ) from None
+    if not isinstance(info, dict):
+        raise InputError("dataset_info.json is not a JSON object", path=str(info_path))
     found = class_label(info.get("features") or {}, str(info_path))
     _note(facts, found)
     _to_parquet(sorted(path.glob("*.arrow")), sink, facts, path)
@@ -94,6 +110,9 @@ def _to_parquet(files: list[Path], sink: RowSink, facts: AnnotationFacts, folder
             with pa.memory_map(str(f)) as source:
                 reader = pa.ipc.open_stream(source)
                 for batch in reader:
+                    # Offsets checked against their buffers before any value is touched: a
+                    # corrupt string offset would read past the mapped file (SIGBUS, no message).
+                    batch.validate(full=True)
                     if writer is None:
                         writer = sink.batches(batch.schema)
                     writer.write_batch(batch)

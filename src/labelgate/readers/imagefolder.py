@@ -20,6 +20,7 @@ from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.layout import any_file
 from labelgate.readers.sink import RowSink
+from labelgate.readers.walk import walk_files
 
 __all__ = ["IMG_EXTENSIONS", "ImageFolderReader", "looks_like_imagefolder", "read_imagefolder"]
 
@@ -73,11 +74,16 @@ def read_imagefolder(root: Path, sink: RowSink, facts: AnnotationFacts) -> Class
                     fix=f"delete {name!r} (ImageFolder makes every subfolder a class)",
                     unit="folders",
                 )
-            files = sorted(
-                Path(dirpath, f)
-                for dirpath, _, names in os.walk(folder / name, followlinks=True)
-                for f in names
-            )
+            files, loops = walk_files(folder / name)  # links followed, each folder once
+            if loops:
+                facts.hit(
+                    "LG033",
+                    Example(row=-1, id=f"{source}/{name}", source=source),
+                    message=f"class folder {name!r} in {source!r} holds {loops} link(s) back to a "
+                    "folder already walked: ImageFolder's walk (os.walk, links followed) never ends",
+                    fix="remove the links that point to a parent folder or to themselves",
+                    unit="folders",
+                )
             images = [f for f in files if f.name.lower().endswith(IMG_EXTENSIONS)]
             counts["skipped_files"] += len(files) - len(images)
             if not images:

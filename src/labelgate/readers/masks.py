@@ -29,6 +29,7 @@ from labelgate.contract.values import CITYSCAPES_TRAIN_IDS
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.maskfile import load_npy, require_regular
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -104,10 +105,10 @@ def dataset_meta(root: Path) -> tuple[ClassMap | None, dict[int, int] | None]:
         meta = folder.parent / "dataset_meta.json"
     if not meta.is_file():
         return None, None
-    import json
+    from labelgate.io.bounded import load_json
 
     try:
-        data = json.loads(read_small_text(meta, "dataset_meta.json"))
+        data = load_json(read_small_text(meta, "dataset_meta.json"), str(meta))
         names = {int(k): str(v) for k, v in data.get("label_map", {}).items()}
         colours = data.get("segmentation_colors")
         colour_map = None
@@ -234,10 +235,11 @@ def _reason(exc: BaseException) -> str:
 
 def _read(path: Path | str) -> tuple[npt.NDArray[Any], str]:
     if str(path).lower().endswith(".npy"):
-        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        array = load_npy(path, mmap=True)  # regular file, header and pixels checked first
         return array, f"npy {array.dtype}"
     from PIL import Image
 
+    require_regular(path)
     with Image.open(path) as im:
         mode = im.mode
         if mode == "1":
@@ -281,6 +283,9 @@ def _summarise(
         array = array.astype(np.uint8)
     elif array.dtype.kind not in "iu":
         return Decoded(rel, None, _EMPTY, mode, shape, error=f"values of type {array.dtype}")
+    elif array.dtype == np.uint64 and array.size and int(array.max()) >> 63:
+        top = int(array.max())  # as written: no int64 target holds it, clamping would invent one
+        return Decoded(rel, None, _EMPTY, mode, shape, error=f"values past int64 (up to {top})")
     values, pixels, heads, lengths = _histogram(array)
     stray = _stray(array, values, pixels, (heads, lengths))
     if lossy and stray == (0, 0):
@@ -303,8 +308,6 @@ def _histogram(array: npt.NDArray[Any]) -> tuple[I64, I64, npt.NDArray[Any], I64
         counts = np.bincount(heads, weights=lengths, minlength=1).astype(np.int64)
         values = np.flatnonzero(counts)
         return values.astype(np.int64), counts[values], heads, lengths
-    if heads.dtype == np.uint64 and heads.max() > np.iinfo(np.int64).max:
-        heads = np.minimum(heads, np.iinfo(np.int64).max)
     values, at = np.unique(heads.astype(np.int64), return_inverse=True)
     counts = np.bincount(at, weights=lengths, minlength=len(values)).astype(np.int64)
     return values, counts, heads, lengths

@@ -9,9 +9,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["RowSink", "RowWriter"]
+__all__ = ["RowSink", "RowWriter", "in_int64"]
 
 _BATCH = 65_536
+
+
+def in_int64(value: int) -> bool:
+    """Whether an integer read from an annotation fits the int64 columns rows are written in
+    (YOLO and COCO give Python integers of any size; 2**63 is no class id a loader can hold)."""
+    return -(2**63) <= value < 2**63
 
 
 class RowWriter:

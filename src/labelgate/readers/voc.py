@@ -16,6 +16,7 @@ from labelgate.contract.classmap import ClassMap, load_class_map, normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import ClassMapError, InputError, one_line
+from labelgate.io.classnames import check_names, check_source
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
@@ -113,8 +114,13 @@ def _class_list(base: Path) -> ClassMap | None:
             continue
         if name == "labelmap.txt":  # datumaro: 'name:r,g,b:parts:actions', '#' comments
             text = read_small_text(p, "label map")
-            names = [ln.split(":")[0] for ln in text.splitlines() if ln and not ln.startswith("#")]
-            return ClassMap.from_names(names, origin=str(p))
+            lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+            try:  # the class-map guard: a link to /etc/passwd would give its user names
+                check_source(p, str(p))
+                check_names(enumerate(lines), str(p), what="line")
+            except ClassMapError as exc:
+                raise InputError(exc.reason, path=str(p)) from None
+            return ClassMap.from_names([ln.split(":")[0] for ln in lines], origin=str(p))
         try:
             return load_class_map(p)
         except ClassMapError as exc:

@@ -16,10 +16,12 @@ from labelgate.contract.classmap import ClassMap, load_class_map
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import ClassMapError, InputError
+from labelgate.io.bounded import bounded_lines
+from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.layout import any_file
-from labelgate.readers.sink import RowSink, RowWriter
+from labelgate.readers.sink import RowSink, RowWriter, in_int64
 
 __all__ = ["CLASS_LISTS", "YoloReader", "read_yolo"]
 
@@ -64,9 +66,10 @@ def _class_list(root: Path) -> ClassMap | None:
                 raise InputError(exc.reason, path=str(p)) from None
             data = root / "obj.data"
             if found.declared is None and data.is_file():
-                for line in data.read_text(encoding="utf-8", errors="replace").splitlines():
+                text = read_small_text(data, "obj.data", error=ClassMapError)
+                for line in text.splitlines():
                     key, _, value = line.partition("=")
-                    if key.strip() == "classes" and value.strip().isdigit():
+                    if key.strip() == "classes" and value.strip().isdecimal():
                         from dataclasses import replace
 
                         found = replace(found, declared=int(value.strip()))
@@ -84,8 +87,8 @@ def _read_file(
 ) -> int:
     objects = 0
     with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            line = raw[:_MAX_LINE].decode("utf-8", errors="replace").strip()
+        for number, raw, _ in bounded_lines(f, _MAX_LINE):  # a line without end is not held
+            line = raw.decode("utf-8", errors="replace").strip()
             if not line:
                 continue
             fields = line.split()
@@ -103,6 +106,8 @@ def _read_file(
             try:
                 cls = int(fields[0])
                 values = [float(v) for v in fields[1:]]
+                if not in_int64(cls):  # no int64 target holds it
+                    raise ValueError(cls)
             except ValueError:
                 facts.hit(
                     "LG031",

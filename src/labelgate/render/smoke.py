@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from labelgate.commands.smoke import CPU_HINT, SmokeRun
+from labelgate.render.terminal import no_commands, terminal_text
 
 __all__ = ["SmokeVerdict", "render_smoke"]
 
@@ -55,7 +56,7 @@ class SmokeVerdict:
 
 def _run_lines(run: SmokeRun, title: str) -> list[str]:
     env = run.env
-    lines = [f"{title}: {run.path}"]
+    lines = [f"{title}: {terminal_text(run.path)}"]
     if env:
         versions = f"torch {env.get('torch')}"
         if env.get("cuda"):
@@ -80,8 +81,8 @@ def _run_lines(run: SmokeRun, title: str) -> list[str]:
         f"{run.processes} process(es), {run.seconds:.2f} s"
     )
     for f in run.failures:
-        lines.append(f"  batch {f.batch}: {f.kind}: {f.error}")
-        lines.extend(f"    device: {m}" for m in f.device_messages)
+        lines.append(f"  batch {f.batch}: {f.kind}: {terminal_text(f.error)}")  # a child's words
+        lines.extend(f"    device: {terminal_text(m)}" for m in f.device_messages)
         for e in f.examples[:5]:
             ident = f", id {e.id!r}" if e.id is not None else ""
             lines.append(f"    row {e.row}{ident}, value {e.value!r}")
@@ -109,4 +110,4 @@ def render_smoke(verdict: SmokeVerdict, fmt: str) -> str:
     lines.append(
         f"PASS ({CPU_HINT})" if verdict.passed and on_cpu else "PASS" if verdict.passed else "FAIL"
     )
-    return "\n".join(lines) + "\n"
+    return no_commands("\n".join(lines) + "\n")

@@ -7,6 +7,7 @@ import textwrap
 
 from labelgate.core.report import Example, Finding, Report
 from labelgate.render.common import base_paths, counted, quoted
+from labelgate.render.terminal import no_commands
 
 __all__ = ["render_text"]
 
@@ -71,7 +72,10 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console(record=True, width=width, force_terminal=color, no_color=not color)
+    # emoji=False: ":fire:" in an id stays text; markup from data is escaped line by line
+    console = Console(
+        record=True, width=width, force_terminal=color, no_color=not color, emoji=False
+    )
     with console.capture() as capture:
         c = report.counts
         paths = ", ".join(f["path"] for f in report.input["files"][:3])
@@ -145,4 +149,4 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
             f"[{style}]{verdict}[/{style}]: {errors} error(s), {warnings} warning(s)"
             + (" (strict: warnings fail)" if report.strict else "")
         )
-    return capture.get()
+    return no_commands(capture.get())  # a wrap may start a line with "::" from data

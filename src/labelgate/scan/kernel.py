@@ -211,7 +211,9 @@ def _scan_slice(
     width = len(nam_names) * span
     space = len(src_names) * width
     key = buf.key[:n]
-    if space < 2**31 and (src is not None or nam is not None):
+    # int32 work arrays only while every key part (and the shift by lo) fits them: a label of
+    # 2**31 in a YOLO file made "base -= lo" overflow.
+    if space + abs(lo) < 2**31 and (src is not None or nam is not None):
         base = buf.base[:n]
         if src is not None:
             np.multiply(src, width, out=base, casting="unsafe")

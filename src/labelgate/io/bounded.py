@@ -1,0 +1,172 @@
+"""Bounded reading of JSON, YAML and text: nesting, values, line length and size checked as the
+bytes arrive, before a parser builds anything from them (docs/security.md, "Limits").
+
+- JSON nesting (and, in a small file, the number of values) is measured on the raw bytes
+  (strings and escapes skipped) by :class:`DepthGuard`, fed chunk by chunk: :func:`load_json`
+  before ``json.loads`` sees a small file, and :func:`guarded_stream` under ijson for a large
+  one, so a COCO file nested 100,000 deep inside one annotation is refused after reading that
+  far, never built.
+- YAML nesting and values are counted as PyYAML composes nodes (:func:`yaml_limits`), and a YAML
+  error is worded by its position alone (:func:`yaml_problem`): PyYAML's message quotes the line.
+- Text lines are read with a bound (:func:`bounded_lines`): a file without newlines is never
+  read whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import IO, Any
+
+from labelgate.errors import InputError
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_ENTRIES",
+    "MAX_LINE",
+    "DepthGuard",
+    "bounded_lines",
+    "guarded_stream",
+    "load_json",
+    "yaml_limits",
+    "yaml_problem",
+]
+
+MAX_DEPTH = 64  # levels of nesting; COCO needs 5 (a polygon), a contract or a class map 4
+MAX_LINE = 1 << 20  # bytes of one text line; the rest of a longer line is skipped, never held
+MAX_ENTRIES = 2_000_000  # values in one small JSON or YAML file (twice the class-name limit)
+
+_ESCAPES = re.compile(rb"\\.", re.DOTALL)
+_DROP = bytes(b for b in range(256) if b not in b'"[]{},')
+_STEPS = [0] * 256  # +1 opens, -1 closes (an array once numpy is imported)
+_STEPS[ord("[")] = _STEPS[ord("{")] = 1
+_STEPS[ord("]")] = _STEPS[ord("}")] = -1
+
+
+class DepthGuard:
+    """Tracks the nesting of a JSON text fed in chunks, outside its strings.
+
+    Args:
+        limit: the deepest nesting accepted.
+        path: the file, for the error.
+        entries: the most values accepted (counted by their separating commas), or ``None`` for
+            no bound (a COCO file streamed by ijson holds millions, one at a time).
+    """
+
+    def __init__(
+        self, limit: int = MAX_DEPTH, path: str = "the JSON text", entries: int | None = None
+    ) -> None:
+        self.limit, self.path, self.max_entries = limit, path, entries
+        self.depth = 0
+        self.entries = 0
+        self._in_string = 0
+        self._carry = b""
+
+    def feed(self, chunk: bytes) -> None:
+        """Account for the next bytes of the text.
+
+        Raises:
+            InputError: the nesting passes ``limit``.
+        """
+        import numpy as np
+
+        data = _ESCAPES.sub(b"", self._carry + chunk)
+        self._carry = b""
+        if data.endswith(b"\\"):  # an escape split between two chunks
+            data, self._carry = data[:-1], b"\\"
+        marks = np.frombuffer(data.translate(None, _DROP), dtype=np.uint8)
+        if not len(marks):
+            return
+        quotes = marks == ord('"')
+        # a bracket lies outside every string when an even number of quotes comes before it
+        inside = (np.cumsum(quotes) + self._in_string) & 1
+        self._in_string = int(inside[-1])
+        steps = np.asarray(_STEPS, dtype=np.int8)[marks] * (inside == 0)
+        depths = np.cumsum(steps, dtype=np.int64) + self.depth
+        if int(depths.max()) > self.limit:
+            raise InputError(f"JSON nested deeper than {self.limit} levels", path=self.path)
+        self.depth = int(depths[-1])
+        if self.max_entries is not None:
+            self.entries += int(np.count_nonzero((marks == ord(",")) & (inside == 0)))
+            if self.entries >= self.max_entries:
+                raise InputError(f"JSON of more than {self.max_entries:,} values", path=self.path)
+
+
+class _Guarded:
+    """A binary stream whose bytes pass a :class:`DepthGuard` as they are read."""
+
+    def __init__(self, raw: IO[bytes], guard: DepthGuard) -> None:
+        self._raw, self._guard = raw, guard
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._raw.read(size)
+        self._guard.feed(chunk)
+        return chunk
+
+
+def guarded_stream(raw: IO[bytes], path: str, limit: int = MAX_DEPTH) -> Any:
+    """``raw`` as a stream for ijson that refuses nesting deeper than ``limit`` as it is read.
+
+    Raises (on read):
+        InputError: the nesting passes ``limit``.
+    """
+    return _Guarded(raw, DepthGuard(limit, path))
+
+
+def load_json(text: str | bytes, path: str = "the JSON text", limit: int = MAX_DEPTH) -> Any:
+    """Parse a small JSON text after checking its nesting and its number of values.
+
+    Raises:
+        InputError: nested deeper than ``limit``, or more than ``MAX_ENTRIES`` values.
+        ValueError: not JSON (``json.JSONDecodeError``).
+    """
+    import json
+
+    DepthGuard(limit, path, entries=MAX_ENTRIES).feed(
+        text.encode("utf-8") if isinstance(text, str) else text
+    )
+    return json.loads(text)
+
+
+def yaml_limits(loader: Any, limit: int = MAX_DEPTH) -> None:
+    """Raise a ``yaml.composer.ComposerError`` when the node PyYAML is composing lies deeper than
+    ``limit`` or is past the ``MAX_ENTRIES``-th (called from a loader's ``compose_node``, which
+    tracks ``loader.depth``; the count is kept on the loader)."""
+    import yaml
+
+    loader.nodes = getattr(loader, "nodes", 0) + 1
+    problem = None
+    if loader.depth > limit:
+        problem = f"nested deeper than {limit} levels"
+    elif loader.nodes > MAX_ENTRIES:
+        problem = f"more than {MAX_ENTRIES:,} values"
+    if problem is not None:
+        raise yaml.composer.ComposerError(None, None, problem, loader.peek_event().start_mark)
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAML error as its problem and position, without the snippet of the file that PyYAML
+    quotes (the file may not be what the user meant to give)."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or "not valid YAML"
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return " ".join(str(problem).split())[:200] + where
+
+
+def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE) -> Iterator[tuple[int, bytes, bool]]:
+    """``(number, line, cut)`` for each line of ``stream``, at most ``limit`` bytes of each held
+    (``cut``: the line was longer and its rest skipped unread into memory)."""
+    number = 0
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        cut = len(line) > limit and not line.endswith(b"\n")
+        if cut:
+            line = line[:limit]
+            while True:  # skip the rest of the line, a bounded piece at a time
+                rest = stream.readline(limit)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield number, line, cut
