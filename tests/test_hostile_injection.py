@@ -59,7 +59,7 @@ class TestTextReport:
         assert_clean_exit(r, 1)
         lines = r.stdout.splitlines()
         assert not any(line.lstrip().startswith("::") for line in lines), r.stdout
-        assert "error title=pwned" in r.stdout  # shown, as text
+        assert "error title=pwned" in " ".join(r.stdout.split())  # shown, as text (wrapped)
 
     @pytest.mark.parametrize("code", [":fire:", ":x:", "[bold red]", "[link=https://e.x]a[/link]"])
     def test_markup_and_emoji_codes_stay_text(self, tmp_path: Path, code: str) -> None:
