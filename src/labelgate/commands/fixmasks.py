@@ -37,12 +37,8 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
             new value does not fit a mask's pixel type.
         InputError: no mask file is found.
     """
-    from labelgate.readers.masks import (
-        LOSSY_SUFFIXES,
-        dataset_meta,
-        mask_paths,
-        unreadable,
-    )
+    from labelgate.readers.maskdecode import LOSSY_SUFFIXES, unreadable
+    from labelgate.readers.masks import dataset_meta, mask_paths
 
     table: dict[int, int | None] = dict(contract.value_map or {})
     table.update(options.value_maps)
@@ -131,7 +127,7 @@ def _load(path: Path, colours: Mapping[int, int] | None) -> tuple[npt.NDArray[An
         mode, palette = im.mode, im.getpalette() if im.mode == "P" else None
         array = np.asarray(im)
     if array.ndim == 3 and colours is not None:
-        from labelgate.readers.masks import pack_rgb
+        from labelgate.readers.maskdecode import pack_rgb
 
         packed = pack_rgb(array)
         index = np.full(packed.shape, 255, dtype=np.int64)

@@ -14,117 +14,44 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from labelgate.commands.families import FAMILIES, KINDS
+from labelgate.commands.logpatterns import (
+    ASSERT,
+    ASYNC_FOOTER,
+    CAPABILITY,
+    ENTITY,
+    ERROR_START,
+    ERROR_WORDS,
+    EXCEPTION,
+    EXCEPTION_TAIL,
+    FENCE,
+    FRAME,
+    FRAME_TAIL,
+    LOGGER,
+    MARKS,
+    MAX_BLOCK,
+    MAX_CONSEQUENCES,
+    MAX_LINE,
+    MESSAGE,
+    NOTEBOOK_HEADER,
+    NULS,
+    NUMBERED,
+    PASTED,
+    PLAIN_START,
+    PROBE,
+    RAISED_FROM,
+    RANK,
+    RECENT_STEPS,
+    RESULT_WORDS,
+    ROCM,
+    SHOWN,
+    STEP_PATTERNS,
+    STEP_PROBE,
+    STEP_WORDS,
+    WARNING,
+)
+from labelgate.commands.verdicts import error_family, error_kind, first_checks
 
 __all__ = ["FAMILIES", "Triage", "normalise", "triage_lines", "triage_stream"]
-
-_NULS = re.compile("\x00+")
-MAX_LINE = 1 << 20  # characters of one line kept; the rest of a longer line is skipped
-PROBE = 4096  # characters of a line matched against the patterns (messages start a line)
-SHOWN = 1000  # characters of a line kept for display
-STEP_PROBE = 512  # characters of a line searched for step markers (they come first)
-RECENT_STEPS = 64  # lines with step markers kept before the failure
-ERROR_WORDS = ("rror", "ssert", "Traceback", "terminate", "fault", "Fatal", "Exception", "FAIL")
-STEP_WORDS = ("iter", "Iter", "step", "Step", "poch", "%|")
-MAX_BLOCK = 60
-MAX_CONSEQUENCES = 50
-
-RANK = re.compile(r"^(?:\[(?:rank|RANK)\s*(\d+)\]:\s?)+")
-# Logger prefixes, stripped for matching: "2022-12-28 16:13:02 [ERROR] ", "2020-05-28 10:21:14,112 - INFO - ",
-# glog's "E0305 20:23:38.866000 747 file.py:533] ".
-LOGGER = re.compile(
-    r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?(?:\s*-\s*\w+\s*-|\s*\[\w+\]|\s+\w+:?)?\s*"
-    r"|[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+\]\s?"
-    r"|\[[EWIF]\d{0,4}(?: \d\d:\d\d:\d\d\.\d+)?(?: \d+)? ?[\w./-]+:\d+\]\s?)"
-)
-# What a paste adds to a log (an issue tracker, a chat, an editor, pytest), stripped for matching
-# and kept for display: a log viewer's line number, Markdown quote markers, pytest's "E " prefix,
-# list bullets, an editor's "12 |" line number, emphasis and inline-code marks around the line.
-PASTED = re.compile(
-    r"^(?:\[\d{1,9}\]\s+"  # a log viewer's line number: [80746]
-    r"|\s*\d{1,6}\s*[|│]\s?"  # an editor's: 12 |
-    r"|\s{0,3}>[ \t]?"  # a Markdown quote marker
-    r"|E {1,8}(?=\S)"  # pytest's failure lines
-    r"|\s{0,3}(?:[-*+•]|\d{1,3}[.)])\s+(?=\S))+"  # a list bullet
-)
-PLAIN_START = frozenset("abcdfghijklmnopqrstuvwxyzABCDFGHIJKLMNOPQRSTUVWXYZ/(") - {"E"}
-NUMBERED = re.compile(r"\d{1,6}(?:\s*[|│]|[.)]\s)")  # a line number or a numbered item
-FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
-MARKS = "`*_"
-ENTITY = re.compile(r"&(?:[a-zA-Z]{2,8}|#\d{1,6}|#x[0-9a-fA-F]{1,6});")
-# A message that names a failure wherever it stands in a line: pasted without its exception
-# line, inside a sentence, after a UI's own prefix.
-MESSAGE = re.compile(
-    r"Could not run '[\w:.]+' with arguments from the '\w+' backend"
-    r"|Expected all tensors to be on the same device"
-    r"|\"\w+\" not implemented for '\w+'"
-    r"|CUDA out of memory|CUDA error: ?out of memory|OutOfMemoryError"
-    r"|no kernel image is available for execution"
-    r"|\b(?:CUDA|HIP) error: \S"
-    r"|device-side assert triggered"
-    r"|\bTarget -?\d+ is out of bounds"
-    r"|index out of range in self"
-    r"|Watchdog caught collective operation timeout"
-    r"|DistStoreError|DistNetworkError|\bSocket Timeout\b"
-    r"|size mismatch for \S+: copying a param"
-    r"|Error\(s\) in loading state_dict"
-    r"|CUDA_ERROR_[A-Z_]+|illegal memory access was encountered"
-)
-# An exception name ending a line whose message the terminal wrapped onto the next line.
-EXCEPTION_TAIL = re.compile(r"\b[A-Z]\w*(?:Error|Exception):\s*$")
-NOTEBOOK_HEADER = re.compile(r"^[A-Z]\w*(?:Error|Exception)\s+Traceback \(most recent call last\)")
-RAISED_FROM = re.compile(r"^Exception raised from \w+ at ")
-# Lines of a traceback pasted without its header: a Python frame (or its tail, cut in the middle
-# of the path), an IPython frame, a C++ frame, a rich traceback's code line.
-FRAME = re.compile(
-    r"^\s*File \"[^\"]*\", line \d+, in \S"
-    r"|\", line \d+, in \S+\s*$"
-    r"|^File \S.*:\d+, in \S+\("
-    r"|^frame #\d+: "
-    r"|^│\s+(?:❱\s+)?\d+\s+│"
-)
-FRAME_TAIL = re.compile(r"^(?:\s|│|╰|╭|\^|-+>|\.{3,}|frame #|$)")
-SIZE_MISMATCH = re.compile(
-    r"size mismatch for (\S+): copying a param (?:with shape|of) torch\.Size\(\[([\d, ]*)\]\) from "
-    r"checkpoint, (?:the shape in current model is|where the shape is) torch\.Size\(\[([\d, ]*)\]\)"
-)
-CLASS_PARAM = re.compile(r"(?:^|[._])(?:fc|cls|logits?|class\w*|classifier\w*)(?:[._]|$)")
-RESULT_WORDS = re.compile(
-    r"loss|acc|done|finished|complete|\bit/s|s/it|img/s|lr\b|time|took", re.IGNORECASE
-)
-CAPABILITY = re.compile(r"with CUDA capability (sm_\d+) is not compatible")
-ASSERT = re.compile(
-    r"Assertion [`'].*[`'] failed|Device-side assertion .* failed|tl\.device_assert|Assertion failed"
-)
-EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?([A-Z]\w*(?:Error|Exception))(?::\s?(.*))?$")
-ERROR_START = re.compile(
-    r"^Traceback \(most recent call last\):|^THCudaCheck FAIL|^terminate called after throwing"
-    r"|^Segmentation fault|^Fatal Python error|^torch\.distributed\.elastic\.multiprocessing\.errors"
-    r"|^\S.*\bCUDA error: |^ERROR:torch\.distributed"
-)
-WARNING = re.compile(r"Warning\b|^\s*warnings\.warn")
-ASYNC_FOOTER = "CUDA kernel errors might be asynchronously reported"
-ROCM = re.compile(
-    r"\bHIP error\b|\bhipError|\bROCm\b|\brocm\b|\bHSA_STATUS|\bAMD_SERIALIZE_KERNEL|\bamdgpu\b|torch\.version\.hip"
-)
-STEP_PATTERNS = [
-    re.compile(r"(?P<pct>\d{1,3})%\|[^|\n]{0,200}\|\s*(?P<n>\d+)/(?P<of>\d+)"),
-    re.compile(
-        r"\b(?P<kind>[Ee]poch)\s*[:=]?\s*(?P<n>\d+)\s*\[\s*(?P<i>\d+)\s*/\s*(?P<of>\d+)\s*\]"
-    ),
-    re.compile(
-        r"\b(?P<kind>iter(?:ation)?|step|global_step|Iter(?:ation)?|Step)\s*[:=#]?\s*\[?(?P<n>\d+)(?:\s*/\s*(?P<of>\d+))?"
-    ),
-    re.compile(r"\b(?P<kind>[Ee]poch)\s*[:=#]?\s*\[?(?P<n>\d+)(?:\s*/\s*(?P<of>\d+))?"),
-]
-
-_COMPILED = {name: [re.compile(p) for p in f["patterns"]] for name, f in FAMILIES.items()}
-_ORDER = (
-    "distributed_timeout",
-    "device_mismatch",
-    "out_of_memory",
-    "op_unavailable",
-    "index_out_of_range",
-)
 
 
 @dataclass(slots=True)
@@ -214,7 +141,7 @@ def read_lines(stream: BinaryIO) -> Iterator[str]:
     while True:
         final = not block
         pending += decoder.decode(block, final=final)
-        *lines, pending = _NULS.sub("\n", pending).split("\n")  # a run of NULs: one break
+        *lines, pending = NULS.sub("\n", pending).split("\n")  # a run of NULs: one break
         for line in lines:
             if not skipping:
                 yield line.rstrip("\r")
@@ -388,15 +315,15 @@ def triage_lines(lines: Iterable[str]) -> Triage:
         return Triage(None, None, None, step, None, [], [], None, count)
     # the exception line too: a framework's deep traceback can push it past MAX_BLOCK lines
     block = "\n".join([*first.lines, first.exception or ""])
-    family = _family(block)
-    kind, details = _kind(family, block)
+    family = error_family(block)
+    kind, details = error_kind(family, block)
     later = [
         c
         for c in later
         if c["line"] > first.line and not (first.exception and c["text"].strip() == first.exception)
     ]
     asynchronous = async_footer and not blocking and not rocm
-    checks = _checks(family, block, asynchronous, rocm)
+    checks = first_checks(family, block, asynchronous, rocm)
     if kind is not None:
         checks.insert(0, KINDS[kind]["first_check"])
     if capability is not None and family == "op_unavailable":
@@ -517,84 +444,3 @@ def _marker(step: tuple[str, re.Match[str]] | None, *, following: bool) -> str |
         return f"{kind} {m.group('n')} [{where}{m.group('i')}/{m.group('of')}]"
     of = f"/{m.group('of')}" if groups.get("of") and not following else ""
     return f"{kind} {n}{of}"
-
-
-def _kind(family: str, block: str) -> tuple[str | None, dict[str, Any]]:
-    """The named case within a family, with its evidence."""
-    if family == "distributed_timeout":
-        collective = re.search(r"collective operation timeout|WorkNCCL|ncclCommWatchdog", block)
-        return ("collective_timeout" if collective else "store_timeout"), {}
-    if family != "other":
-        return None, {}
-    found = SIZE_MISMATCH.findall(block)
-    if not found:
-        return None, {}
-
-    def dims(text: str) -> list[int]:
-        return [int(d) for d in text.replace(" ", "").split(",") if d]
-
-    shapes = [(name, dims(a), dims(b)) for name, a, b in found]
-    only_first = all(len(a) == len(b) and a[1:] == b[1:] and a[:1] != b[:1] for _, a, b in shapes)
-    heads = [(n, a, b) for n, a, b in shapes if CLASS_PARAM.search(n.lower())]
-    if not only_first or not heads:
-        return None, {}
-    name, a, b = heads[0]
-    return "checkpoint_class_count", {"parameter": name, "checkpoint": a[0], "model": b[0]}
-
-
-def _family(block: str) -> str:
-    for name in _ORDER:
-        if any(p.search(block) for p in _COMPILED[name]):
-            return name
-    return "other"
-
-
-def _checks(family: str, block: str, asynchronous: bool, rocm: bool) -> list[str]:
-    checks = [FAMILIES[family]["first_check"]]
-    if (
-        re.search(r"nll_loss|NLLLoss|ClassNLLCriterion|cross_entropy|Loss\.cu", block)
-        and family == "index_out_of_range"
-    ):
-        checks.insert(
-            0,
-            "a loss kernel refused a target: validate the labels of that step with "
-            "`labelgate validate FILE --classes K` (and `--ignore-index` if not -100)",
-        )
-    if (
-        re.search(r"Indexing\.cu|indexSelect|embedding|index_select", block)
-        and family == "index_out_of_range"
-    ):
-        checks.insert(
-            0,
-            "an Indexing.cu assert: an embedding or vocabulary index is out of range "
-            "(token ids >= num_embeddings, or a tokenizer/model vocabulary mismatch)",
-        )
-    if re.search(r"not implemented for 'Int'", block) and re.search(
-        r"nll_loss|cross_entropy", block
-    ):
-        checks.insert(0, "int32 targets: cast them to int64 (target.long()) before the loss")
-    elif re.search(r"not implemented for '(Float|Double|Half)'", block) and re.search(
-        r"nll_loss", block
-    ):
-        checks.insert(
-            0,
-            "float class targets: class indices must be int64; a fractional label is corrupted data",
-        )
-    if family == "index_out_of_range" and re.search(
-        r"device-side assert|Assertion|hipErrorAssert|cudaErrorAssert", block
-    ):
-        checks.append(
-            "after a device-side assert the process cannot continue: restart it (a notebook: "
-            "its kernel) before reproducing; a restart fixes neither a wrong target nor a bad index"
-        )
-    if asynchronous and not rocm:
-        checks.append(
-            "the traceback line is where the error was observed, not where it happened: rerun "
-            "once with CUDA_LAUNCH_BLOCKING=1 (NVIDIA only, for diagnosis, never for timing)"
-        )
-    if rocm:
-        checks.append(
-            "this log comes from ROCm (HIP): its messages, tools and flags differ; apply no "
-            "NVIDIA-specific procedure (CUDA_LAUNCH_BLOCKING) there"
-        )
-    return checks
