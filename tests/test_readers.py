@@ -43,6 +43,7 @@ SAMPLE_FORMATS = {
     "formats/labelstudio_good/label_config.xml": "-",
     "formats/hf_bad.parquet": "hf",
     "formats/hf_good.parquet": "hf",
+    "formats/imagefolder_bad": "imagefolder",
     "formats/imagefolder_bad/train": "imagefolder",
     "formats/imagefolder_good": "imagefolder",
     "formats/imagefolder_good/train": "imagefolder",

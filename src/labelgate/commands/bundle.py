@@ -116,69 +116,72 @@ def make_bundle(
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise UsageError(f"--out {out!r} exists and is not an empty folder")
     done = run(paths, contract, max_examples=1)
-    report, data = done.report, done.dataset
-    failing = report.batches["failing"]
-    if not failing and not crash:
-        return None
-    nan = {f for x in report.findings if x.code == "LG007" for f in x.batches}
-    table = collect_batches(data, only=set(failing)).select(["batch", "row", "id", "label"])
-    import pyarrow.parquet as pq
+    with done:
+        report, data = done.report, done.dataset
+        failing = report.batches["failing"]
+        if not failing and not crash:
+            return None
+        nan = {f for x in report.findings if x.code == "LG007" for f in x.batches}
+        table = collect_batches(data, only=set(failing)).select(["batch", "row", "id", "label"])
+        import pyarrow.parquet as pq
 
-    sizes = {b: 0 for b in failing}
-    for b in table.column("batch").to_pylist():
-        sizes[b] += 1
-    k = data.k
-    # Names only: no folders, no user or host names, no query string (an endpoint, a key).
-    inputs = [Path(shown(p)).name for p in paths]
-    case = {
-        "input": inputs,
-        "num_classes": k,
-        "ignore_index": data.contract.ignore_index,
-        "class_weights": None
-        if data.contract.class_weights is None
-        else list(data.contract.class_weights),
-        "task": data.task,
-        "batch_size": data.plan.size,
-        "shuffle_seed": data.contract.batching.shuffle_seed,
-        "failing_batches": [
-            {"batch": b, "recorded": "nan" if b in nan else "raises", "rows": sizes[b]}
-            for b in failing
-        ],
-        "findings": sorted({f.code for f in report.findings if f.severity == "error"}),
-    }
-    env = {k_: v for k_, v in environment().items() if k_ != "backend"} | _torch_environment()
-    env |= {
-        "dtype": "int64",
-        "shapes": {str(b): {"target": [n], "logits": [n, k]} for b, n in sizes.items()}
-        if data.task == "multiclass"
-        else {str(b): {"rows": n} for b, n in sizes.items()},
-    }
-    folder = Path(
-        tempfile.mkdtemp(
-            prefix=f".{target.name}.tmp-", dir=target.parent if str(target.parent) else Path()
+        sizes = {b: 0 for b in failing}
+        for b in table.column("batch").to_pylist():
+            sizes[b] += 1
+        k = data.k
+        # Names only: no folders, no user or host names, no query string (an endpoint, a key).
+        inputs = [Path(shown(p)).name for p in paths]
+        case = {
+            "input": inputs,
+            "num_classes": k,
+            "ignore_index": data.contract.ignore_index,
+            "class_weights": None
+            if data.contract.class_weights is None
+            else list(data.contract.class_weights),
+            "task": data.task,
+            "batch_size": data.plan.size,
+            "shuffle_seed": data.contract.batching.shuffle_seed,
+            "failing_batches": [
+                {"batch": b, "recorded": "nan" if b in nan else "raises", "rows": sizes[b]}
+                for b in failing
+            ],
+            "findings": sorted({f.code for f in report.findings if f.severity == "error"}),
+        }
+        env = {k_: v for k_, v in environment().items() if k_ != "backend"} | _torch_environment()
+        env |= {
+            "dtype": "int64",
+            "shapes": {str(b): {"target": [n], "logits": [n, k]} for b, n in sizes.items()}
+            if data.task == "multiclass"
+            else {str(b): {"rows": n} for b, n in sizes.items()},
+        }
+        folder = Path(
+            tempfile.mkdtemp(
+                prefix=f".{target.name}.tmp-", dir=target.parent if str(target.parent) else Path()
+            )
         )
-    )
-    try:
-        pq.write_table(table, folder / "batches.parquet")
-        (folder / "case.json").write_text(json.dumps(case, indent=2) + "\n", encoding="utf-8")
-        (folder / "environment.json").write_text(json.dumps(env, indent=2) + "\n", encoding="utf-8")
-        if crash:
-            _write_crash(folder, crash)
-        shutil.copyfile(HERE / "replay.py", folder / "replay.py")
-        shutil.copyfile(HERE / "_repro_driver.py", folder / "repro.py")
-        text = README.format(
-            input=", ".join(inputs), batches=", ".join(map(str, failing)) or "none"
-        )
-        if crash:
-            text += CRASH_README
-        (folder / "README.md").write_text(text, encoding="utf-8")
-        if target.exists():
-            target.rmdir()  # empty, checked above
-        folder.rename(target)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return Bundle(str(target), failing)
+        try:
+            pq.write_table(table, folder / "batches.parquet")
+            (folder / "case.json").write_text(json.dumps(case, indent=2) + "\n", encoding="utf-8")
+            (folder / "environment.json").write_text(
+                json.dumps(env, indent=2) + "\n", encoding="utf-8"
+            )
+            if crash:
+                _write_crash(folder, crash)
+            shutil.copyfile(HERE / "replay.py", folder / "replay.py")
+            shutil.copyfile(HERE / "_repro_driver.py", folder / "repro.py")
+            text = README.format(
+                input=", ".join(inputs), batches=", ".join(map(str, failing)) or "none"
+            )
+            if crash:
+                text += CRASH_README
+            (folder / "README.md").write_text(text, encoding="utf-8")
+            if target.exists():
+                target.rmdir()  # empty, checked above
+            folder.rename(target)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return Bundle(str(target), failing)
 
 
 def _torch_environment() -> dict[str, Any]:

@@ -45,76 +45,77 @@ def diff(
     """
     head_run = run(head, head_contract, max_examples=max_examples, strict=strict)
     base_run = run(base, base_contract, max_examples=max_examples)
-    head_report, head_ctx = head_run.report, head_run.context
-    base_report, base_ctx = base_run.report, base_run.context
-    found: list[Finding] = []
-    base_map, head_map = class_names(base_ctx), class_names(head_ctx)
-    found += _class_map_changes(
-        base_map, head_map, base_ctx.contract.version, head_ctx.contract.version
-    )
-    base_values, head_values = _values(base_ctx), _values(head_ctx)
-    new_values = sorted(set(head_values) - set(base_values))
-    if new_values:
-        found.append(
-            finding(
-                "LG021",
-                count=sum(head_values[v] for v in new_values),
-                unit="rows",
-                message=f"label values new in head, unknown to base: {join_values(new_values)}",
-                fix="A new label value needs a class (and a model head that knows it), or it is a mistake.",
-                details={"values": {str(v): head_values[v] for v in new_values[:100]}},
-            )
+    with head_run, base_run:
+        head_report, head_ctx = head_run.report, head_run.context
+        base_report, base_ctx = base_run.report, base_run.context
+        found: list[Finding] = []
+        base_map, head_map = class_names(base_ctx), class_names(head_ctx)
+        found += _class_map_changes(
+            base_map, head_map, base_ctx.contract.version, head_ctx.contract.version
         )
-    gone = sorted(v for v in base_values if v not in head_values and 0 <= v < head_ctx.k)
-    if gone:
-        found.append(
-            finding(
-                "LG022",
-                count=len(gone),
-                unit="classes",
-                message=f"classes present in base are gone from head: {join_values(gone)}",
-                fix="Check whether rows of these classes were dropped on purpose.",
-                details={"classes": gone[:1000]},
+        base_values, head_values = _values(base_ctx), _values(head_ctx)
+        new_values = sorted(set(head_values) - set(base_values))
+        if new_values:
+            found.append(
+                finding(
+                    "LG021",
+                    count=sum(head_values[v] for v in new_values),
+                    unit="rows",
+                    message=f"label values new in head, unknown to base: {join_values(new_values)}",
+                    fix="A new label value needs a class (and a model head that knows it), or it is a mistake.",
+                    details={"values": {str(v): head_values[v] for v in new_values[:100]}},
+                )
             )
-        )
-    shares = _shifts(base_ctx, head_ctx, threshold)
-    if shares:
-        found.append(
-            finding(
-                "LG023",
-                count=len(shares),
-                unit="shares",
-                message=f"shares moved by more than {threshold:.0%}: "
-                + "; ".join(
-                    f"{s['what']} {s['key']!s} {s['base']:.1%} -> {s['head']:.1%}"
-                    for s in shares[:8]
-                ),
-                fix="A large shift in a class's or a source's share changes what the model learns; confirm it is intended.",
-                details={"shifts": shares},
+        gone = sorted(v for v in base_values if v not in head_values and 0 <= v < head_ctx.k)
+        if gone:
+            found.append(
+                finding(
+                    "LG022",
+                    count=len(gone),
+                    unit="classes",
+                    message=f"classes present in base are gone from head: {join_values(gone)}",
+                    fix="Check whether rows of these classes were dropped on purpose.",
+                    details={"classes": gone[:1000]},
+                )
             )
-        )
-    rows = _rows_by_id(base_run, head_run)
-    found += rows.pop("findings")
-    # The head's findings had the overrides applied already; the comparison's get them here.
-    findings = apply_severity([*head_report.findings, *found], head_ctx.contract.severity)
-    summary = {
-        "base": {
-            "input": base_report.input,
-            "counts": base_report.counts,
-            "status": base_report.status,
-        },
-        "class_map": {
-            "base": {str(k): v for k, v in sorted(base_map.items())},
-            "head": {str(k): v for k, v in sorted(head_map.items())},
-        },
-        "label_values": {
-            "base": {str(k): v for k, v in sorted(base_values.items())},
-            "head": {str(k): v for k, v in sorted(head_values.items())},
-        },
-        "share_threshold": threshold,
-        "rows": rows,
-    }
-    return replace(head_report, findings=tuple(findings), diff=summary)
+        shares = _shifts(base_ctx, head_ctx, threshold)
+        if shares:
+            found.append(
+                finding(
+                    "LG023",
+                    count=len(shares),
+                    unit="shares",
+                    message=f"shares moved by more than {threshold:.0%}: "
+                    + "; ".join(
+                        f"{s['what']} {s['key']!s} {s['base']:.1%} -> {s['head']:.1%}"
+                        for s in shares[:8]
+                    ),
+                    fix="A large shift in a class's or a source's share changes what the model learns; confirm it is intended.",
+                    details={"shifts": shares},
+                )
+            )
+        rows = _rows_by_id(base_run, head_run)
+        found += rows.pop("findings")
+        # The head's findings had the overrides applied already; the comparison's get them here.
+        findings = apply_severity([*head_report.findings, *found], head_ctx.contract.severity)
+        summary = {
+            "base": {
+                "input": base_report.input,
+                "counts": base_report.counts,
+                "status": base_report.status,
+            },
+            "class_map": {
+                "base": {str(k): v for k, v in sorted(base_map.items())},
+                "head": {str(k): v for k, v in sorted(head_map.items())},
+            },
+            "label_values": {
+                "base": {str(k): v for k, v in sorted(base_values.items())},
+                "head": {str(k): v for k, v in sorted(head_values.items())},
+            },
+            "share_threshold": threshold,
+            "rows": rows,
+        }
+        return replace(head_report, findings=tuple(findings), diff=summary)
 
 
 def _class_map_changes(

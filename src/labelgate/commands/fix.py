@@ -41,82 +41,89 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
     """
     _check_paths(paths, options)
     done = run(paths, contract, max_examples=1)
-    report, ctx, data = done.report, done.context, done.dataset
-    contract = data.contract
-    if data.task == "soft" and (options.shifts or options.value_maps):
-        raise UsageError("--shift and --map-value rewrite class indices; soft labels have none")
-    if data.task == "multilabel":
-        if options.shifts or contract.label_encoding == "indices":
-            raise UsageError(
-                "fix rewrites multi-hot values (--map-value=-1=0, -1=1, -1=ignore, blank=0); "
-                "index lists and --shift are not rewritten"
-            )
-        return _fix_multi_hot(data, options)
-    plans = plan_fixes(ctx, report, options)
-    by_name = {p.name: p for p in plans}
-    label = data.columns.label
-    tokens = data.task == "tokens"
-    counts: Counter[str] = Counter()
-    maps_used: Counter[str] = Counter()
-    rows_in = fixed = 0
-    schema = _output_schema(data)
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    quarantine_schema = schema.append(pa.field(REASON, pa.string())).append(
-        pa.field(ROW, pa.int64())
-    )
-    with atomic_path(options.out) as out_tmp, _quarantine_path(options) as q_tmp:
-        with (
-            pq.ParquetWriter(out_tmp, schema, compression="zstd") as out_w,
-            pq.ParquetWriter(q_tmp, quarantine_schema, compression="zstd") as q_w,
-        ):
-            for _, first, chunk in data.chunks(every=True):
-                table = pa.Table.from_batches([chunk]).cast(schema)
-                n = table.num_rows
-                new, changed, reason, sources = fix_labels(
-                    table.column(label), table, data, by_name, options, maps_used
+    with done:  # the rows an annotation reader wrote live until fix is done
+        report, ctx, data = done.report, done.context, done.dataset
+        contract = data.contract
+        if data.task == "soft" and (options.shifts or options.value_maps):
+            raise UsageError("--shift and --map-value rewrite class indices; soft labels have none")
+        if data.task == "multilabel":
+            if options.shifts or contract.label_encoding == "indices":
+                raise UsageError(
+                    "fix rewrites multi-hot values (--map-value=-1=0, -1=1, -1=ignore, blank=0); "
+                    "index lists and --shift are not rewritten"
                 )
-                keep = reason == ""
-                counts.update(reason[~keep].tolist())
-                for plan in plans:
-                    plan.changed += int(np.count_nonzero((sources == plan.name) & keep & changed))
-                rows_in += n
-                kept = table.filter(from_numpy(keep))
-                if kept.num_rows:
-                    if data.task != "soft":  # soft rows are kept as they are
-                        column = label_column(
-                            new, keep, table.column(label), tokens, schema.field(label).type
+            return _fix_multi_hot(data, options)
+        plans = plan_fixes(ctx, report, options)
+        by_name = {p.name: p for p in plans}
+        label = data.columns.label
+        tokens = data.task == "tokens"
+        counts: Counter[str] = Counter()
+        maps_used: Counter[str] = Counter()
+        rows_in = fixed = 0
+        schema = _output_schema(data)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        quarantine_schema = schema.append(pa.field(REASON, pa.string())).append(
+            pa.field(ROW, pa.int64())
+        )
+        with atomic_path(options.out) as out_tmp, _quarantine_path(options) as q_tmp:
+            with (
+                pq.ParquetWriter(out_tmp, schema, compression="zstd") as out_w,
+                pq.ParquetWriter(q_tmp, quarantine_schema, compression="zstd") as q_w,
+            ):
+                for _, first, chunk in data.chunks(every=True):
+                    table = pa.Table.from_batches([chunk]).cast(schema)
+                    n = table.num_rows
+                    new, changed, reason, sources = fix_labels(
+                        table.column(label), table, data, by_name, options, maps_used
+                    )
+                    keep = reason == ""
+                    counts.update(reason[~keep].tolist())
+                    for plan in plans:
+                        plan.changed += int(
+                            np.count_nonzero((sources == plan.name) & keep & changed)
                         )
-                        kept = kept.set_column(
-                            kept.schema.get_field_index(label), schema.field(label), column
-                        )
-                    out_w.write_table(kept)
-                    fixed += kept.num_rows
-                if (~keep).any():
-                    q = table.filter(from_numpy(~keep))
-                    q = q.append_column(REASON, pa.array(reason[~keep].tolist(), pa.string()))
-                    q = q.append_column(ROW, from_numpy(np.flatnonzero(~keep) + first))
-                    q_w.write_table(q)
-        quarantined = rows_in - fixed
-        if quarantined and options.quarantine is None:
-            listed = ", ".join(f"{c}: {n}" for c, n in sorted(counts.items()))
-            flags = [p.pending for p in plans if p.pending]
-            hint = f"if the 1-based pattern is real, pass {' '.join(flags)}; then " if flags else ""
-            raise UsageError(
-                f"{quarantined} rows cannot be fixed ({listed}): {hint}name a --quarantine file "
-                "for the rows left"
-            )
-        written = pq.read_metadata(out_tmp).num_rows + pq.read_metadata(q_tmp).num_rows
-        if written != rows_in:  # the accounting identity; never expected to fail
-            raise RuntimeError(f"wrote {written} rows for {rows_in} read: nothing was replaced")
-        # The file just written is validated before it is renamed into place: another run
-        # writing the same --out cannot swap it underneath. The fixed file lacks the quarantined
-        # rows by design: expected_rows was the input's count.
-        after = report_of([str(out_tmp)], dataclasses.replace(contract, expected_rows=None))
-    return _result(
-        options, after, rows_in, fixed, plans, dict(maps_used), dict(sorted(counts.items()))
-    )
+                    rows_in += n
+                    kept = table.filter(from_numpy(keep))
+                    if kept.num_rows:
+                        if data.task != "soft":  # soft rows are kept as they are
+                            column = label_column(
+                                new, keep, table.column(label), tokens, schema.field(label).type
+                            )
+                            kept = kept.set_column(
+                                kept.schema.get_field_index(label), schema.field(label), column
+                            )
+                        out_w.write_table(kept)
+                        fixed += kept.num_rows
+                    if (~keep).any():
+                        q = table.filter(from_numpy(~keep))
+                        q = q.append_column(REASON, pa.array(reason[~keep].tolist(), pa.string()))
+                        q = q.append_column(ROW, from_numpy(np.flatnonzero(~keep) + first))
+                        q_w.write_table(q)
+            quarantined = rows_in - fixed
+            if quarantined and options.quarantine is None:
+                listed = ", ".join(f"{c}: {n}" for c, n in sorted(counts.items()))
+                flags = [p.pending for p in plans if p.pending]
+                hint = (
+                    f"if the 1-based pattern is real, pass {' '.join(flags)}; then "
+                    if flags
+                    else ""
+                )
+                raise UsageError(
+                    f"{quarantined} rows cannot be fixed ({listed}): {hint}name a --quarantine file "
+                    "for the rows left"
+                )
+            written = pq.read_metadata(out_tmp).num_rows + pq.read_metadata(q_tmp).num_rows
+            if written != rows_in:  # the accounting identity; never expected to fail
+                raise RuntimeError(f"wrote {written} rows for {rows_in} read: nothing was replaced")
+            # The file just written is validated before it is renamed into place: another run
+            # writing the same --out cannot swap it underneath. The fixed file lacks the quarantined
+            # rows by design: expected_rows was the input's count.
+            after = report_of([str(out_tmp)], dataclasses.replace(contract, expected_rows=None))
+        return _result(
+            options, after, rows_in, fixed, plans, dict(maps_used), dict(sorted(counts.items()))
+        )
 
 
 def _check_paths(paths: list[str], options: FixOptions) -> None:

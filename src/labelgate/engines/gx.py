@@ -118,56 +118,59 @@ def validate_with_gx(
     same input: the default engine's verdict, with GX's failing rows."""
     gx = _gx()
     done = run(paths, contract, max_examples=max_examples, strict=strict)
-    data = done.dataset
-    df = load_frame(data)
-    contract = data.contract
-    context = (
-        gx.get_context(mode="ephemeral")
-        if docs is None
-        else gx.get_context(mode="file", project_root_dir=docs)
-    )
-    # GX draws tqdm bars on stderr for every metric; labelgate's own progress is the only bar
-    from great_expectations.data_context.types.base import ProgressBarsConfig
-
-    context.variables.progress_bars = ProgressBarsConfig(globally=False)
-    source = context.data_sources.add_pandas(name="labelgate")
-    batch = source.add_dataframe_asset(name="labels").add_batch_definition_whole_dataframe("all")
-    checks = context.suites.add(suite(contract))
-    definition = context.validation_definitions.add(
-        gx.ValidationDefinition(name="labelgate", data=batch, suite=checks)
-    )
-    if docs is None:
-        result = definition.run(batch_parameters={"dataframe": df}, result_format="COMPLETE")
-        results = result.results
-    else:
-        checkpoint = context.checkpoints.add(
-            gx.Checkpoint(
-                name="labelgate",
-                validation_definitions=[definition],
-                actions=[gx.checkpoint.UpdateDataDocsAction(name="docs")],
-                result_format="COMPLETE",
-            )
+    with done:
+        data = done.dataset
+        df = load_frame(data)
+        contract = data.contract
+        context = (
+            gx.get_context(mode="ephemeral")
+            if docs is None
+            else gx.get_context(mode="file", project_root_dir=docs)
         )
-        outcome = checkpoint.run(batch_parameters={"dataframe": df})
-        results = next(iter(outcome.run_results.values())).results
-    failures: dict[Code, set[int]] = {}
-    for r in results:
-        if r.success:
-            continue
-        kind = r.expectation_config.type
-        rows = r.result.get("unexpected_index_list") or []
-        values = r.result.get("unexpected_list") or []
-        if kind == "expect_column_values_to_be_unique":
-            rows = _repeats(df[contract.id_column], rows)
-            values = [None] * len(rows)
-        if kind == "expect_column_pair_values_to_be_in_set":
-            usable = masks(df[contract.label_column], data.k, contract.ignore_index).usable
-            rows = [r for r in rows if bool(usable.iloc[int(r)])]
-            values = [None] * len(rows)
-        for row, value in zip(rows, values, strict=False):
-            code = TRANSLATOR.code(kind, value, data.k, contract.ignore_index)
-            failures.setdefault(code, set()).add(int(row))
-    return engine_report(done, df, failures, "gx", gx.__version__, max_examples=max_examples)
+        # GX draws tqdm bars on stderr for every metric; labelgate's own progress is the only bar
+        from great_expectations.data_context.types.base import ProgressBarsConfig
+
+        context.variables.progress_bars = ProgressBarsConfig(globally=False)
+        source = context.data_sources.add_pandas(name="labelgate")
+        batch = source.add_dataframe_asset(name="labels").add_batch_definition_whole_dataframe(
+            "all"
+        )
+        checks = context.suites.add(suite(contract))
+        definition = context.validation_definitions.add(
+            gx.ValidationDefinition(name="labelgate", data=batch, suite=checks)
+        )
+        if docs is None:
+            result = definition.run(batch_parameters={"dataframe": df}, result_format="COMPLETE")
+            results = result.results
+        else:
+            checkpoint = context.checkpoints.add(
+                gx.Checkpoint(
+                    name="labelgate",
+                    validation_definitions=[definition],
+                    actions=[gx.checkpoint.UpdateDataDocsAction(name="docs")],
+                    result_format="COMPLETE",
+                )
+            )
+            outcome = checkpoint.run(batch_parameters={"dataframe": df})
+            results = next(iter(outcome.run_results.values())).results
+        failures: dict[Code, set[int]] = {}
+        for r in results:
+            if r.success:
+                continue
+            kind = r.expectation_config.type
+            rows = r.result.get("unexpected_index_list") or []
+            values = r.result.get("unexpected_list") or []
+            if kind == "expect_column_values_to_be_unique":
+                rows = _repeats(df[contract.id_column], rows)
+                values = [None] * len(rows)
+            if kind == "expect_column_pair_values_to_be_in_set":
+                usable = masks(df[contract.label_column], data.k, contract.ignore_index).usable
+                rows = [r for r in rows if bool(usable.iloc[int(r)])]
+                values = [None] * len(rows)
+            for row, value in zip(rows, values, strict=False):
+                code = TRANSLATOR.code(kind, value, data.k, contract.ignore_index)
+                failures.setdefault(code, set()).add(int(row))
+        return engine_report(done, df, failures, "gx", gx.__version__, max_examples=max_examples)
 
 
 def _repeats(ids: Any, rows: list[Any]) -> list[int]:

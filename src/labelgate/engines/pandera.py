@@ -201,28 +201,29 @@ def validate_with_pandera(
     Unlike the default engine this loads the needed columns whole into pandas.
     """
     done = run(paths, contract, max_examples=max_examples, strict=strict)
-    data = done.dataset
-    section = None if contract.pandera is None else section_schema(contract.pandera)
-    other = set() if section is None else set(section.columns)
-    df = load_frame(data, extra=sorted(other))
-    built = schema(data.contract)
-    if section is not None:
-        built = pa.DataFrameSchema(
-            {**built.columns, **section.columns},
-            checks=[*built.checks, *section.checks],
-            name=built.name,
-            strict=False,
+    with done:
+        data = done.dataset
+        section = None if contract.pandera is None else section_schema(contract.pandera)
+        other = set() if section is None else set(section.columns)
+        df = load_frame(data, extra=sorted(other))
+        built = schema(data.contract)
+        if section is not None:
+            built = pa.DataFrameSchema(
+                {**built.columns, **section.columns},
+                checks=[*built.checks, *section.checks],
+                name=built.name,
+                strict=False,
+            )
+        failures: dict[Code, set[int]] = {}
+        for row, column, check, value in section_failures(built, df, 0):
+            if row < 0:
+                continue
+            code = (
+                "LG019"
+                if column in other
+                else check_code(check, value, data.k, data.contract.ignore_index)
+            )
+            failures.setdefault(code, set()).add(row)
+        return engine_report(
+            done, df, failures, "pandera", pandera.__version__, max_examples=max_examples
         )
-    failures: dict[Code, set[int]] = {}
-    for row, column, check, value in section_failures(built, df, 0):
-        if row < 0:
-            continue
-        code = (
-            "LG019"
-            if column in other
-            else check_code(check, value, data.k, data.contract.ignore_index)
-        )
-        failures.setdefault(code, set()).add(row)
-    return engine_report(
-        done, df, failures, "pandera", pandera.__version__, max_examples=max_examples
-    )

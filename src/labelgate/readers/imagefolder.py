@@ -142,12 +142,17 @@ def _compare(facts: AnnotationFacts, lists: dict[str, list[str]]) -> None:
         )
 
 
-_ANNOTATIONS = (".json", ".xml", ".txt", ".csv", ".parquet", ".jsonl", ".yaml", ".yml", ".npy")
+_ANNOTATIONS = (".json", ".xml", ".csv", ".parquet", ".jsonl", ".yaml", ".yml", ".npy")
+_LABEL_FOLDERS = {"labels", "annotations", "Annotations"}
 
 
 def _annotation_files(root: Path) -> bool:
-    """Whether annotation files (JSON, XML, label .txt, tables) lie under ``root``: a tree
-    holding them is some annotation format, not class folders of images."""
+    """Whether annotation files (JSON, XML, tables, arrays) lie under ``root``, or a folder of
+    labels (YOLO's ``labels/``, COCO's ``annotations/``): a tree holding them is some annotation
+    format, not class folders of images. A stray note (``notes.txt``) in a class folder is
+    ImageFolder's own business: it skips the file."""
+    if any((root / name).is_dir() for name in _LABEL_FOLDERS):
+        return True
     return any_file(root, "*", lambda p: p.suffix.lower() in _ANNOTATIONS, past=True)
 
 
