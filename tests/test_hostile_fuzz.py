@@ -1,8 +1,7 @@
-"""Fuzzing each reader with mutated inputs (COCO, YOLO, VOC, Hugging Face metadata, class maps):
-every run ends in a verdict or in labelgate's own error (exit 1 or 2 on the command line), never
-in another exception (a traceback, exit 3), and the process's peak memory stays bounded.
-
-CVAT has no reader yet: it has no fuzz test here.
+"""Fuzzing each reader with mutated inputs (COCO, YOLO, VOC, CVAT, Label Studio, LabelMe,
+Hugging Face metadata, class maps): every run ends in a verdict or in labelgate's own error (exit 1
+or 2 on the command line), never in another exception (a traceback, exit 3), and the process's
+peak memory stays bounded.
 """
 
 from __future__ import annotations
@@ -160,6 +159,67 @@ def test_voc(tmp_path: Path, cut: int, insert: str, texts: list[str]) -> None:
             text = text[: start + 1] + value.replace("<", "") + text[end:]
     (root / "0000.xml").write_text(text)
     judged(lambda: labelgate.validate(str(root), input_format="voc", classes=4))
+
+
+CVAT_XML = (FORMATS / "cvat_good.xml").read_text()
+
+
+@SETTINGS
+@given(
+    cut=st.integers(min_value=0, max_value=len(CVAT_XML)),
+    insert=st.one_of(
+        st.text(max_size=40),
+        st.sampled_from(
+            [
+                "<box label=",
+                "</image>",
+                ' xtl="nan"',
+                ' points="1,1"',
+                "<track id='1' label='cat'>",
+                "<!DOCTYPE x [<!ENTITY a 'b'>]>",
+            ]
+        ),
+    ),
+    texts=st.lists(st.text(max_size=10), min_size=1, max_size=5),
+)
+def test_cvat(tmp_path: Path, cut: int, insert: str, texts: list[str]) -> None:
+    text = CVAT_XML[:cut] + insert + CVAT_XML[cut:]
+    for value in texts:  # attribute values replaced: labels, coordinates, sizes
+        start = text.find('"', len(text) // (len(texts) + 1))
+        end = text.find('"', start + 1)
+        if 0 <= start < end:
+            text = text[: start + 1] + value.replace('"', "").replace("<", "") + text[end:]
+    path = tmp_path / "task.xml"
+    path.write_text(text)
+    judged(lambda: labelgate.validate(str(path), input_format="cvat"))
+
+
+LABEL_STUDIO = json.loads((FORMATS / "labelstudio_good" / "export.json").read_text())
+
+
+@SETTINGS
+@given(text=mutated(LABEL_STUDIO))
+def test_label_studio(tmp_path: Path, text: str) -> None:
+    folder = tmp_path / "ls"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    shutil.copy(FORMATS / "labelstudio_good" / "label_config.xml", folder / "label_config.xml")
+    (folder / "export.json").write_text(text)
+    judged(lambda: labelgate.validate(str(folder / "export.json"), input_format="labelstudio"))
+
+
+LABELME = json.loads((FORMATS / "labelme_good" / "img_0.json").read_text())
+
+
+@SETTINGS
+@given(text=mutated(LABELME))
+def test_labelme(tmp_path: Path, text: str) -> None:
+    folder = tmp_path / "labelme"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    shutil.copy(FORMATS / "labelme_good" / "labels.txt", folder / "labels.txt")
+    (folder / "img_0.json").write_text(text)
+    judged(lambda: labelgate.validate(str(folder), input_format="labelme"))
 
 
 FEATURES = {"features": {"label": {"_type": "ClassLabel", "names": ["neg", "pos"]}}}
