@@ -23,7 +23,7 @@ from labelgate.commands.fixmasks import fix_masks
 from labelgate.contract import Batching, cityscapes_value_map
 from labelgate.errors import ContractError
 from labelgate.readers.maskdecode import decode, decoded
-from labelgate.readers.masks import mask_files
+from labelgate.readers.masklayout import mask_files
 from labelgate.run.validation import run
 
 from .conftest import SAMPLES, run_cli

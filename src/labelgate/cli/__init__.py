@@ -199,7 +199,11 @@ def _smoke(args: argparse.Namespace) -> int:
             before = run_smoke(done.dataset, **options)
     reader = _reader(args, contract)
     if reader.can("stack"):  # smoke stacks the input's own arrays (masks)
-        from labelgate.readers.masks import mask_root
+        if len(args.paths) > 1:
+            raise UsageError(
+                f"smoke stacks the masks of one file or folder, got {len(args.paths)} paths"
+            )
+        from labelgate.readers.masklayout import mask_root
 
         with run(args.paths, contract, input_format=reader.name, max_examples=1) as done:
             root = str(mask_root(Path(args.paths[0])))
@@ -252,6 +256,10 @@ def _fix(args: argparse.Namespace) -> int:
         except ValueError:
             raise UsageError(f"--map-value {raw}={new}: expected integers, or V=ignore") from None
     if _reader(args, contract).can("files"):  # fix writes the input's own files anew (masks)
+        if len(args.paths) > 1:
+            raise UsageError(
+                f"fix writes the masks of one file or folder at a time, got {len(args.paths)} paths"
+            )
         from labelgate.commands.fixmasks import fix_masks
 
         check_outputs({"--out/": args.out, "--log": args.log}, _inputs(args, contract))

@@ -38,7 +38,7 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
         InputError: no mask file is found.
     """
     from labelgate.readers.maskdecode import LOSSY_SUFFIXES, unreadable
-    from labelgate.readers.masks import dataset_meta, mask_paths
+    from labelgate.readers.masklayout import dataset_meta, mask_paths
 
     table: dict[int, int | None] = dict(contract.value_map or {})
     table.update(options.value_maps)

@@ -95,6 +95,18 @@ def read_imagefolder(root: Path, sink: RowSink, facts: AnnotationFacts) -> Class
                     fix="add its images or remove the folder (and the class)",
                     unit="folders",
                 )
+            nested = sorted(
+                {f.relative_to(folder / name).parts[0] for f in images} - {f.name for f in images}
+            )
+            if nested:
+                shown = ", ".join(f"{name}/{n}" for n in nested[:3]) + (
+                    " ..." if len(nested) > 3 else ""
+                )
+                facts.notes.append(
+                    f"class folder {name!r} in {source!r} holds subfolders with images ({shown}): "
+                    f"ImageFolder reads their images as class {index} ({name}), not as classes "
+                    "of their own"
+                )
             for f in images:
                 writer.add(f.relative_to(root).as_posix(), index, source, name)
         counts["images"] = writer.rows

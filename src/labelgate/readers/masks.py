@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from labelgate.contract.classmap import ClassMap
 from labelgate.contract.values import CITYSCAPES_TRAIN_IDS
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.colours import known_table
 from labelgate.readers.maskdecode import (
     EMPTY,
     MASK_SUFFIXES,
@@ -34,133 +34,19 @@ from labelgate.readers.maskdecode import (
     Decoded,
     decoded,
 )
+from labelgate.readers.masklayout import (
+    dataset_meta,
+    looks_like_masks,
+    mask_files_all,
+    mask_paths,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from labelgate.readers.sink import RowSink
 
-__all__ = [
-    "MASK_SUFFIXES",
-    "MasksReader",
-    "dataset_meta",
-    "looks_like_masks",
-    "mask_files",
-    "mask_paths",
-    "mask_root",
-    "read_masks",
-]
-
-
-def dataset_meta(root: Path) -> tuple[ClassMap | None, dict[int, int] | None]:
-    """The class map and colour map of a ``dataset_meta.json`` beside the masks (Datumaro's
-    common semantic segmentation layout: ``label_map`` and ``segmentation_colors``), if any.
-
-    Raises:
-        InputError: the file is there but malformed.
-    """
-    from labelgate.errors import InputError
-    from labelgate.io.files import read_small_text
-
-    folder = root.parent if root.is_file() else root
-    meta = folder / "dataset_meta.json"
-    if not meta.is_file() and folder.name == "masks":
-        meta = folder.parent / "dataset_meta.json"
-    if not meta.is_file():
-        return None, None
-    from labelgate.io.bounded import load_json
-
-    try:
-        data = load_json(read_small_text(meta, "dataset_meta.json"), str(meta))
-        names = {int(k): str(v) for k, v in data.get("label_map", {}).items()}
-        colours = data.get("segmentation_colors")
-        colour_map = None
-        if colours is not None:
-            colour_map = {
-                (int(r) << 16) | (int(g) << 8) | int(b): i for i, (r, g, b) in enumerate(colours)
-            }
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise InputError(f"not a readable dataset_meta.json: {exc}", path=str(meta)) from None
-    class_map = ClassMap(tuple(sorted(names.items())), origin=str(meta)) if names else None
-    return class_map, colour_map
-
-
-def mask_root(root: Path) -> Path:
-    """The folder the masks' ids are relative to: ``root`` (its folder, for one file), or its
-    ``SegmentationClass`` (Pascal VOC) or ``masks`` (Datumaro) subfolder."""
-    if root.is_file():
-        return root.parent
-    for sub in ("SegmentationClass", "masks"):
-        if (root / sub).is_dir():
-            return root / sub
-    return root
-
-
-def mask_files(root: Path) -> list[Path]:
-    """The mask files under ``root`` (links not followed), in sorted path order; for a
-    Cityscapes tree, the ``*_labelTrainIds`` files where there are any, else ``*_labelIds``."""
-    found: list[tuple[str, ...]] = []  # path parts: sorted as paths sort, component by component
-    top = str(root)
-    for folder, dirs, files in os.walk(top):
-        dirs[:] = [d for d in dirs if not d.startswith((".", "__"))]
-        parts = tuple(Path(os.path.relpath(folder, top)).parts) if folder != top else ()
-        found.extend((*parts, f) for f in files if f.lower().endswith(MASK_SUFFIXES))
-    found.sort()
-    paths = [root.joinpath(*p) for p in found]
-    train = [p for p in paths if p.name.endswith(("_labelTrainIds.png", "_labelTrainIds.tif"))]
-    ids = [p for p in paths if p.name.endswith(("_labelIds.png", "_labelIds.tif"))]
-    if train or ids:  # Cityscapes: colour, instanceIds and polygons are not class masks
-        return train or ids
-    return paths
-
-
-def mask_paths(root: Path) -> tuple[Path, list[Path]]:
-    """The folder the masks' ids are relative to, and the mask files: ``root`` itself where it
-    is one file, else those ``mask_files`` finds under ``mask_root``.
-
-    Raises:
-        InputError: no mask file is found.
-    """
-    from labelgate.errors import InputError
-
-    base = mask_root(root)
-    files = [root] if root.is_file() else mask_files(base)
-    if not files:
-        raise InputError(
-            f"no mask files ({', '.join(MASK_SUFFIXES)}) found under this folder", path=str(root)
-        )
-    return base, files
-
-
-def looks_like_masks(root: Path) -> str | None:
-    """Why ``root`` is a folder of segmentation masks, or ``None``."""
-    if (root / "SegmentationClass").is_dir():
-        return "a folder with Pascal VOC's SegmentationClass"
-    if (root / "dataset_meta.json").is_file() and (root / "masks").is_dir():
-        return "a folder with masks/ and a dataset_meta.json (Datumaro's semantic segmentation)"
-    names = [p.name for p in root.rglob("*") if p.is_file()][:10_000]
-    if any(n.endswith(("_labelIds.png", "_labelTrainIds.png")) for n in names):
-        return "a folder of Cityscapes *_labelIds / *_labelTrainIds masks"
-    if (
-        names
-        and all(n.lower().endswith((".npy", ".json", ".txt", ".yaml")) for n in names)
-        and any(n.lower().endswith(".npy") for n in names)
-    ):
-        return "a folder of .npy arrays"
-    first = next((p for p in sorted(root.rglob("*.png")) if p.is_file()), None)
-    own = next((p for p in sorted(root.glob("*.png")) if p.is_file()), None)
-    if own is not None and root.name.lower() in {"masks", "mask", "annotations", "labels", "gt"}:
-        return f"a folder named {root.name!r} holding PNG files"
-    if first is not None and not any(n.lower().endswith((".jpg", ".jpeg")) for n in names):
-        from PIL import Image, UnidentifiedImageError
-
-        try:
-            with Image.open(first) as im:
-                if im.mode in ("P", "L", "I;16", "I", "1"):
-                    return f"a folder of single-channel PNG files ({first.name} is mode {im.mode})"
-        except (OSError, UnidentifiedImageError):
-            return None
-    return None
+__all__ = ["MasksReader", "read_masks"]
 
 
 @dataclass(slots=True)
@@ -175,7 +61,7 @@ class _Seen:
 
 
 def read_masks(
-    root: Path,
+    roots: list[Path],
     sink: RowSink,
     facts: AnnotationFacts,
     *,
@@ -184,7 +70,9 @@ def read_masks(
     cluster: ClusterMap | None = None,
     workers: int | None = None,
 ) -> None:
-    """Decode every mask under ``root`` (or ``root`` itself, one file) into rows in ``sink``.
+    """Decode every mask under ``roots`` (folders or single files, read as one input: ids
+    relative to the folder they share) into rows in ``sink``; mask files a folder holds but the
+    reader leaves out (Cityscapes' other kinds) are counted in a note.
 
     Raises:
         InputError: no mask file is found.
@@ -192,7 +80,15 @@ def read_masks(
     import pyarrow as pa
 
     facts.task = "segmentation"
-    base, files = mask_paths(root)
+    found = [mask_paths(root) for root in roots]
+    base = found[0][0]
+    if len(found) > 1:
+        base = Path(os.path.commonpath([str(b) for b, _ in found]))
+        facts.notes.append(f"{len(roots)} mask paths read as one input, ids relative to {base}")
+    files = [f for _, fs in found for f in fs]
+    for (folder, kept), root in zip(found, roots, strict=True):
+        if root.is_dir():
+            _note_left_out(facts, folder, kept)
     schema = pa.schema(
         [
             ("id", pa.string()),
@@ -213,6 +109,19 @@ def read_masks(
     sink.close()
     facts.counts.update(counts)
     _whole(facts, seen, num_classes, colour_map is not None)
+
+
+def _note_left_out(facts: AnnotationFacts, folder: Path, kept: list[Path]) -> None:
+    """Name the mask files of ``folder`` the reader leaves out (a second kind of mask: Cityscapes'
+    colour, instanceIds or labelIds beside the trainIds), so none is skipped without a word."""
+    chosen = set(kept)
+    left = [p for p in mask_files_all(folder) if p not in chosen]
+    if left:
+        shown = ", ".join(p.name for p in left[:3]) + (", ..." if len(left) > 3 else "")
+        facts.notes.append(
+            f"{len(left)} other mask files in {folder.name}/ left out, of another kind than the "
+            f"{len(kept)} read ({shown}): give them as their own input to check them"
+        )
 
 
 def _rows(batch: list[Decoded], schema: pa.Schema, seen: _Seen) -> pa.RecordBatch:
@@ -279,13 +188,20 @@ def _account(
     if d.channels == 3 and d.values is None:
         top = sorted(d.colours.items(), key=lambda kv: -kv[1])
         shown = ", ".join(f"{_colour(c)}: {n} px" for c, n in top[:3])
+        table = known_table(d.colours)
+        offered = (
+            f"; every colour of the first such mask is in {table} (docs/segmentation.md lists "
+            "it): if the dataset was painted with it, that table is the color_map, in its order"
+            if table is not None
+            else ""
+        )
         facts.hit(
             "LG038",
             Example(row=row, id=d.path, value=f"{len(top)} colours: {shown}"),
             message="three-channel (RGB) colour masks: a loader reads three channels of colours, "
             "not one of class indices, and the loss refuses the shape or learns colours",
             fix="give the colour-to-index table as the contract's color_map (index: [r, g, b]); "
-            "with it, `labelgate fix` writes index masks",
+            "with it, `labelgate fix` writes index masks" + offered,
             unit="masks",
         )
         return
@@ -379,7 +295,7 @@ class MasksReader(Reader):
     name = "masks"
     title = "segmentation masks (PNG, TIFF, BMP, JPEG, .npy)"
     suffixes = MASK_SUFFIXES
-    capabilities = frozenset({"files", "stack", "dask"})
+    capabilities = frozenset({"files", "stack", "dask", "many"})
     task = "segmentation"
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
@@ -405,7 +321,7 @@ class MasksReader(Reader):
         if k is None and named is not None:
             k = len(named.entries)
         read_masks(
-            paths[0],
+            paths,
             sink,
             facts,
             num_classes=k,
