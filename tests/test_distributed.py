@@ -299,7 +299,7 @@ def test_footers_of_many_shards_are_read_by_the_cluster(
     shards: tuple[Path, dict[str, Any]], scheduler: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import labelgate.run.distributed
-    import labelgate.run.validation
+    import labelgate.run.producers
 
     folder, _ = shards
     calls: list[int] = []
@@ -310,7 +310,7 @@ def test_footers_of_many_shards_are_read_by_the_cluster(
         return real(client, fn, items)
 
     monkeypatch.setattr(labelgate.run.distributed, "cluster_map", counting)
-    monkeypatch.setattr(labelgate.run.validation, "FOOTERS_ON_CLUSTER", 10)
+    monkeypatch.setattr(labelgate.run.producers, "FOOTERS_ON_CLUSTER", 10)
     contract = Contract(num_classes=4)
     remote = report_of([str(folder)], contract, dask=scheduler)
     assert calls == [SHARDS]

@@ -232,7 +232,7 @@ def run_smoke(
 def _child(spec_path: Path, timeout: float) -> tuple[list[dict[str, Any]], str, int]:
     env = dict(os.environ)
     env.pop("CUDA_LAUNCH_BLOCKING", None)  # the child sets it itself, on NVIDIA only
-    src = str(Path(__file__).resolve().parent.parent)
+    src = str(Path(__file__).resolve().parents[2])  # the folder holding the labelgate package
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run(
         [sys.executable, "-m", "labelgate.commands.replay", str(spec_path)],
