@@ -12,12 +12,14 @@ Importing this module stays light: the engines are imported when a validation ru
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from labelgate.contract import Batching, Contract
 from labelgate.contract.classmap import load_class_map
+from labelgate.core.options import refuse_unknown
 from labelgate.core.report import Report
 from labelgate.errors import UsageError
 from labelgate.render.hints import complete_commands
@@ -67,9 +69,11 @@ def build_contract(
     overriding its field.
 
     Raises:
+        OptionError: an option's name is not known (with the closest one).
         ContractError: the contract file or an option is not valid.
         ClassMapError: the class-name map cannot be read.
     """
+    refuse_unknown(options, CONTRACT_OPTIONS, where="build_contract")
     base = Contract.from_yaml(contract) if isinstance(contract, str) else contract or Contract()
     b = base.batching
     drop_last, seed = options.get("drop_last"), options.get("shuffle_seed")
@@ -223,9 +227,12 @@ def validate(
         ``report.raise_for_errors()`` stops it with the first findings named.
 
     Raises:
+        OptionError: an option's name is not known, naming the closest one (``batchsize=8``:
+            did you mean ``batch_size``?); a ``UsageError`` and a ``TypeError``.
         UsageError: an option or the contract cannot be used.
         InputError: an input cannot be read.
     """
+    refuse_unknown(options, (*CONTRACT_OPTIONS, *VALIDATE_KEYWORDS), where="labelgate.validate")
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if gx_docs is not None and engine != "gx":
@@ -266,6 +273,12 @@ def validate(
     report = _run([held(found.table, found.given_as)], applied, engine, gx_docs, settings)
     report = complete_commands(report, ["PATH"])  # the data lives in memory: the user names it
     return _as_validation_report(report)
+
+
+# validate's own keywords, named as the closest match when an option is misspelt
+VALIDATE_KEYWORDS: tuple[str, ...] = tuple(
+    name for name in inspect.signature(validate).parameters if name not in ("data", "options")
+)
 
 
 def _found_in(held: InMemory) -> list[tuple[str, Any, str]]:

@@ -4,11 +4,12 @@ error (2)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from labelgate._version import __version__
 from labelgate.api import ENGINES
+from labelgate.cli.suggest import unknown_flag
 from labelgate.contract import LIMITS, TASKS
 from labelgate.readers import MANIFEST
 from labelgate.render import FORMATS
@@ -19,10 +20,19 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit status 2."""
+    """argparse, but a usage error is one line on stderr and exit status 2, and a flag it does
+    not know is named with the closest one it does (``--clases``: did you mean ``--classes``?)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if not self._subparsers and (message := unknown_flag(self, extras)):
+            self.error(message)  # a command's own parser: it knows its flags
+        return parsed, extras
 
 
 def _int(low: int, high: int) -> Callable[[str], int]:

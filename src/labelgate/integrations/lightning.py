@@ -17,7 +17,7 @@ from typing import Any
 from lightning.pytorch.callbacks import Callback
 
 from labelgate.api import ValidationReport
-from labelgate.integrations import LabelsRejected, check_dataset
+from labelgate.integrations import LabelsRejected, check_dataset, checked_options
 
 __all__ = ["LabelgateCallback", "LabelsRejected"]
 
@@ -44,6 +44,7 @@ class LabelgateCallback(Callback):
         target_getter: Callable[[Any], Any] | None = None,
         **options: Any,
     ) -> None:
+        checked_options(options, "LabelgateCallback")
         self.splits = splits
         self.options = dict(options, target_getter=target_getter)
         self.reports: dict[str, ValidationReport] = {}

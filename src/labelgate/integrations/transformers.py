@@ -18,7 +18,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from labelgate.api import ValidationReport
-from labelgate.integrations import LabelsRejected, check_dataset
+from labelgate.integrations import LabelsRejected, check_dataset, checked_options
 
 __all__ = ["LabelgateTrainerCallback", "LabelsRejected"]
 
@@ -36,6 +36,7 @@ class LabelgateTrainerCallback(TrainerCallback):
     """
 
     def __init__(self, *, eval: bool = True, **options: Any) -> None:
+        checked_options(options, "LabelgateTrainerCallback")
         self.check_eval = eval
         self.options = options
         self.reports: dict[str, ValidationReport] = {}
