@@ -57,6 +57,10 @@ class ContractOptions(TypedDict, total=False):
     batch_size: int | None
     drop_last: bool | None
     shuffle_seed: int | None
+    world_size: int | None
+    grad_accum: int | None
+    sampler_drop_last: bool | None
+    normalize: str | None
 
 
 CONTRACT_OPTIONS: tuple[str, ...] = tuple(ContractOptions.__annotations__)
@@ -77,10 +81,15 @@ def build_contract(
     base = Contract.from_yaml(contract) if isinstance(contract, str) else contract or Contract()
     b = base.batching
     drop_last, seed = options.get("drop_last"), options.get("shuffle_seed")
+    sampler_drop_last = options.get("sampler_drop_last")
     batching = Batching(
         size=options.get("batch_size") or b.size,
         drop_last=b.drop_last if drop_last is None else drop_last,
         shuffle_seed=b.shuffle_seed if seed is None else seed,
+        world_size=options.get("world_size") or b.world_size,
+        grad_accum=options.get("grad_accum") or b.grad_accum,
+        sampler_drop_last=b.sampler_drop_last if sampler_drop_last is None else sampler_drop_last,
+        normalize=options.get("normalize") or b.normalize,
     )
     names = options.get("class_names")
     members = options.get("label_columns")
@@ -219,7 +228,8 @@ def validate(
             returning its target (``lambda item: item[1]``).
         options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
-            ``shuffle_seed`` (``ContractOptions``): each overrides the contract's field, as
+            ``shuffle_seed``, ``world_size``, ``grad_accum``, ``sampler_drop_last``,
+            ``normalize`` (``ContractOptions``): each overrides the contract's field, as
             the CLI's flag of the same name does.
 
     Returns:

@@ -123,7 +123,9 @@ def _inputs(args: argparse.Namespace, *contracts: Contract) -> list[str | None]:
 def _contract(args: argparse.Namespace) -> Contract:
     from labelgate.api import CONTRACT_OPTIONS, build_contract
 
-    return build_contract(args.schema, **{name: getattr(args, name) for name in CONTRACT_OPTIONS})
+    # a command without a flag (--world-size is validate's) leaves the contract's field as it is
+    given = {name: getattr(args, name, None) for name in CONTRACT_OPTIONS}
+    return build_contract(args.schema, **given)
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -131,6 +131,17 @@ def _replay_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _rank_options(p: argparse.ArgumentParser) -> None:
+    """validate's batching across processes and accumulated steps (the contract's batching)."""
+    rank = "processes, each with a DistributedSampler: every rank's batches are judged"
+    p.add_argument("--world-size", type=_positive, metavar="W", help=rank)
+    p.add_argument("--grad-accum", type=_positive, metavar="N", help="batches per optimizer step")
+    cut = "DistributedSampler(drop_last=True): cut to a multiple of W, not padded"
+    p.add_argument("--sampler-drop-last", action="store_true", default=None, help=cut)
+    mean = "the mean loss of each batch (default), or of the step (num_items_in_batch)"
+    p.add_argument("--normalize", choices=("batch", "step"), help=mean)
+
+
 def _report_options(p: argparse.ArgumentParser) -> None:
     """The report's flags, alike for validate and diff."""
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
@@ -180,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         paths="label file(s), directory or glob",
     )
     _report_options(v)
+    _rank_options(v)
     v.add_argument(
         "--engine",
         choices=ENGINES,

@@ -42,6 +42,8 @@ LIMITS: dict[str, tuple[int, int]] = {
     "background_index": INT64,
     "batching.size": (1, 2**31 - 1),
     "batching.shuffle_seed": (0, 2**63 - 1),
+    "batching.world_size": (1, 65_536),
+    "batching.grad_accum": (1, 1_048_576),
     "expected_rows": (0, 2**63 - 1),
 }
 
@@ -63,6 +65,7 @@ def bounded(value: object, key: str, *, optional: bool = True) -> None:
 
 
 DEFAULT_IGNORE_INDEX = -100
+NORMALIZE = ("batch", "step")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,16 +76,53 @@ class Batching:
         size: rows per batch.
         drop_last: whether an incomplete last batch is dropped.
         shuffle_seed: ``None`` for file order; else the seed of
-            ``DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed))``.
+            ``DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed))``, or with
+            ``world_size`` above 1 of ``DistributedSampler(shuffle=True, seed=seed)``.
+        world_size: processes, each reading its share through a ``DistributedSampler``.
+        grad_accum: micro-batches per optimizer step.
+        sampler_drop_last: ``DistributedSampler(drop_last=True)``: the data cut to a multiple of
+            ``world_size`` instead of padded by repeating its first rows.
+        normalize: what the mean loss divides by: ``batch`` (each micro-batch's own usable
+            targets: ``CrossEntropyLoss(reduction='mean')``, Lightning) or ``step`` (the usable
+            targets of the whole optimizer step on every rank: transformers'
+            ``num_items_in_batch``).
     """
 
     size: int = 32
     drop_last: bool = False
     shuffle_seed: int | None = None
+    world_size: int = 1
+    grad_accum: int = 1
+    sampler_drop_last: bool = False
+    normalize: str = "batch"
 
     def __post_init__(self) -> None:
         bounded(self.size, "batching.size", optional=False)
         bounded(self.shuffle_seed, "batching.shuffle_seed")
+        bounded(self.world_size, "batching.world_size", optional=False)
+        bounded(self.grad_accum, "batching.grad_accum", optional=False)
+        if self.normalize not in NORMALIZE:
+            raise ContractError(
+                f"must be one of {', '.join(NORMALIZE)}, got {self.normalize!r}",
+                key="batching.normalize",
+            )
+
+    @property
+    def distributed(self) -> bool:
+        """Whether batches differ from one process's: several ranks, or accumulated steps."""
+        return self.world_size > 1 or self.grad_accum > 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """The batching as plain data, for reports."""
+        return {
+            "size": self.size,
+            "drop_last": self.drop_last,
+            "shuffle_seed": self.shuffle_seed,
+            "world_size": self.world_size,
+            "grad_accum": self.grad_accum,
+            "sampler_drop_last": self.sampler_drop_last,
+            "normalize": self.normalize,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,11 +250,7 @@ class Contract:
             else {"origin": self.class_map.origin, "entries": len(self.class_map.entries)},
             "ignore_index": self.ignore_index,
             "background_index": self.background_index,
-            "batching": {
-                "size": self.batching.size,
-                "drop_last": self.batching.drop_last,
-                "shuffle_seed": self.batching.shuffle_seed,
-            },
+            "batching": self.batching.to_dict(),
             "class_weights": None if self.class_weights is None else list(self.class_weights),
             "severity": dict(self.severity),
             "expected_rows": self.expected_rows,
@@ -298,7 +334,15 @@ _TOP_KEYS = {
     "label_columns": list,
     "label_encoding": str,
 }
-_BATCH_KEYS = {"size": int, "drop_last": bool, "shuffle_seed": int}
+_BATCH_KEYS = {
+    "size": int,
+    "drop_last": bool,
+    "shuffle_seed": int,
+    "world_size": int,
+    "grad_accum": int,
+    "sampler_drop_last": bool,
+    "normalize": str,
+}
 _TYPE_NAMES = {
     str: "a string",
     int: "an integer",
@@ -361,6 +405,10 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
             size=batching_raw.get("size", 32),
             drop_last=batching_raw.get("drop_last", False),
             shuffle_seed=batching_raw.get("shuffle_seed"),
+            world_size=batching_raw.get("world_size", 1),
+            grad_accum=batching_raw.get("grad_accum", 1),
+            sampler_drop_last=batching_raw.get("sampler_drop_last", False),
+            normalize=batching_raw.get("normalize", "batch"),
         ),
         class_weights=weights,
         severity=MappingProxyType(dict(severity_raw)),
