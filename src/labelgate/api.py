@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from labelgate.contract import Batching, Contract
 from labelgate.contract.classmap import load_class_map
+from labelgate.contract.modelmap import ModelMap, load_model_map
 from labelgate.core.options import refuse_unknown
 from labelgate.core.report import Report
 from labelgate.errors import UsageError
@@ -61,6 +62,7 @@ class ContractOptions(TypedDict, total=False):
     grad_accum: int | None
     sampler_drop_last: bool | None
     normalize: str | None
+    model: str | ModelMap | None
 
 
 CONTRACT_OPTIONS: tuple[str, ...] = tuple(ContractOptions.__annotations__)
@@ -91,6 +93,7 @@ def build_contract(
         sampler_drop_last=b.sampler_drop_last if sampler_drop_last is None else sampler_drop_last,
         normalize=options.get("normalize") or b.normalize,
     )
+    model = options.get("model")
     names = options.get("class_names")
     members = options.get("label_columns")
     if isinstance(members, str):
@@ -107,6 +110,7 @@ def build_contract(
         class_map=load_class_map(names) if names else None,
         ignore_index=options.get("ignore_index"),
         batching=batching,
+        model=load_model_map(model) if isinstance(model, str) else model,
     )
 
 
@@ -229,7 +233,8 @@ def validate(
         options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
             ``shuffle_seed``, ``world_size``, ``grad_accum``, ``sampler_drop_last``,
-            ``normalize`` (``ContractOptions``): each overrides the contract's field, as
+            ``normalize``, ``model`` (a Hugging Face model folder or config.json, or a
+            ``labelgate.contract.modelmap.ModelMap``) (``ContractOptions``): each overrides the contract's field, as
             the CLI's flag of the same name does.
 
     Returns:

@@ -140,6 +140,10 @@ def _rank_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sampler-drop-last", action="store_true", default=None, help=cut)
     mean = "the mean loss of each batch (default), or of the step (num_items_in_batch)"
     p.add_argument("--normalize", choices=("batch", "step"), help=mean)
+    model = (
+        "a Hugging Face model folder, its config.json or a checkpoint: its classes vs the data's"
+    )
+    p.add_argument("--model", metavar="PATH", help=model)
 
 
 def _report_options(p: argparse.ArgumentParser) -> None:

@@ -10,7 +10,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from labelgate.contract.batching import Batching
+from labelgate.contract.bounds import INT64, LIMITS, bounded
 from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.contract.modelmap import ModelMap, load_model_map
 from labelgate.contract.values import (
     CITYSCAPES_TRAIN_IDS,
     cityscapes_value_map,
@@ -18,111 +21,25 @@ from labelgate.contract.values import (
     value_map,
 )
 from labelgate.core.catalog import CODES, SEVERITIES
-from labelgate.errors import ClassMapError, ContractError, InputError
+from labelgate.errors import ClassMapError, ContractError, InputError, UsageError
 from labelgate.io.files import load_yaml, read_small_text
 
 __all__ = [
     "CITYSCAPES_TRAIN_IDS",
+    "INT64",
+    "LIMITS",
     "SEVERITIES",
     "TASKS",
     "Batching",
     "Contract",
+    "bounded",
     "cityscapes_value_map",
 ]
 
 TASKS = ("multiclass", "tokens", "soft", "multilabel", "segmentation")
 LABEL_ENCODINGS = ("multi-hot", "indices")
 CHECK_CODES = CODES
-INT64 = (-(2**63), 2**63 - 1)
-# The bounds of every number a contract (or a flag) gives: K up to a vocabulary's size and more,
-# counts and seeds within int64, a batch within what a DataLoader can hold.
-LIMITS: dict[str, tuple[int, int]] = {
-    "num_classes": (1, 10_000_000),
-    "ignore_index": INT64,
-    "background_index": INT64,
-    "batching.size": (1, 2**31 - 1),
-    "batching.shuffle_seed": (0, 2**63 - 1),
-    "batching.world_size": (1, 65_536),
-    "batching.grad_accum": (1, 1_048_576),
-    "expected_rows": (0, 2**63 - 1),
-}
-
-
-def bounded(value: object, key: str, *, optional: bool = True) -> None:
-    """Refuse ``value`` unless it is an integer within ``LIMITS[key]`` (``None`` if optional).
-
-    Raises:
-        ContractError: naming ``key``, the bounds and the value.
-    """
-    if value is None and optional:
-        return
-    lo, hi = LIMITS[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        wanted = {1: "a positive integer", 0: "0 or a positive integer"}.get(lo)
-        bounds = f"{wanted} (at most {hi:,})" if wanted else f"an integer from {lo:,} to {hi:,}"
-        raise ContractError(f"must be {bounds}, got {shown}", key=key)
-
-
 DEFAULT_IGNORE_INDEX = -100
-NORMALIZE = ("batch", "step")
-
-
-@dataclass(frozen=True, slots=True)
-class Batching:
-    """How training batches are formed, as a ``DataLoader`` would form them.
-
-    Attributes:
-        size: rows per batch.
-        drop_last: whether an incomplete last batch is dropped.
-        shuffle_seed: ``None`` for file order; else the seed of
-            ``DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed))``, or with
-            ``world_size`` above 1 of ``DistributedSampler(shuffle=True, seed=seed)``.
-        world_size: processes, each reading its share through a ``DistributedSampler``.
-        grad_accum: micro-batches per optimizer step.
-        sampler_drop_last: ``DistributedSampler(drop_last=True)``: the data cut to a multiple of
-            ``world_size`` instead of padded by repeating its first rows.
-        normalize: what the mean loss divides by: ``batch`` (each micro-batch's own usable
-            targets: ``CrossEntropyLoss(reduction='mean')``, Lightning) or ``step`` (the usable
-            targets of the whole optimizer step on every rank: transformers'
-            ``num_items_in_batch``).
-    """
-
-    size: int = 32
-    drop_last: bool = False
-    shuffle_seed: int | None = None
-    world_size: int = 1
-    grad_accum: int = 1
-    sampler_drop_last: bool = False
-    normalize: str = "batch"
-
-    def __post_init__(self) -> None:
-        bounded(self.size, "batching.size", optional=False)
-        bounded(self.shuffle_seed, "batching.shuffle_seed")
-        bounded(self.world_size, "batching.world_size", optional=False)
-        bounded(self.grad_accum, "batching.grad_accum", optional=False)
-        if self.normalize not in NORMALIZE:
-            raise ContractError(
-                f"must be one of {', '.join(NORMALIZE)}, got {self.normalize!r}",
-                key="batching.normalize",
-            )
-
-    @property
-    def distributed(self) -> bool:
-        """Whether batches differ from one process's: several ranks, or accumulated steps."""
-        return self.world_size > 1 or self.grad_accum > 1
-
-    def to_dict(self) -> dict[str, Any]:
-        """The batching as plain data, for reports."""
-        return {
-            "size": self.size,
-            "drop_last": self.drop_last,
-            "shuffle_seed": self.shuffle_seed,
-            "world_size": self.world_size,
-            "grad_accum": self.grad_accum,
-            "sampler_drop_last": self.sampler_drop_last,
-            "normalize": self.normalize,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +72,8 @@ class Contract:
             their names the class map where none is given).
         label_encoding: for the multilabel task, ``multi-hot`` (K values per row, the default)
             or ``indices`` (a list of the positive classes' indices per row).
+        model: the class map of the model the data trains (a Hugging Face config's
+            ``id2label``...), compared by name with the data's (LG040).
         name: the dataset's name.
         origin: the file the contract was read from.
     """
@@ -182,6 +101,7 @@ class Contract:
     value_map: Mapping[int, int | None] | None = None
     label_columns: tuple[str, ...] | None = None
     label_encoding: str | None = None
+    model: ModelMap | None = None
 
     def __post_init__(self) -> None:
         bounded(self.num_classes, "num_classes")
@@ -264,6 +184,13 @@ class Contract:
             },
             "label_columns": None if self.label_columns is None else list(self.label_columns),
             "label_encoding": self.label_encoding,
+            "model": None
+            if self.model is None
+            else {
+                "origin": self.model.origin,
+                "num_labels": self.model.num_labels,
+                "problem_type": self.model.problem_type,
+            },
             "value_map": None
             if self.value_map is None
             else {str(k): "ignore" if v is None else v for k, v in self.value_map.items()},
@@ -333,6 +260,7 @@ _TOP_KEYS = {
     "value_map": (dict, str),
     "label_columns": list,
     "label_encoding": str,
+    "model": str,
 }
 _BATCH_KEYS = {
     "size": int,
@@ -423,7 +351,20 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         value_map=value_map(data.get("value_map")),
         label_columns=_columns(data.get("label_columns")),
         label_encoding=data.get("label_encoding"),
+        model=_model(data.get("model"), base),
     )
+
+
+def _model(value: str | None, base: Path) -> ModelMap | None:
+    """The contract's ``model``: a Hugging Face model folder or config.json, relative to the
+    contract's folder."""
+    if value is None:
+        return None
+    target = Path(value)
+    try:
+        return load_model_map(target if target.is_absolute() else base / target)
+    except (InputError, UsageError) as exc:
+        raise ContractError(str(exc), key="model") from None
 
 
 def _columns(value: list[Any] | None) -> tuple[str, ...] | None:

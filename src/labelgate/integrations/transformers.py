@@ -26,7 +26,8 @@ What the Trainer does, read from transformers' ``trainer.py`` (5.x) and accelera
   = "sequential"`` keeps file order): it is not replayed, so the batches are judged in file
   order, which the note says.
 
-K defaults to the model's ``config.num_labels``; a label column of lists is read as token
+K defaults to the model's ``config.num_labels``, and its ``id2label``, ``label2id`` and
+``problem_type`` are compared by name with the data's class map (LG040); a label column of lists is read as token
 classification (-100 is the ignore_index, as the Trainer's loss skips it). Needs ``transformers``.
 """
 
@@ -38,6 +39,7 @@ from typing import Any
 from transformers import Trainer, TrainerCallback
 
 from labelgate.api import ValidationReport
+from labelgate.contract.modelmap import ModelMap
 from labelgate.integrations import LabelsRejected, check_dataset, checked_options
 
 __all__ = ["LabelgateTrainerCallback", "LabelsRejected", "trainer_batching"]
@@ -89,7 +91,8 @@ class LabelgateTrainerCallback(TrainerCallback):
             where none is found only the train dataloader's dataset is checked, with a warning.
         eval: whether to check the eval dataset too.
         options: as ``labelgate.validate`` takes them; ``classes`` defaults to the model's
-            ``config.num_labels``; an option given here overrides what the Trainer says.
+            ``config.num_labels`` and ``model`` to its ``config`` (LG040); an option given here
+            overrides what the Trainer says.
 
     Raises:
         OptionError: an option that ``labelgate.validate`` does not take.
@@ -113,6 +116,10 @@ class LabelgateTrainerCallback(TrainerCallback):
         labels = getattr(getattr(model, "config", None), "num_labels", None)
         if "classes" not in options and "contract" not in options and labels:
             options["classes"] = int(labels)
+        config = getattr(model, "config", None)
+        if "model" not in options and "contract" not in options and config is not None:
+            # the names too, not only the count: id2label against the data's class map (LG040)
+            options["model"] = ModelMap.from_config(config.to_dict(), origin="model.config")
         trainer = self.trainer or _calling_trainer()
         if trainer is None:
             warnings.warn(
