@@ -356,3 +356,40 @@ class TestCheckpointHead:
         with pytest.raises(InputError, match="cannot read the checkpoint"):
             load_model_map(path)
         assert "ran" not in capfd.readouterr().out
+
+
+class TestFixModel:
+    def test_aligns_the_labels_to_the_model_by_name(self, tmp_path: Path) -> None:
+        path, names = nli_data(tmp_path)
+        (tmp_path / "config.json").write_text(json.dumps(config(NLI[::-1])))
+        out = tmp_path / "fixed.parquet"
+        done = run_cli(
+            "fix",
+            path,
+            "-k",
+            "3",
+            "--class-names",
+            names,
+            "--model",
+            str(tmp_path / "config.json"),
+            "--out",
+            str(out),
+        )
+        assert done.returncode == 0, done.stderr
+        assert pq.read_table(out).column("label").to_pylist() == [2, 1, 0, 2]
+        assert pq.read_table(path).column("label").to_pylist() == [0, 1, 2, 0]  # input kept
+        again = run_cli("validate", str(out), "-k", "3", "--model", str(tmp_path / "config.json"))
+        assert again.returncode == 0, again.stdout
+
+    def test_refuses_what_the_names_do_not_prove(self, tmp_path: Path) -> None:
+        path, names = nli_data(tmp_path)
+        (tmp_path / "config.json").write_text(json.dumps(config(["a", "b", "c"])))
+        model = str(tmp_path / "config.json")
+        out = str(tmp_path / "fixed.parquet")
+        renamed = run_cli(
+            "fix", path, "-k", "3", "--class-names", names, "--model", model, "--out", out
+        )
+        assert renamed.returncode == 2 and "cannot align by name" in renamed.stderr
+        unnamed = run_cli("fix", path, "-k", "3", "--model", model, "--out", out)
+        assert unnamed.returncode == 2 and "give the data's --class-names" in unnamed.stderr
+        assert not Path(out).exists()

@@ -248,6 +248,9 @@ def _fix(args: argparse.Namespace) -> int:
             maps[int(raw)] = None if new == "ignore" else int(new)
         except ValueError:
             raise UsageError(f"--map-value {raw}={new}: expected integers, or V=ignore") from None
+    if contract.model is not None:  # --model: the model's order, proven by the names
+        contract, aligned = _aligned(contract)
+        maps.update({raw: new for raw, new in aligned.items() if raw not in maps})
     if _reader(args, contract).can("files"):  # fix writes the input's own files anew (masks)
         from labelgate.commands.fixmasks import fix_masks
 
@@ -269,6 +272,23 @@ def _fix(args: argparse.Namespace) -> int:
         blank=None if blank is None else blank if blank == "ignore" else _blank(blank),
     )
     return _fix_done(args, fix(args.paths, contract, options))
+
+
+def _aligned(contract: Contract) -> tuple[Contract, dict[int, int]]:
+    """``fix --model``: the remap data label -> model label, and the contract the fixed file is
+    judged by (the model's names as its class map)."""
+    from labelgate.contract.classmap import ClassMap
+    from labelgate.contract.modelmap import alignment
+
+    model = contract.model
+    assert model is not None
+    if contract.class_map is None:
+        raise UsageError("fix --model aligns by name: give the data's --class-names")
+    task = contract.task or "multiclass"
+    names = contract.class_map.name_of()
+    remap = alignment(model, names, k=contract.num_classes, task=task)
+    ordered = ClassMap(model.id2label)  # inline: the printed commands name --model instead
+    return contract.replace(class_map=ordered), remap
 
 
 def _blank(value: str) -> int:

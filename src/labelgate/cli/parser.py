@@ -312,6 +312,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--drop-ignored", action="store_true", help="quarantine rows with no usable target"
     )
     fx.add_argument("--in-place", action="store_true", help="allow --out to be the input (atomic)")
+    fx.add_argument(
+        "--model",
+        metavar="PATH",
+        help="align the labels to this Hugging Face "
+        "model's id2label, by the names of --class-names",
+    )
     fx.add_argument("--log", metavar="FILE", help="write the fix log as JSON here")
     fx.add_argument(
         "--format", choices=("text", "json"), default="text", help="fix log format (default text)"

@@ -29,7 +29,7 @@ from labelgate.errors import InputError, LabelError, UsageError
 from labelgate.io.files import read_small_text
 from labelgate.training.heads import HeadSearch, find_head
 
-__all__ = ["ModelMap", "ModelVerdict", "compare", "load_model_map"]
+__all__ = ["ModelMap", "ModelVerdict", "alignment", "compare", "load_model_map"]
 
 PLACEHOLDER = re.compile(r"LABEL_(\d+)")
 PROBLEMS = ("single_label_classification", "multi_label_classification", "regression")
@@ -293,3 +293,26 @@ def _judge_head(search: HeadSearch, k: int | None) -> ModelVerdict:
         (),
         {},
     )
+
+
+def alignment(
+    model: ModelMap, names: Mapping[int, str], *, k: int | None, task: str
+) -> dict[int, int]:
+    """The remap data label -> model label that ``labelgate fix --model`` applies: only where
+    the names say it, every data class found in the model and nothing else amiss.
+
+    Raises:
+        UsageError: the model has no names (a checkpoint, placeholders), or the maps differ in
+            more than the order of the same names.
+    """
+    if model.head is not None or model.placeholders:
+        raise UsageError(
+            f"{model.origin}: the model names no classes, so nothing says which data label is "
+            "which of its outputs"
+        )
+    verdict = compare(model, k=k, names=names, task=task)
+    if not verdict.remap:
+        if verdict.errors:
+            raise UsageError(f"{model.origin}: cannot align by name: {verdict.errors[0]}")
+        return {}
+    return {i: j for i, j in verdict.remap.items() if i != j}
