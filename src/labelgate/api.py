@@ -15,6 +15,7 @@ import dataclasses
 import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from labelgate.contract import Batching, Contract
@@ -201,6 +202,8 @@ def validate(
     background: int | None = None,
     source_field: str | None = None,
     target_getter: Callable[[Any], Any] | None = None,
+    tokenizer: str | None = None,
+    max_length: int | None = None,
     **options: Unpack[ContractOptions],
 ) -> ValidationReport:
     """Validate label files, or the labels already in memory.
@@ -230,6 +233,11 @@ def validate(
             file's name).
         target_getter: for a PyTorch Dataset without ``.targets``: a function of one item
             returning its target (``lambda item: item[1]``).
+        tokenizer: for supervised fine-tuning data (``prompt`` and ``completion`` columns): a
+            ``tokenizer.json`` or its folder; the rows are judged as the targets a causal LM's
+            loss sees after completion-only masking, truncation at ``max_length`` and the shift
+            (``labelgate.inputs.sft``), K the vocabulary's size unless ``classes`` is given.
+        max_length: with ``tokenizer``, the trainer's ``max_length``.
         options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
             ``shuffle_seed``, ``world_size``, ``grad_accum``, ``sampler_drop_last``,
@@ -270,6 +278,8 @@ def validate(
     }
     from labelgate.inputs.memory import as_table, is_in_memory
 
+    if tokenizer is not None or max_length is not None:
+        return _sft(data, applied, settings, tokenizer, max_length)
     if not is_in_memory(data):
         if target_getter is not None:
             raise UsageError("target_getter= reads a Dataset in memory, not files")
@@ -294,6 +304,41 @@ def validate(
 VALIDATE_KEYWORDS: tuple[str, ...] = tuple(
     name for name in inspect.signature(validate).parameters if name not in ("data", "options")
 )
+
+
+def _sft(
+    data: Any,
+    applied: Contract,
+    settings: dict[str, Any],
+    tokenizer: str | None,
+    max_length: int | None,
+) -> ValidationReport:
+    """Prompt-completion data judged as the targets the loss will see (``inputs.sft``)."""
+    from labelgate.inputs.memory import as_table, is_in_memory
+    from labelgate.inputs.sft import completion_targets
+    from labelgate.io.sources import held
+
+    if tokenizer is None or max_length is None:
+        raise UsageError("--tokenizer and --max-length go together")
+    if is_in_memory(data):
+        raise UsageError("--tokenizer reads files of prompt and completion columns")
+    listed = [data] if isinstance(data, str) else list(data)
+    targets = completion_targets(listed, tokenizer, max_length, id_column=applied.id_column)
+    has_id = "id" in targets.table.column_names
+    # a vocabulary's tokens are not classes a dataset must show: LG012 off unless asked for
+    severity = MappingProxyType({"LG012": "off", **applied.severity})
+    applied = applied.replace(
+        num_classes=applied.num_classes or targets.vocab,
+        severity=severity,
+        task="tokens",
+        label_column="labels",
+        id_column="id" if has_id else None,
+    )
+    found = as_table(targets.table)
+    settings["found"] = _found_in(found)
+    report = _run([held(found.table, found.given_as)], applied, "streaming", None, settings)
+    noted = dataclasses.replace(report, notes=(*report.notes, targets.note(max_length)))
+    return _as_validation_report(complete_commands(noted, listed))
 
 
 def _found_in(held: InMemory) -> list[tuple[str, Any, str]]:

@@ -151,6 +151,8 @@ def _validate(args: argparse.Namespace) -> int:
             input_format=args.input_format,
             background=args.background,
             source_field=args.source_field,
+            tokenizer=args.tokenizer,
+            max_length=args.max_length,
         )
     finally:
         if progress is not None:

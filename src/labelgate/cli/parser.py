@@ -131,8 +131,8 @@ def _replay_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _rank_options(p: argparse.ArgumentParser) -> None:
-    """validate's batching across processes and accumulated steps (the contract's batching)."""
+def _consumer_options(p: argparse.ArgumentParser) -> None:
+    """What consumes the data: processes, accumulated steps, the model, the tokenizer."""
     rank = "processes, each with a DistributedSampler: every rank's batches are judged"
     p.add_argument("--world-size", type=_positive, metavar="W", help=rank)
     p.add_argument("--grad-accum", type=_positive, metavar="N", help="batches per optimizer step")
@@ -144,6 +144,9 @@ def _rank_options(p: argparse.ArgumentParser) -> None:
         "a Hugging Face model folder, its config.json or a checkpoint: its classes vs the data's"
     )
     p.add_argument("--model", metavar="PATH", help=model)
+    sft = "prompt-completion data: judge the targets this tokenizer.json makes (with --max-length)"
+    p.add_argument("--tokenizer", metavar="DIR", help=sft)
+    p.add_argument("--max-length", type=_positive, metavar="N", help="the trainer's max_length")
 
 
 def _report_options(p: argparse.ArgumentParser) -> None:
@@ -195,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         paths="label file(s), directory or glob",
     )
     _report_options(v)
-    _rank_options(v)
+    _consumer_options(v)
     v.add_argument(
         "--engine",
         choices=ENGINES,
