@@ -12,12 +12,16 @@ Importing this module stays light: the engines are imported when a validation ru
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from labelgate.contract import Batching, Contract
 from labelgate.contract.classmap import load_class_map
+from labelgate.contract.modelmap import ModelMap, load_model_map
+from labelgate.core.options import refuse_unknown
 from labelgate.core.report import Report
 from labelgate.errors import UsageError
 from labelgate.render.hints import complete_commands
@@ -55,6 +59,11 @@ class ContractOptions(TypedDict, total=False):
     batch_size: int | None
     drop_last: bool | None
     shuffle_seed: int | None
+    world_size: int | None
+    grad_accum: int | None
+    sampler_drop_last: bool | None
+    normalize: str | None
+    model: str | ModelMap | None
 
 
 CONTRACT_OPTIONS: tuple[str, ...] = tuple(ContractOptions.__annotations__)
@@ -67,17 +76,25 @@ def build_contract(
     overriding its field.
 
     Raises:
+        OptionError: an option's name is not known (with the closest one).
         ContractError: the contract file or an option is not valid.
         ClassMapError: the class-name map cannot be read.
     """
+    refuse_unknown(options, CONTRACT_OPTIONS, where="build_contract")
     base = Contract.from_yaml(contract) if isinstance(contract, str) else contract or Contract()
     b = base.batching
     drop_last, seed = options.get("drop_last"), options.get("shuffle_seed")
+    sampler_drop_last = options.get("sampler_drop_last")
     batching = Batching(
         size=options.get("batch_size") or b.size,
         drop_last=b.drop_last if drop_last is None else drop_last,
         shuffle_seed=b.shuffle_seed if seed is None else seed,
+        world_size=options.get("world_size") or b.world_size,
+        grad_accum=options.get("grad_accum") or b.grad_accum,
+        sampler_drop_last=b.sampler_drop_last if sampler_drop_last is None else sampler_drop_last,
+        normalize=options.get("normalize") or b.normalize,
     )
+    model = options.get("model")
     names = options.get("class_names")
     members = options.get("label_columns")
     if isinstance(members, str):
@@ -94,6 +111,7 @@ def build_contract(
         class_map=load_class_map(names) if names else None,
         ignore_index=options.get("ignore_index"),
         batching=batching,
+        model=load_model_map(model) if isinstance(model, str) else model,
     )
 
 
@@ -189,6 +207,8 @@ def validate(
     background: int | None = None,
     source_field: str | None = None,
     target_getter: Callable[[Any], Any] | None = None,
+    tokenizer: str | None = None,
+    max_length: int | None = None,
     **options: Unpack[ContractOptions],
 ) -> ValidationReport:
     """Validate label files, or the labels already in memory.
@@ -218,9 +238,16 @@ def validate(
             file's name).
         target_getter: for a PyTorch Dataset without ``.targets``: a function of one item
             returning its target (``lambda item: item[1]``).
+        tokenizer: for supervised fine-tuning data (``prompt`` and ``completion`` columns): a
+            ``tokenizer.json`` or its folder; the rows are judged as the targets a causal LM's
+            loss sees after completion-only masking, truncation at ``max_length`` and the shift
+            (``labelgate.inputs.sft``), K the vocabulary's size unless ``classes`` is given.
+        max_length: with ``tokenizer``, the trainer's ``max_length``.
         options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
-            ``shuffle_seed`` (``ContractOptions``): each overrides the contract's field, as
+            ``shuffle_seed``, ``world_size``, ``grad_accum``, ``sampler_drop_last``,
+            ``normalize``, ``model`` (a Hugging Face model folder or config.json, or a
+            ``labelgate.contract.modelmap.ModelMap``) (``ContractOptions``): each overrides the contract's field, as
             the CLI's flag of the same name does.
 
     Returns:
@@ -228,9 +255,12 @@ def validate(
         ``report.raise_for_errors()`` stops it with the first findings named.
 
     Raises:
+        OptionError: an option's name is not known, naming the closest one (``batchsize=8``:
+            did you mean ``batch_size``?); a ``UsageError`` and a ``TypeError``.
         UsageError: an option or the contract cannot be used.
         InputError: an input cannot be read.
     """
+    refuse_unknown(options, (*CONTRACT_OPTIONS, *VALIDATE_KEYWORDS), where="labelgate.validate")
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     if gx_docs is not None and engine != "gx":
@@ -253,6 +283,8 @@ def validate(
     }
     from labelgate.inputs.memory import as_table, is_in_memory
 
+    if tokenizer is not None or max_length is not None:
+        return _sft(data, applied, settings, tokenizer, max_length)
     if not is_in_memory(data):
         if target_getter is not None:
             raise UsageError("target_getter= reads a Dataset in memory, not files")
@@ -271,6 +303,47 @@ def validate(
     report = _run([held(found.table, found.given_as)], applied, engine, gx_docs, settings)
     report = complete_commands(report, ["PATH"])  # the data lives in memory: the user names it
     return _as_validation_report(report)
+
+
+# validate's own keywords, named as the closest match when an option is misspelt
+VALIDATE_KEYWORDS: tuple[str, ...] = tuple(
+    name for name in inspect.signature(validate).parameters if name not in ("data", "options")
+)
+
+
+def _sft(
+    data: Any,
+    applied: Contract,
+    settings: dict[str, Any],
+    tokenizer: str | None,
+    max_length: int | None,
+) -> ValidationReport:
+    """Prompt-completion data judged as the targets the loss will see (``inputs.sft``)."""
+    from labelgate.inputs.memory import as_table, is_in_memory
+    from labelgate.inputs.sft import completion_targets
+    from labelgate.io.sources import held
+
+    if tokenizer is None or max_length is None:
+        raise UsageError("--tokenizer and --max-length go together")
+    if is_in_memory(data):
+        raise UsageError("--tokenizer reads files of prompt and completion columns")
+    listed = [data] if isinstance(data, str) else list(data)
+    targets = completion_targets(listed, tokenizer, max_length, id_column=applied.id_column)
+    has_id = "id" in targets.table.column_names
+    # a vocabulary's tokens are not classes a dataset must show: LG012 off unless asked for
+    severity = MappingProxyType({"LG012": "off", **applied.severity})
+    applied = applied.replace(
+        num_classes=applied.num_classes or targets.vocab,
+        severity=severity,
+        task="tokens",
+        label_column="labels",
+        id_column="id" if has_id else None,
+    )
+    found = as_table(targets.table)
+    settings["found"] = _found_in(found)
+    report = _run([held(found.table, found.given_as)], applied, "streaming", None, settings)
+    noted = dataclasses.replace(report, notes=(*report.notes, targets.note(max_length)))
+    return _as_validation_report(complete_commands(noted, listed))
 
 
 def _found_in(held: InMemory) -> list[tuple[str, Any, str]]:

@@ -6,6 +6,7 @@ are kept for what stops a run before a verdict can be reached::
     LabelgateError (Exception)
      +-- UsageError (LabelgateError, ValueError)    a flag or argument that cannot be used
      |    +-- ContractError                          a contract file that is not valid (carries its key path)
+     |    +-- OptionError (UsageError, TypeError)    an option name that is not known ("did you mean")
      +-- InputError (LabelgateError, OSError)        an input that cannot be read (carries its path)
      |    +-- ClassMapError                          a class-name map that cannot be read
      +-- LabelError (LabelgateError, ValueError)     bad targets met in training code (labelgate.torch)
@@ -21,6 +22,7 @@ __all__ = [
     "InputError",
     "LabelError",
     "LabelgateError",
+    "OptionError",
     "UsageError",
     "one_line",
 ]
@@ -32,6 +34,11 @@ class LabelgateError(Exception):
 
 class UsageError(LabelgateError, ValueError):
     """An argument, flag or option value that cannot be used."""
+
+
+class OptionError(UsageError, TypeError):
+    """An option (keyword argument, callback option) whose name is not known: a ``TypeError``
+    too, as Python raises for an unexpected keyword."""
 
 
 class ContractError(UsageError):

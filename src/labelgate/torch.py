@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.core.options import strict_keywords
 from labelgate.core.rules import ignore_inside, masks
 from labelgate.errors import LabelError
 from labelgate.training.heads import find_head
@@ -31,6 +32,7 @@ _ACCEPTED = (torch.int64, torch.uint8)  # what CrossEntropyLoss takes as class i
 SHOWN = 10
 
 
+@strict_keywords
 def check_targets(
     target: torch.Tensor,
     num_classes: int,
@@ -53,6 +55,7 @@ def check_targets(
 
     Raises:
         LabelError: naming the rule broken, the first positions and their values.
+        OptionError: a keyword that is not one of these, with the closest (a ``TypeError``).
     """
     if not isinstance(target, torch.Tensor):
         raise LabelError(f"target must be a torch.Tensor, got {type(target).__name__}")
@@ -102,6 +105,7 @@ def check_targets(
             raise LabelError("the usable targets all have class weight 0: the mean loss is NaN")
 
 
+@strict_keywords
 def guarded_collate(
     collate_fn: Callable[[list[Any]], Any] | None = None,
     *,
@@ -208,6 +212,7 @@ def stamp(state_dict: Mapping[str, Any], class_map: ClassMap | str | Sequence[st
     }
 
 
+@strict_keywords
 def check_state_dict(
     checkpoint: Mapping[str, Any],
     class_map: ClassMap | str | Sequence[str],

@@ -20,6 +20,12 @@ def failing_nan_batches(ctx: Context) -> list[int]:
 
 @check("LG007")
 def nan_batches(ctx: Context) -> list[Finding]:
+    if (
+        ctx.ranks is not None
+    ):  # several ranks or accumulated steps: their batches, not one process's
+        from labelgate.checks.ranks import rank_findings
+
+        return rank_findings(ctx, ctx.ranks)
     scan = ctx.scan
     if scan.rows == 0:
         return []

@@ -13,6 +13,7 @@ from labelgate.core.report import Finding
 from labelgate.io.sources import InputFile
 from labelgate.scan import CodeTally, ScanResult
 from labelgate.scan.result import DuplicateIds
+from labelgate.training.ranks import RankVerdict
 
 __all__ = ["Context", "DuplicateIds", "join_values", "plural", "tally_finding"]
 
@@ -33,6 +34,8 @@ class Context:
         section: failures of the contract's pandera section (other columns), if it has one.
         shifts: per-source shift evidence (filled by the class checks' helper).
         annotations: what an annotation-format reader found (COCO, YOLO, VOC, ImageFolder, HF).
+        ranks: every rank's batches judged, where the batching has several ranks or
+            accumulated steps.
     """
 
     scan: ScanResult
@@ -45,6 +48,7 @@ class Context:
     section: dict[str, Any] | None = None
     shifts: dict[str, Any] = field(default_factory=dict)
     annotations: AnnotationFacts | None = None
+    ranks: RankVerdict | None = None
 
     @property
     def k(self) -> int:

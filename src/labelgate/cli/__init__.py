@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labelgate.cli.fixargs import blank_policy, model_alignment, parse_pairs
 from labelgate.cli.parser import (
     EXIT_FAIL,
     EXIT_INTERNAL,
@@ -124,7 +125,9 @@ def _inputs(args: argparse.Namespace, *contracts: Contract) -> list[str | None]:
 def _contract(args: argparse.Namespace) -> Contract:
     from labelgate.api import CONTRACT_OPTIONS, build_contract
 
-    return build_contract(args.schema, **{name: getattr(args, name) for name in CONTRACT_OPTIONS})
+    # a command without a flag (--world-size is validate's) leaves the contract's field as it is
+    given = {name: getattr(args, name, None) for name in CONTRACT_OPTIONS}
+    return build_contract(args.schema, **given)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -150,6 +153,8 @@ def _validate(args: argparse.Namespace) -> int:
             input_format=args.input_format,
             background=args.background,
             source_field=args.source_field,
+            tokenizer=args.tokenizer,
+            max_length=args.max_length,
         )
     finally:
         if progress is not None:
@@ -216,26 +221,12 @@ def _smoke(args: argparse.Namespace) -> int:
     return EXIT_PASS if verdict.passed else EXIT_FAIL
 
 
-def _parse_pairs(items: list[str], flag: str, *, value_ignore: bool) -> dict[str, str]:
-    pairs: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.rpartition("=")
-        if not sep:
-            key, value = "*", item
-        if not value:
-            raise UsageError(
-                f"{flag} {item!r}: expected {'V=N or V=ignore' if value_ignore else 'SOURCE=D'}"
-            )
-        pairs[key] = value
-    return pairs
-
-
 def _fix(args: argparse.Namespace) -> int:
     from labelgate.commands.fix import FixOptions, fix
 
     contract = _contract(args)
     shifts: dict[str, int] = {}
-    for source, d in _parse_pairs(args.shift, "--shift", value_ignore=False).items():
+    for source, d in parse_pairs(args.shift, "--shift", value_ignore=False).items():
         try:
             shifts[source] = int(d)
         except ValueError:
@@ -248,13 +239,16 @@ def _fix(args: argparse.Namespace) -> int:
 
         maps.update(cityscapes_value_map())
         args.map_value = [m for m in args.map_value if m != "cityscapes"]
-    pairs = _parse_pairs(args.map_value, "--map-value", value_ignore=True)
+    pairs = parse_pairs(args.map_value, "--map-value", value_ignore=True)
     blank = pairs.pop("blank", None)  # multi-hot targets: what a blank becomes
     for raw, new in pairs.items():
         try:
             maps[int(raw)] = None if new == "ignore" else int(new)
         except ValueError:
             raise UsageError(f"--map-value {raw}={new}: expected integers, or V=ignore") from None
+    if contract.model is not None:  # --model: the model's order, proven by the names
+        contract, aligned = model_alignment(contract)
+        maps.update({raw: new for raw, new in aligned.items() if raw not in maps})
     if _reader(args, contract).can("files"):  # fix writes the input's own files anew (masks)
         if len(args.paths) > 1:
             raise UsageError(
@@ -277,16 +271,9 @@ def _fix(args: argparse.Namespace) -> int:
         value_maps=maps,
         drop_ignored=args.drop_ignored,
         in_place=args.in_place,
-        blank=None if blank is None else blank if blank == "ignore" else _blank(blank),
+        blank=None if blank is None else blank if blank == "ignore" else blank_policy(blank),
     )
     return _fix_done(args, fix(args.paths, contract, options))
-
-
-def _blank(value: str) -> int:
-    try:
-        return int(value)
-    except ValueError:
-        raise UsageError(f"--map-value blank={value}: expected 0, 1 or ignore") from None
 
 
 def _reader(args: argparse.Namespace, contract: Any) -> Reader:

@@ -27,7 +27,8 @@ __all__ = ["crash_extras", "resume", "triage_data"]
 def _contract(args: argparse.Namespace) -> Contract:
     from labelgate.api import CONTRACT_OPTIONS, build_contract
 
-    return build_contract(args.schema, **{name: getattr(args, name) for name in CONTRACT_OPTIONS})
+    given = {name: getattr(args, name, None) for name in CONTRACT_OPTIONS}  # validate's flags too
+    return build_contract(args.schema, **given)
 
 
 @contextmanager

@@ -4,11 +4,12 @@ error (2)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from labelgate._version import __version__
 from labelgate.api import ENGINES
+from labelgate.cli.suggest import unknown_flag
 from labelgate.contract import LIMITS, TASKS
 from labelgate.readers import MANIFEST
 from labelgate.render import FORMATS
@@ -19,10 +20,19 @@ EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line on stderr and exit status 2."""
+    """argparse, but a usage error is one line on stderr and exit status 2, and a flag it does
+    not know is named with the closest one it does (``--clases``: did you mean ``--classes``?)."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if not self._subparsers and (message := unknown_flag(self, extras)):
+            self.error(message)  # a command's own parser: it knows its flags
+        return parsed, extras
 
 
 def _int(low: int, high: int) -> Callable[[str], int]:
@@ -121,6 +131,24 @@ def _replay_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _consumer_options(p: argparse.ArgumentParser) -> None:
+    """What consumes the data: processes, accumulated steps, the model, the tokenizer."""
+    rank = "processes, each with a DistributedSampler: every rank's batches are judged"
+    p.add_argument("--world-size", type=_positive, metavar="W", help=rank)
+    p.add_argument("--grad-accum", type=_positive, metavar="N", help="batches per optimizer step")
+    cut = "DistributedSampler(drop_last=True): cut to a multiple of W, not padded"
+    p.add_argument("--sampler-drop-last", action="store_true", default=None, help=cut)
+    mean = "the mean loss of each batch (default), or of the step (num_items_in_batch)"
+    p.add_argument("--normalize", choices=("batch", "step"), help=mean)
+    model = (
+        "a Hugging Face model folder, its config.json or a checkpoint: its classes vs the data's"
+    )
+    p.add_argument("--model", metavar="PATH", help=model)
+    sft = "prompt-completion data: judge the targets this tokenizer.json makes (with --max-length)"
+    p.add_argument("--tokenizer", metavar="DIR", help=sft)
+    p.add_argument("--max-length", type=_positive, metavar="N", help="the trainer's max_length")
+
+
 def _report_options(p: argparse.ArgumentParser) -> None:
     """The report's flags, alike for validate and diff."""
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
@@ -170,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         paths="label file(s), directory or glob",
     )
     _report_options(v)
+    _consumer_options(v)
     v.add_argument(
         "--engine",
         choices=ENGINES,
@@ -286,6 +315,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--drop-ignored", action="store_true", help="quarantine rows with no usable target"
     )
     fx.add_argument("--in-place", action="store_true", help="allow --out to be the input (atomic)")
+    fx.add_argument(
+        "--model",
+        metavar="PATH",
+        help="align the labels to this Hugging Face "
+        "model's id2label, by the names of --class-names",
+    )
     fx.add_argument("--log", metavar="FILE", help="write the fix log as JSON here")
     fx.add_argument(
         "--format", choices=("text", "json"), default="text", help="fix log format (default text)"

@@ -10,7 +10,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from labelgate.contract.batching import Batching
+from labelgate.contract.bounds import INT64, LIMITS, bounded
 from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.contract.modelmap import ModelMap, load_model_map
 from labelgate.contract.values import (
     CITYSCAPES_TRAIN_IDS,
     cityscapes_value_map,
@@ -18,72 +21,26 @@ from labelgate.contract.values import (
     value_map,
 )
 from labelgate.core.catalog import CODES, SEVERITIES
-from labelgate.errors import ClassMapError, ContractError, InputError
+from labelgate.errors import ClassMapError, ContractError, InputError, UsageError
 from labelgate.io.bounded import yaml_problem
 from labelgate.io.files import load_yaml, read_small_text
 
 __all__ = [
     "CITYSCAPES_TRAIN_IDS",
+    "INT64",
+    "LIMITS",
     "SEVERITIES",
     "TASKS",
     "Batching",
     "Contract",
+    "bounded",
     "cityscapes_value_map",
 ]
 
 TASKS = ("multiclass", "tokens", "soft", "multilabel", "segmentation")
 LABEL_ENCODINGS = ("multi-hot", "indices")
 CHECK_CODES = CODES
-INT64 = (-(2**63), 2**63 - 1)
-# The bounds of every number a contract (or a flag) gives: K up to a vocabulary's size and more,
-# counts and seeds within int64, a batch within what a DataLoader can hold.
-LIMITS: dict[str, tuple[int, int]] = {
-    "num_classes": (1, 10_000_000),
-    "ignore_index": INT64,
-    "background_index": INT64,
-    "batching.size": (1, 2**31 - 1),
-    "batching.shuffle_seed": (0, 2**63 - 1),
-    "expected_rows": (0, 2**63 - 1),
-}
-
-
-def bounded(value: object, key: str, *, optional: bool = True) -> None:
-    """Refuse ``value`` unless it is an integer within ``LIMITS[key]`` (``None`` if optional).
-
-    Raises:
-        ContractError: naming ``key``, the bounds and the value.
-    """
-    if value is None and optional:
-        return
-    lo, hi = LIMITS[key]
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        wanted = {1: "a positive integer", 0: "0 or a positive integer"}.get(lo)
-        bounds = f"{wanted} (at most {hi:,})" if wanted else f"an integer from {lo:,} to {hi:,}"
-        raise ContractError(f"must be {bounds}, got {shown}", key=key)
-
-
 DEFAULT_IGNORE_INDEX = -100
-
-
-@dataclass(frozen=True, slots=True)
-class Batching:
-    """How training batches are formed, as a ``DataLoader`` would form them.
-
-    Attributes:
-        size: rows per batch.
-        drop_last: whether an incomplete last batch is dropped.
-        shuffle_seed: ``None`` for file order; else the seed of
-            ``DataLoader(shuffle=True, generator=torch.Generator().manual_seed(seed))``.
-    """
-
-    size: int = 32
-    drop_last: bool = False
-    shuffle_seed: int | None = None
-
-    def __post_init__(self) -> None:
-        bounded(self.size, "batching.size", optional=False)
-        bounded(self.shuffle_seed, "batching.shuffle_seed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +73,8 @@ class Contract:
             their names the class map where none is given).
         label_encoding: for the multilabel task, ``multi-hot`` (K values per row, the default)
             or ``indices`` (a list of the positive classes' indices per row).
+        model: the class map of the model the data trains (a Hugging Face config's
+            ``id2label``...), compared by name with the data's (LG040).
         name: the dataset's name.
         origin: the file the contract was read from.
     """
@@ -143,6 +102,7 @@ class Contract:
     value_map: Mapping[int, int | None] | None = None
     label_columns: tuple[str, ...] | None = None
     label_encoding: str | None = None
+    model: ModelMap | None = None
 
     def __post_init__(self) -> None:
         bounded(self.num_classes, "num_classes")
@@ -211,11 +171,7 @@ class Contract:
             else {"origin": self.class_map.origin, "entries": len(self.class_map.entries)},
             "ignore_index": self.ignore_index,
             "background_index": self.background_index,
-            "batching": {
-                "size": self.batching.size,
-                "drop_last": self.batching.drop_last,
-                "shuffle_seed": self.batching.shuffle_seed,
-            },
+            "batching": self.batching.to_dict(),
             "class_weights": None if self.class_weights is None else list(self.class_weights),
             "severity": dict(self.severity),
             "expected_rows": self.expected_rows,
@@ -229,6 +185,13 @@ class Contract:
             },
             "label_columns": None if self.label_columns is None else list(self.label_columns),
             "label_encoding": self.label_encoding,
+            "model": None
+            if self.model is None
+            else {
+                "origin": self.model.origin,
+                "num_labels": self.model.num_labels,
+                "problem_type": self.model.problem_type,
+            },
             "value_map": None
             if self.value_map is None
             else {str(k): "ignore" if v is None else v for k, v in self.value_map.items()},
@@ -296,8 +259,17 @@ _TOP_KEYS = {
     "value_map": (dict, str),
     "label_columns": list,
     "label_encoding": str,
+    "model": str,
 }
-_BATCH_KEYS = {"size": int, "drop_last": bool, "shuffle_seed": int}
+_BATCH_KEYS = {
+    "size": int,
+    "drop_last": bool,
+    "shuffle_seed": int,
+    "world_size": int,
+    "grad_accum": int,
+    "sampler_drop_last": bool,
+    "normalize": str,
+}
 _TYPE_NAMES = {
     str: "a string",
     int: "an integer",
@@ -360,6 +332,10 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
             size=batching_raw.get("size", 32),
             drop_last=batching_raw.get("drop_last", False),
             shuffle_seed=batching_raw.get("shuffle_seed"),
+            world_size=batching_raw.get("world_size", 1),
+            grad_accum=batching_raw.get("grad_accum", 1),
+            sampler_drop_last=batching_raw.get("sampler_drop_last", False),
+            normalize=batching_raw.get("normalize", "batch"),
         ),
         class_weights=weights,
         severity=MappingProxyType(dict(severity_raw)),
@@ -374,7 +350,20 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         value_map=value_map(data.get("value_map")),
         label_columns=_columns(data.get("label_columns")),
         label_encoding=data.get("label_encoding"),
+        model=_model(data.get("model"), base),
     )
+
+
+def _model(value: str | None, base: Path) -> ModelMap | None:
+    """The contract's ``model``: a Hugging Face model folder or config.json, relative to the
+    contract's folder."""
+    if value is None:
+        return None
+    target = Path(value)
+    try:
+        return load_model_map(target if target.is_absolute() else base / target)
+    except (InputError, UsageError) as exc:
+        raise ContractError(str(exc), key="model") from None
 
 
 def _columns(value: list[Any] | None) -> tuple[str, ...] | None:

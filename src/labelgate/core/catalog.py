@@ -375,6 +375,17 @@ CATALOG: tuple[Entry, ...] = (
         "row",
         raised_by="reader",
     ),
+    Entry(
+        "LG040",
+        "model's class map disagrees with the data's",
+        "the model's own class map (`--model`: a Hugging Face config's `id2label`, `label2id`, "
+        "`num_labels`, `problem_type`) against the data's, by name: swapped, renamed, missing, "
+        "extra, a count that differs, a problem type for another task; `LABEL_0` placeholders "
+        "never named are a warning",
+        "error",
+        "class map",
+        raised_by="contract",
+    ),
 )
 
 _BY_CODE: dict[str, Entry] = {e.code: e for e in CATALOG}

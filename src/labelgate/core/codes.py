@@ -51,6 +51,7 @@ Code = Literal[
     "LG037",
     "LG038",
     "LG039",
+    "LG040",
 ]
 
 CODES: tuple[Code, ...] = get_args(Code)

@@ -8,10 +8,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from labelgate.api import ValidationReport, validate
+from labelgate.api import CONTRACT_OPTIONS, VALIDATE_KEYWORDS, ValidationReport, validate
+from labelgate.core.options import refuse_unknown
 from labelgate.errors import LabelError
 
-__all__ = ["LabelsRejected", "check_dataset"]
+__all__ = ["LabelsRejected", "check_dataset", "checked_options"]
+
+
+def checked_options(options: dict[str, Any], where: str, *, own: tuple[str, ...] = ()) -> None:
+    """Refuse a callback's option that neither ``labelgate.validate`` nor the callback takes,
+    naming the closest (when it is built, not when training starts).
+
+    Raises:
+        OptionError: the first unknown option, with the closest known one.
+    """
+    refuse_unknown(options, (*CONTRACT_OPTIONS, *VALIDATE_KEYWORDS, *own), where=where)
 
 
 class LabelsRejected(LabelError):

@@ -1,5 +1,5 @@
 """A PyTorch Lightning callback: validate the train and validation datasets when fitting starts,
-and stop before the first step when their labels fail.
+in the batches their real dataloaders make, and stop before the first step when they fail.
 
     from labelgate.integrations.lightning import LabelgateCallback
 
@@ -17,7 +17,8 @@ from typing import Any
 from lightning.pytorch.callbacks import Callback
 
 from labelgate.api import ValidationReport
-from labelgate.integrations import LabelsRejected, check_dataset
+from labelgate.integrations import LabelsRejected, check_dataset, checked_options
+from labelgate.integrations.loaders import read_loader
 
 __all__ = ["LabelgateCallback", "LabelsRejected"]
 
@@ -26,15 +27,24 @@ class LabelgateCallback(Callback):
     """Validate the datasets of the train and validation dataloaders on ``on_train_start``
     (after setup, before the first step); fail the fit with ``LabelsRejected``.
 
+    Each dataset is judged in the batches its own dataloader makes: its ``batch_size`` and
+    ``drop_last``, its sampler (a seeded ``RandomSampler`` replayed, a ``DistributedSampler``
+    replayed for every rank, as Lightning installs one under DDP), and for the train loader the
+    Trainer's ``accumulate_grad_batches``. An option given here overrides what the loader says.
+
     Args:
         splits: which dataloaders to check (``train``, ``val``).
         target_getter: for a Dataset without ``.targets``: a function of one item returning its
             target.
         options: as ``labelgate.validate`` takes them (``classes``, ``ignore_index``,
-            ``batch_size``, ``class_names``, ``contract``...).
+            ``class_names``, ``contract``...).
+
+    Raises:
+        OptionError: an option that ``labelgate.validate`` does not take.
 
     Attributes:
         reports: the report of each split checked.
+        notes: what was read from each loader, and what could not be replayed.
     """
 
     def __init__(
@@ -44,16 +54,25 @@ class LabelgateCallback(Callback):
         target_getter: Callable[[Any], Any] | None = None,
         **options: Any,
     ) -> None:
+        checked_options(options, "LabelgateCallback")
         self.splits = splits
         self.options = dict(options, target_getter=target_getter)
         self.reports: dict[str, ValidationReport] = {}
+        self.notes: dict[str, list[str]] = {}
 
     def on_train_start(self, trainer: Any, pl_module: Any) -> None:
         loaders = {"train": trainer.train_dataloader, "val": trainer.val_dataloaders}
         for split in self.splits:
             for i, loader in enumerate(_loaders(loaders.get(split))):
                 name = split if i == 0 else f"{split}[{i}]"
-                self.reports[name] = check_dataset(loader.dataset, name, **self.options)
+                read = read_loader(loader, name)
+                options = dict(read.options)
+                accumulate = int(getattr(trainer, "accumulate_grad_batches", 1) or 1)
+                if split == "train" and accumulate > 1:
+                    options["grad_accum"] = accumulate  # Lightning divides each batch's mean
+                options.update(self.options)
+                self.notes[name] = read.notes
+                self.reports[name] = check_dataset(loader.dataset, name, **options)
 
 
 def _loaders(found: Any) -> list[Any]:

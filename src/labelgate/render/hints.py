@@ -27,6 +27,9 @@ def _flags(contract: dict[str, Any], task_given: bool) -> list[str]:
     names = contract.get("class_names")
     if isinstance(names, dict) and names.get("origin") not in (None, "inline"):
         out += ["--class-names", str(names["origin"])]
+    model = contract.get("model")
+    if isinstance(model, dict) and model.get("origin") not in (None, "model.config"):
+        out += ["--model", str(model["origin"])]
     if contract.get("ignore_index") not in (None, -100):
         out += ["--ignore-index", str(contract["ignore_index"])]
     if task_given:

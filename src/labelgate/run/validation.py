@@ -221,6 +221,11 @@ def _validate(
                 duplicates = duplicate_ids_on_dask_of(data, client, max_examples, id_memory, scan)
     label_type, task = str(data.label_type), data.task
     section = check_section(data, max_examples) if contract.pandera is not None else None
+    ranks = None
+    if contract.batching.distributed:
+        from labelgate.scan.ranks import judge_data_ranks
+
+        ranks = judge_data_ranks(data)
     ctx = Context(
         scan,
         contract,
@@ -231,6 +236,7 @@ def _validate(
         _names_seen(scan),
         section=section,
         annotations=facts,
+        ranks=ranks,
     )
     findings = _name_files(_completed(run_checks(ctx), data), files, scan.file_rows)
     report = Report(
