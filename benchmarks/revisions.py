@@ -59,6 +59,12 @@ def main() -> None:
     parser.add_argument("--base", required=True, help="the revision to compare with (git rev)")
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000, 100_000_000])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--id-order",
+        default="sorted",
+        choices=("sorted", "shuffled", "string", "uuid"),
+        help="the ids of the file, as benchmarks/compare.py writes them",
+    )
     parser.add_argument("--dir", default="/tmp/labelgate-bench")
     args = parser.parse_args()
     folder = Path(args.dir)
@@ -68,7 +74,7 @@ def main() -> None:
     no_ids.write_text(f'num_classes: {K}\nseverity:\n  LG014: "off"\n')
     print(f"base {args.base} ({base_src}) against the working tree; best of {args.repeat}")
     for rows in args.rows:
-        path = folder / f"revisions_{rows}.parquet"
+        path = folder / f"revisions_{rows}_{args.id_order}.parquet"
         if not path.exists():
             subprocess.run(
                 [
@@ -78,6 +84,7 @@ def main() -> None:
                     str(path),
                     str(rows),
                     "default",
+                    args.id_order,
                 ],
                 check=True,
             )

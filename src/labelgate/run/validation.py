@@ -263,19 +263,30 @@ def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
     LG014; LG007 and LG010 name rows), and LG007's and LG014's their label value: one read, of
     those rows' row groups only for Parquet."""
     cols = data.columns
-    columns = [c for c in (cols.id, cols.label, cols.source) if c]
     valued = ("LG007", "LG014")
 
-    def lacking(f: Finding, e: Example) -> bool:
-        return e.row >= 0 and (
-            (cols.id is not None and e.id is None)
-            or (cols.source is not None and e.source is None)
-            or (f.code in valued and e.value is None and data.task == "multiclass")
+    def needs(f: Finding, e: Example) -> tuple[bool, bool, bool]:
+        """Whether the example lacks its id, its source, its value."""
+        if e.row < 0:
+            return False, False, False
+        return (
+            cols.id is not None and e.id is None,
+            cols.source is not None and e.source is None,
+            f.code in valued and e.value is None and data.task == "multiclass",
         )
+
+    def lacking(f: Finding, e: Example) -> bool:
+        return any(needs(f, e))
 
     rows = [e.row for f in findings for e in f.examples if lacking(f, e)]
     if not rows:
         return findings
+    wanted = [
+        any(n) for n in zip(*(needs(f, e) for f in findings for e in f.examples), strict=True)
+    ]
+    columns = [
+        c for c, w in zip((cols.id, cols.source, cols.label), wanted, strict=True) if c and w
+    ]
     from labelgate.scan.ids import values_at
 
     at = values_at(rows, data, columns)

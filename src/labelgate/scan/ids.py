@@ -293,7 +293,13 @@ def _read_group(
 
     f = data.files[index]
     try:
-        pf = pq.ParquetFile(f.open(), metadata=data.schemas[index].metadata, pre_buffer=False)
+        text = [c for c in (data.columns.source, data.columns.name) if c and c in columns]
+        pf = pq.ParquetFile(  # text read as its dictionary: no string built per row
+            f.open(),
+            metadata=data.schemas[index].metadata,
+            pre_buffer=False,
+            read_dictionary=text or None,
+        )
         for batch in pf.iter_batches(
             batch_size=SLICE_ROWS, row_groups=[group], columns=columns, use_threads=False
         ):
