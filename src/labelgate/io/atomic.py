@@ -1,6 +1,6 @@
 """Writing files so that a reader never sees half of one: a temporary file beside it, then a rename.
 
-Every file labelgate writes goes through :func:`atomic_path` (or :func:`scratch_path` for a file
+Every file labelgate writes goes through ``atomic_path`` (or ``scratch_path`` for a file
 it removes again). A target that exists and is neither a regular file nor a folder (a character
 device such as ``/dev/null``, a FIFO, a socket) is written in place, never replaced: the bytes
 are staged in a private temporary folder, then copied into it.

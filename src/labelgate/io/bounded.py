@@ -2,13 +2,13 @@
 bytes arrive, before a parser builds anything from them (docs/security.md, "Limits").
 
 - JSON nesting (and, in a small file, the number of values) is measured on the raw bytes
-  (strings and escapes skipped) by :class:`DepthGuard`, fed chunk by chunk: :func:`load_json`
-  before ``json.loads`` sees a small file, and :func:`guarded_stream` under ijson for a large
+  (strings and escapes skipped) by ``DepthGuard``, fed chunk by chunk: ``load_json``
+  before ``json.loads`` sees a small file, and ``guarded_stream`` under ijson for a large
   one, so a COCO file nested 100,000 deep inside one annotation is refused after reading that
   far, never built.
-- YAML nesting and values are counted as PyYAML composes nodes (:func:`yaml_limits`), and a YAML
-  error is worded by its position alone (:func:`yaml_problem`): PyYAML's message quotes the line.
-- Text lines are read with a bound (:func:`bounded_lines`): a file without newlines is never
+- YAML nesting and values are counted as PyYAML composes nodes (``yaml_limits``), and a YAML
+  error is worded by its position alone (``yaml_problem``): PyYAML's message quotes the line.
+- Text lines are read with a bound (``bounded_lines``): a file without newlines is never
   read whole.
 """
 
@@ -93,7 +93,7 @@ class DepthGuard:
 
 
 class _Guarded:
-    """A binary stream whose bytes pass a :class:`DepthGuard` as they are read."""
+    """A binary stream whose bytes pass a ``DepthGuard`` as they are read."""
 
     def __init__(self, raw: IO[bytes], guard: DepthGuard) -> None:
         self._raw, self._guard = raw, guard

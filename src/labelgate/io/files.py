@@ -186,7 +186,7 @@ def check_inside(root: str | Path, target: str | Path, inputs: Iterable[str | No
 
 def append_output(path: str, text: str) -> None:
     """Append ``text`` to ``path`` (a file the environment names, such as GitHub's step summary,
-    which is appended to by design; checked with :func:`check_outputs` beforehand).
+    which is appended to by design; checked with ``check_outputs`` beforehand).
 
     Raises:
         InputError: the write fails, naming the path.

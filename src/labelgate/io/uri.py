@@ -1,8 +1,8 @@
 """How a URI is shown in reports and messages: without the credentials it may carry.
 
 ``s3://KEY:SECRET@bucket/labels.parquet`` and ``https://user:token@host/x.csv`` hold credentials
-in their user-info part, and ``?access_key=...`` in their query: :func:`display_uri` drops both
-from one URI, :func:`scrub_uris` from every URI inside a message (pyarrow's errors quote the URI
+in their user-info part, and ``?access_key=...`` in their query: ``display_uri`` drops both
+from one URI, ``scrub_uris`` from every URI inside a message (pyarrow's errors quote the URI
 they were given).
 """
 

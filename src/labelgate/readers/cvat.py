@@ -56,7 +56,7 @@ def _file(path: Path) -> Path:
 def _events(path: Path) -> Iterator[tuple[str, ET.Element]]:
     try:
         yield from ET.iterparse(path, events=("start", "end"))
-    except ET.ParseError as exc:
+    except (ET.ParseError, LookupError) as exc:  # LookupError: an unknown declared encoding
         raise InputError(
             f"not a readable CVAT XML file ({one_line(exc)})", path=str(path)
         ) from None

@@ -28,6 +28,7 @@ from labelgate.contract.classmap import ClassMap, load_class_map
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import ClassMapError, InputError, one_line
+from labelgate.io.bounded import load_json
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_points, class_index
@@ -78,7 +79,7 @@ def _shapes(path: Path) -> tuple[list[tuple[str, str, Any]], tuple[float, float]
     """(label, shape type, points) per shape, the image size, and deleted objects skipped."""
     if path.suffix.lower() == ".json":
         try:
-            doc = json.loads(read_small_text(path, "labelme file"))
+            doc = load_json(read_small_text(path, "labelme file"), str(path))
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON ({one_line(exc)})", path=str(path)) from None
         if not isinstance(doc, dict) or not isinstance(doc.get("shapes"), list):
@@ -91,7 +92,7 @@ def _shapes(path: Path) -> tuple[list[tuple[str, str, Any]], tuple[float, float]
         return drawn, _size(doc.get("imageWidth"), doc.get("imageHeight")), 0
     try:
         tree = ET.fromstring(read_small_text(path, "LabelMe XML file"))
-    except ET.ParseError as exc:
+    except (ET.ParseError, LookupError) as exc:  # LookupError: an unknown declared encoding
         raise InputError(
             f"not a readable LabelMe XML file ({one_line(exc)})", path=str(path)
         ) from None

@@ -28,6 +28,7 @@ from labelgate.contract.classmap import ClassMap, normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError, one_line
+from labelgate.io.bounded import guarded_stream
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_points, class_index
@@ -66,7 +67,7 @@ def labelling_config(path: Path) -> tuple[list[str], dict[str, str], dict[str, s
     """
     try:
         root = ET.fromstring(read_small_text(path, "labelling config"))
-    except ET.ParseError as exc:
+    except (ET.ParseError, LookupError) as exc:  # LookupError: an unknown declared encoding
         raise InputError(
             f"not a readable labelling config ({one_line(exc)})", path=str(path)
         ) from None
@@ -119,11 +120,35 @@ def _items(path: Path) -> Iterator[dict[str, Any]]:
 
     try:
         with path.open("rb") as f:
-            for item in ijson.items(f, "item", use_float=True):
+            for item in ijson.items(guarded_stream(f, str(path)), "item", use_float=True):
                 if isinstance(item, dict):
                     yield item
     except ijson.JSONError as exc:
         raise InputError(f"not valid JSON ({one_line(exc)})", path=str(path)) from None
+
+
+def _list(value: Any) -> list[Any]:
+    """A field that should be a list, or nothing (an export edited by hand may hold anything)."""
+    return value if isinstance(value, list) else []
+
+
+def _ident(value: Any) -> str:
+    """An id as written where it is a string or an integer, else ``?`` (never a structure)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return "?"
+    return str(value)[:100]
+
+
+def _num(value: Any) -> float:
+    """A coordinate: a JSON number. ``float()`` takes ``"10"`` and ``true``; a loader's tensor
+    does not, so neither is a coordinate here.
+
+    Raises:
+        TypeError: the value is not a number.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"not a number: a {type(value).__name__}")
+    return float(value)
 
 
 def _results(
@@ -131,32 +156,36 @@ def _results(
 ) -> Iterator[tuple[str, str, dict[str, Any], str | None, str]]:
     """(id, result type, value, the task's text, the control's name) for each result."""
     for item in _items(path):
-        tid = item.get("id", "?")
+        tid = _ident(item.get("id", "?"))
         if kind == "min":
             counts["annotations"] += 1
-            aid = item.get("annotation_id", "?")
+            aid = _ident(item.get("annotation_id", "?"))
             for key, v in item.items():
                 for n, (rtype, value) in enumerate(_min_values(key, v, controls)):
                     yield f"task {tid} annotation {aid} {key}#{n}", rtype, value, None, key
             continue
         counts["tasks"] += 1
-        counts["predictions"] += len(item.get("predictions") or [])
+        counts["predictions"] += len(_list(item.get("predictions")))
         data = item["data"] if isinstance(item.get("data"), dict) else {}
-        annotations = item.get("annotations") or item.get("completions") or []
+        annotations = [
+            a
+            for a in _list(item.get("annotations")) or _list(item.get("completions"))
+            if isinstance(a, dict)
+        ]
         if len(annotations) > 1:
             counts["tasks_with_several_annotations"] += 1
         for ann in annotations:
-            aid = ann.get("id", "?")
+            aid = _ident(ann.get("id", "?"))
             if ann.get("was_cancelled"):
                 counts["cancelled"] += 1
                 cancelled.append(f"task {tid} annotation {aid}")
                 continue
             counts["annotations"] += 1
-            for n, r in enumerate(ann.get("result") or []):
+            for n, r in enumerate(_list(ann.get("result"))):
                 if not isinstance(r, dict) or not isinstance(r.get("value"), dict):
                     continue
                 text = data.get(str(r.get("to_name", "")))
-                rid = r.get("id", n)
+                rid = _ident(r.get("id", n))
                 ident = f"task {tid} annotation {aid} result {rid}"
                 yield (
                     ident,
@@ -266,19 +295,19 @@ def _span(
 def _region(facts: AnnotationFacts, rtype: str, value: dict[str, Any], example: Example) -> None:
     try:
         if rtype == "rectanglelabels":
-            x, y = float(value["x"]), float(value["y"])
-            w, h = float(value["width"]), float(value["height"])
-            turned = float(value.get("rotation") or 0) != 0  # its corners are elsewhere
+            x, y = _num(value["x"]), _num(value["y"])
+            w, h = _num(value["width"]), _num(value["height"])
+            turned = _num(value.get("rotation") or 0) != 0  # its corners are elsewhere
             check_box(facts, (x, y, x + w, y + h), None if turned else _PERCENT, example)
         elif rtype == "ellipselabels":
-            x, y = float(value["x"]), float(value["y"])
-            rx, ry = float(value["radiusX"]), float(value["radiusY"])
+            x, y = _num(value["x"]), _num(value["y"])
+            rx, ry = _num(value["radiusX"]), _num(value["radiusY"])
             check_box(facts, (x - rx, y - ry, x + rx, y + ry), _PERCENT, example)
         elif rtype == "polygonlabels":
-            points = [(float(px), float(py)) for px, py in value["points"]]
+            points = [(_num(px), _num(py)) for px, py in value["points"]]
             check_points(facts, points, _PERCENT, example, shape="polygon", least=3)
         elif rtype == "keypointlabels":
-            point = (float(value["x"]), float(value["y"]))
+            point = (_num(value["x"]), _num(value["y"]))
             check_points(facts, [point], _PERCENT, example, shape="keypoint", least=1)
     except (KeyError, TypeError, ValueError):
         facts.hit(

@@ -101,7 +101,7 @@ def read_voc(
 def _parse(path: Path) -> ET.Element:
     try:
         return ET.fromstring(read_small_text(path, "VOC annotation"))
-    except (ET.ParseError, InputError) as exc:
+    except (ET.ParseError, LookupError, InputError) as exc:  # LookupError: unknown encoding
         raise InputError(
             f"not a readable Pascal VOC XML file ({one_line(exc)})", path=str(path)
         ) from None

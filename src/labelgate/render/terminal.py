@@ -3,8 +3,8 @@ triage's verdict (docs/security.md, "What reports hold").
 
 Data (a log line, an id, a class name) may hold escape sequences (CSI clear-screen, OSC-8 links,
 an OSC-0 window title, BEL, CR) and, on a CI runner, GitHub workflow commands (a line starting
-with ``::``). :func:`terminal_text` writes control characters as visible escapes;
-:func:`no_commands` keeps any line of the output from starting with ``::``, wherever a wrap put
+with ``::``). ``terminal_text`` writes control characters as visible escapes;
+``no_commands`` keeps any line of the output from starting with ``::``, wherever a wrap put
 it. Rich renders the text report with ``emoji=False`` and escaped markup, so ``:fire:`` and
 ``[bold]`` from data stay text.
 """
