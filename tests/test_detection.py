@@ -160,3 +160,60 @@ def test_cli_real_clean_files_pass(shared_real_world: Path) -> None:
         result = run_cli("validate", str(base / rel))
         assert result.returncode == 0, result.stdout
         assert "LG016" not in result.stdout and "LG028" not in result.stdout
+
+
+class TestDetectionTask:
+    def test_background_needs_no_name_and_k_counts_it(self, tmp_path: Path) -> None:
+        path = coco(tmp_path / "a.json", [1, 2, 3], [1, 2, 3, 3])
+        report = validate([path], task="detection", background=0)
+        assert not report.failed, [f.message for f in report.findings]
+        assert report.contract["num_classes"] == 4 and report.contract["task"] == "detection"
+        assert "LG013" not in found(report)
+        assert any("not the batches a detection DataLoader forms" in n for n in report.notes)
+
+    def test_labels_reaching_k_say_num_classes_counts_the_background(self, tmp_path: Path) -> None:
+        path = coco(tmp_path / "a.json", [1, 2, 3], [1, 2, 3, 3])
+        report = validate([path], task="detection", background=0, classes=3)
+        lg004 = one(report, "LG004")
+        assert "num_classes counts the background" in lg004.fix
+        assert "Set num_classes (--classes) to 4" in lg004.fix and "1-based" not in lg004.fix
+        assert "no name for" not in one(report, "LG009").message
+
+    def test_one_based_ids_without_background_name_the_detection_convention(
+        self, tmp_path: Path
+    ) -> None:
+        path = coco(tmp_path / "a.json", [0, 1, 2], [1, 2, 3, 3])
+        fix = one(validate([path], classes=3), "LG004").fix
+        assert "torchvision's detection models keep 0 for the background" in fix
+        assert "AG News" not in fix
+
+    def test_single_box_file_has_no_batchnorm_warning(self, tmp_path: Path) -> None:
+        report = validate([coco(tmp_path / "a.json", [0, 1], [1])])
+        assert "LG013" not in found(report)
+
+    def test_task_detection_refused_for_masks(self, tmp_path: Path) -> None:
+        from PIL import Image
+
+        Image.new("L", (4, 4)).save(tmp_path / "m.png")
+        result = run_cli(
+            "validate", str(tmp_path / "m.png"), "--classes", "2", "--task", "detection"
+        )
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert "Traceback" not in result.stderr
+
+    def test_contract_file_and_cli(self, tmp_path: Path) -> None:
+        path = coco(tmp_path / "a.json", [1, 2], [1, 2, 2])
+        contract = tmp_path / "c.yaml"
+        contract.write_text("task: detection\nbackground_index: 0\n")
+        result = run_cli("validate", str(path), "--schema", str(contract))
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "task detection" in result.stdout
+        result = run_cli("validate", str(path), "--task", "detection", "--background", "0")
+        assert result.returncode == 0 and "LG009" not in result.stdout
+
+    def test_real_files_with_background(self, shared_real_world: Path) -> None:
+        base = shared_real_world / "annotations"
+        for rel in ("coco/labelme2coco_voc2011_annotations.json", "voc/labelme_bbox_voc2011"):
+            report = validate([base / rel], task="detection", background=0)
+            assert {"LG009", "LG013", "LG016"}.isdisjoint(found(report)), rel
+            assert not report.failed, rel

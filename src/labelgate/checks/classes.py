@@ -124,7 +124,7 @@ def class_map_bijection(ctx: Context) -> list[Finding]:
     cmap = ctx.contract.class_map
     if cmap is None:
         return []
-    problems = cmap.problems(ctx.k)
+    problems = cmap.problems(ctx.k, background=ctx.background)
     if not problems:
         return []
     return [

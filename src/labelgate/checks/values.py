@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from labelgate.checks.context import Context, join_values, plural, tally_finding
+from labelgate.checks.detection import background_cause, background_fix, detection_ids_cause
 from labelgate.checks.registry import check
-from labelgate.contract.classmap import normalise_name
 from labelgate.core.findings import finding
 from labelgate.core.labels import Status
 from labelgate.core.report import Finding
@@ -91,20 +91,25 @@ def too_high(ctx: Context) -> list[Finding]:
     values = sorted(v for v in scan.other_values if v >= k)
     causes: list[str] = []
     sparse = _sparse(ctx) is not None
-    named = _names_known(ctx)
+    named = ctx.names_known()
     small = named > k
     if small:
         causes.append(
-            f"K={k} may be too small: the {_names_origin(ctx)} holds {named} names; if "
+            f"K={k} may be too small: the {ctx.names_origin()} holds {named} names; if "
             f"the data really has {named} classes, num_classes is the mistake"
         )
-    if values == [k] and not sparse and not small:
+    counted = background_cause(ctx, values)
+    if counted is not None:
+        causes.append(counted)
+    if values == [k] and not sparse and not small and counted is None:
         # 1..K with class 0 unused in the sources holding K: a 1-based source (unless the
         # values are sparse ids, which start at 1 too: LG016 says so). A value past K, or a
         # class 0 in use there, is another story.
         holders = [src for src, n in t.by_source.items() if n]
         zero = int(sum(scan.source_hist[src][0] for src in holders))
-        if zero == 0:
+        if zero == 0 and ctx.detection:
+            causes.append(detection_ids_cause(k))
+        elif zero == 0:
             causes.append(
                 f"the values are K={k} and class 0 is unused where they occur: a 1-based source "
                 "(AG News stores 1..4; its Hugging Face loader subtracts 1). Fix that source's "
@@ -133,7 +138,9 @@ def too_high(ctx: Context) -> list[Finding]:
             "of bounds'; CUDA asserts 't >= 0 && t < n_classes' asynchronously, later. Map each "
             f"value to a class in 0..{k - 1} or to ignore_index. "
             + (
-                f"If K is the mistake, set num_classes to {named} to match the names "
+                background_fix(ctx, values)
+                if counted is not None
+                else f"If K is the mistake, set num_classes to {named} to match the names "
                 "(the head then has one output per named class)."
                 if small
                 else NEVER_WIDEN
@@ -231,22 +238,6 @@ def nothing_usable(ctx: Context) -> list[Finding]:
             fix="Check the ignore_index and the label column: nothing here can be trained on.",
         )
     ]
-
-
-def _names_known(ctx: Context) -> int:
-    """How many classes the class map or, without one, the name column names (0: neither):
-    every distinct name of the column, the rows past K included."""
-    if ctx.contract.class_map is not None:
-        return len(ctx.contract.class_map.name_of())
-    return len({normalise_name(str(name)) for _, _, name in ctx.scan.pairs})
-
-
-def _names_origin(ctx: Context) -> str:
-    """Where the names counted by ``_names_known`` come from, in words."""
-    cmap = ctx.contract.class_map
-    if cmap is None:
-        return "name column"
-    return f"class table ({cmap.origin})"
 
 
 def _sparse(ctx: Context) -> tuple[list[int], list[int], str] | None:
