@@ -217,3 +217,20 @@ class TestDetectionTask:
             report = validate([base / rel], task="detection", background=0)
             assert {"LG009", "LG013", "LG016"}.isdisjoint(found(report)), rel
             assert not report.failed, rel
+
+
+def test_coco_bbox_of_strings_or_booleans_is_lg031_by_annotation_id(tmp_path: Path) -> None:
+    """A real Roboflow export wrote ``[73, 6, "996.0000", "1170.0000"]``: ``torch.as_tensor``
+    raises on it; a boolean is no coordinate either (``True`` would read as 1)."""
+    path = coco(tmp_path / "a.json", [0], [0, 0, 0])
+    data = json.loads(path.read_text())
+    data["annotations"][0]["bbox"] = [73, 6, "996.0000", "1170.0000"]
+    data["annotations"][2]["bbox"] = [5, 5, True, 20]
+    path.write_text(json.dumps(data))
+    report = run([str(path)], Contract(), max_examples=20).report
+    lg031 = one(report, "LG031")
+    assert [e.id for e in lg031.examples] == [10, 12] and lg031.severity == "error"
+    assert "bbox" in lg031.message and report.failed
+    result = run_cli("validate", str(path))
+    assert result.returncode == 1 and "LG031" in result.stdout
+    assert "996.0000" not in result.stdout  # rows are named by id, never by content
