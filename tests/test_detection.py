@@ -234,3 +234,13 @@ def test_coco_bbox_of_strings_or_booleans_is_lg031_by_annotation_id(tmp_path: Pa
     result = run_cli("validate", str(path))
     assert result.returncode == 1 and "LG031" in result.stdout
     assert "996.0000" not in result.stdout  # rows are named by id, never by content
+
+
+def test_a_table_of_boxes_with_task_detection(tmp_path: Path) -> None:
+    path = tmp_path / "boxes.csv"
+    path.write_text("id,label\n" + "".join(f"{i},{1 + i % 2}\n" for i in range(33)))
+    report = validate([path], task="detection", background=0, classes=3)
+    assert not report.failed and "LG013" not in found(report)  # 33 boxes: one left over
+    assert any("not the batches a detection DataLoader forms" in n for n in report.notes)
+    plain = validate([path], classes=3)
+    assert "LG013" in found(plain)
