@@ -178,6 +178,7 @@ class TestDetectionTask:
         assert "num_classes counts the background" in lg004.fix
         assert "Set num_classes (--classes) to 4" in lg004.fix and "1-based" not in lg004.fix
         assert "no name for" not in one(report, "LG009").message
+        assert "LG011" not in found(report)  # class 0 unused: the background, not a 1-based source
 
     def test_one_based_ids_without_background_name_the_detection_convention(
         self, tmp_path: Path
