@@ -72,8 +72,8 @@ def nan_batches(ctx: Context) -> list[Finding]:
 def last_batch(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     plan = scan.plan
-    if scan.rows == 0:
-        return []
+    if scan.rows == 0 or ctx.detection:
+        return []  # boxes are not what a detection DataLoader batches (a note says so)
     last = plan.last_size(scan.rows)
     if last == plan.size:
         return []

@@ -124,7 +124,7 @@ def class_map_bijection(ctx: Context) -> list[Finding]:
     cmap = ctx.contract.class_map
     if cmap is None:
         return []
-    problems = cmap.problems(ctx.k)
+    problems = cmap.problems(ctx.k, background=ctx.background)
     if not problems:
         return []
     return [
@@ -209,8 +209,8 @@ def shifted_source(ctx: Context) -> list[Finding]:
     high = scan.tallies.get("LG004")
     patterns: dict[int, str] = {}
     for s, hist in enumerate(scan.source_hist.tolist()):
-        if s in proven or scan.source_rows[s] == 0:
-            continue
+        if s in proven or scan.source_rows[s] == 0 or ctx.background == 0:
+            continue  # a declared background 0 is why class 0 is unused: not a 1-based pattern
         at_k = hist[k]
         only_k = high is not None and high.by_source.get(s, 0) == at_k
         if hist[0] == 0 and at_k > 0 and only_k and sum(hist[1:k]) > 0:

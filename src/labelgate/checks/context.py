@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from labelgate.contract import Contract
+from labelgate.contract.classmap import normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.codes import Code
 from labelgate.core.findings import finding
@@ -57,6 +58,20 @@ class Context:
         return self.contract.num_classes
 
     @property
+    def background(self) -> int | None:
+        """The detection background index declared (``--background``), if any."""
+        if self.annotations is not None and self.annotations.background is not None:
+            return self.annotations.background
+        return self.contract.background_index
+
+    @property
+    def detection(self) -> bool:
+        """Whether the rows are detection targets: ``--task detection``, or boxes a reader read."""
+        return self.contract.task == "detection" or (
+            self.annotations is not None and self.annotations.task == "detection"
+        )
+
+    @property
     def unit(self) -> str:
         """What a value is: a row, a token, or a pixel of a mask."""
         return {"tokens": "tokens", "segmentation": "pixels"}.get(self.task, "rows")
@@ -72,6 +87,18 @@ class Context:
         if self.contract.class_map is None:
             return self.names_seen.get(index)
         return self.contract.class_map.name_of().get(index)
+
+    def names_known(self) -> int:
+        """How many classes the class map or, without one, the name column names (0: neither):
+        every distinct name of the column, the rows past K included."""
+        if self.contract.class_map is not None:
+            return len(self.contract.class_map.name_of())
+        return len({normalise_name(str(name)) for _, _, name in self.scan.pairs})
+
+    def names_origin(self) -> str:
+        """Where the names counted by ``names_known`` come from, in words."""
+        cmap = self.contract.class_map
+        return "name column" if cmap is None else f"class table ({cmap.origin})"
 
     def where(self, tally: CodeTally) -> str:
         """Say where the failing values cluster, when they do: one source, one file, the last batch."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from labelgate.checks.context import Context, join_values, plural, tally_finding
+from labelgate.checks.detection import background_cause, background_fix, detection_ids_cause
 from labelgate.checks.registry import check
 from labelgate.core.findings import finding
 from labelgate.core.labels import Status
@@ -90,18 +91,29 @@ def too_high(ctx: Context) -> list[Finding]:
     values = sorted(v for v in scan.other_values if v >= k)
     causes: list[str] = []
     sparse = _sparse(ctx) is not None
-    if k in values and not sparse:
-        # Class 0 in the sources that hold the value K: unused or rare there means 1-based
-        # (unless the values are sparse ids, which start at 1 too: LG016 says so).
+    named = ctx.names_known()
+    small = named > k
+    if small:
+        causes.append(
+            f"K={k} may be too small: the {ctx.names_origin()} holds {named} names; if "
+            f"the data really has {named} classes, num_classes is the mistake"
+        )
+    counted = background_cause(ctx, values)
+    if counted is not None:
+        causes.append(counted)
+    if values == [k] and not sparse and not small and counted is None:
+        # 1..K with class 0 unused in the sources holding K: a 1-based source (unless the
+        # values are sparse ids, which start at 1 too: LG016 says so). A value past K, or a
+        # class 0 in use there, is another story.
         holders = [src for src, n in t.by_source.items() if n]
         zero = int(sum(scan.source_hist[src][0] for src in holders))
-        there = int(sum(scan.source_hist[src][:k].sum() for src in holders))
-        if zero * 10 < max(1, there // max(k, 1)):
+        if zero == 0 and ctx.detection:
+            causes.append(detection_ids_cause(k))
+        elif zero == 0:
             causes.append(
-                f"the values are K={k} and class 0 is {'unused' if zero == 0 else 'rare'} where "
-                "they occur: a 1-based source (AG News stores 1..4; its Hugging Face loader "
-                "subtracts 1). Fix that source's mapping at the source (see LG011), not "
-                "'subtract 1 everywhere'"
+                f"the values are K={k} and class 0 is unused where they occur: a 1-based source "
+                "(AG News stores 1..4; its Hugging Face loader subtracts 1). Fix that source's "
+                "mapping at the source (see LG011), not 'subtract 1 everywhere'"
             )
     seg = SEGMENTATION_IGNORE & set(values)
     if seg:
@@ -124,7 +136,15 @@ def too_high(ctx: Context) -> list[Finding]:
         (
             f"{cause}CPU PyTorch raises 'IndexError: Target {values[0] if values else k} is out "
             "of bounds'; CUDA asserts 't >= 0 && t < n_classes' asynchronously, later. Map each "
-            f"value to a class in 0..{k - 1} or to ignore_index. {NEVER_WIDEN}"
+            f"value to a class in 0..{k - 1} or to ignore_index. "
+            + (
+                background_fix(ctx, values)
+                if counted is not None
+                else f"If K is the mistake, set num_classes to {named} to match the names "
+                "(the head then has one output per named class)."
+                if small
+                else NEVER_WIDEN
+            )
         ),
         details={"values": {str(v): scan.other_values[v] for v in values[:50]}},
     )
@@ -220,11 +240,25 @@ def nothing_usable(ctx: Context) -> list[Finding]:
     ]
 
 
-def _sparse(ctx: Context) -> tuple[list[int], list[int]] | None:
-    """The used values and their gaps when they look like sparse category ids (COCO's 1..90 for
-    80 classes): at least three values starting at 1 or above with two gaps or more, and no more
-    distinct values than classes once they reach K."""
+def _sparse(ctx: Context) -> tuple[list[int], list[int], str] | None:
+    """The ids and their gaps when they are sparse category ids (COCO's 1..90 for 80 classes).
+
+    With a class map, the map's own indices decide: ids with a gap between them are sparse; a
+    dense table whose rows use a few of its classes is not (unused classes are LG012), unless
+    the values run past the table, which are judged as without one. Without a class map, the
+    used values: at least three starting at 1 or above with two gaps or more, and no more
+    distinct values than classes once they reach K.
+    """
     scan, k = ctx.scan, ctx.k
+    cmap = ctx.contract.class_map
+    if cmap is not None and cmap.name_of():
+        ids = sorted(cmap.name_of())
+        table = set(ids)
+        holes = [v for v in range(ids[0], min(ids[-1], ids[0] + 100_000)) if v not in table]
+        if holes:
+            return ids, holes, f"ids of the class table ({cmap.origin})"
+        if not any(v >= k for v in scan.other_values):
+            return None
     used = [i for i, n in enumerate(scan.class_counts.tolist()) if n > 0]
     used += sorted(v for v in scan.other_values if v >= k)
     if len(used) < 3:
@@ -236,7 +270,7 @@ def _sparse(ctx: Context) -> tuple[list[int], list[int]] | None:
         return None  # category ids start at 1; a set that uses 0 is a class range with holes
     if hi >= k and len(used) > k:
         return None  # more distinct values than classes: not a remappable id set
-    return used, gaps
+    return used, gaps, "distinct label values"
 
 
 @check("LG016")
@@ -245,12 +279,12 @@ def sparse_ids(ctx: Context) -> list[Finding]:
     found = _sparse(ctx)
     if found is None:
         return []
-    used, gaps = found
+    used, gaps, what = found
     lo, hi = used[0], used[-1]
     reaches = hi >= k
     severity = "error" if reaches else "warning"
     message = (
-        f"{len(used)} distinct label values span {lo}..{hi} with {len(gaps)} gaps "
+        f"{len(used)} {what} span {lo}..{hi} with {len(gaps)} gaps "
         f"({join_values(gaps)}): these look like sparse category ids (COCO uses 1..90 for 80 classes)"
     )
     if reaches:

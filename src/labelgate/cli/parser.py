@@ -66,8 +66,9 @@ def _contract_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--task",
         choices=TASKS,
-        help="multiclass, tokens or soft (detected from the label column), or multilabel: "
-        "K multi-hot values per row, for BCEWithLogitsLoss",
+        help="multiclass, tokens or soft (detected from the label column), multilabel: "
+        "K multi-hot values per row, for BCEWithLogitsLoss, or detection: the boxes of an "
+        "annotation format (with --background, K counts the background)",
     )
     p.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
     p.add_argument(

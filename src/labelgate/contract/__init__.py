@@ -37,7 +37,7 @@ __all__ = [
     "cityscapes_value_map",
 ]
 
-TASKS = ("multiclass", "tokens", "soft", "multilabel", "segmentation")
+TASKS = ("multiclass", "tokens", "soft", "multilabel", "segmentation", "detection")
 LABEL_ENCODINGS = ("multi-hot", "indices")
 CHECK_CODES = CODES
 DEFAULT_IGNORE_INDEX = -100

@@ -87,19 +87,27 @@ class ClassMap:
         lines = "".join(f"{i}\t{name}\n" for i, name in sorted(self.entries))
         return "sha256:" + hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
-    def problems(self, num_classes: int) -> list[str]:
+    def problems(self, num_classes: int, *, background: int | None = None) -> list[str]:
         """List every way this map fails to be a bijection between names and ``0..num_classes-1``.
 
         Args:
             num_classes: the number of classes K the model is built for.
+            background: a detection background index inside ``0..K-1``, which the map need not
+                name (torchvision's detection models count it in ``num_classes``).
 
         Returns:
             One sentence per problem, each naming the names or indices concerned; empty when the
             map is a bijection onto ``0..K-1``.
         """
         found: list[str] = []
-        if len(self.entries) != num_classes:
-            found.append(f"the map has {len(self.entries)} entries for {num_classes} classes")
+        unnamed = {background} - {i for i, _ in self.entries} if background is not None else set()
+        unnamed &= set(range(num_classes))
+        if len(self.entries) + len(unnamed) != num_classes:
+            found.append(
+                f"the map has {len(self.entries)} entries"
+                + (f" and the background {background}" if unnamed else "")
+                + f" for {num_classes} classes"
+            )
         by_name: defaultdict[str, list[int]] = defaultdict(list)
         spelled: dict[str, str] = {}
         for index, name in self.entries:
@@ -118,7 +126,7 @@ class ClassMap:
         outside = sorted(i for i in index_counts if not 0 <= i < num_classes)
         if outside:
             found.append(f"indices outside 0..{num_classes - 1}: {_join(outside)}")
-        missing = [i for i in range(num_classes) if i not in index_counts]
+        missing = [i for i in range(num_classes) if i not in index_counts and i not in unnamed]
         if missing:
             found.append(f"no name for indices {_join(missing)}")
         if self.declared is not None and self.declared != len(self.entries):

@@ -55,7 +55,9 @@ class Dataset:
     def task(self) -> str:
         """``"multiclass"`` or ``"tokens"``."""
         assert self.contract.task is not None
-        return self.contract.task
+        # Detection rows are boxes, one integer label each: judged in the multiclass shape (what
+        # is particular to detection is read from the contract's task and the reader's facts).
+        return "multiclass" if self.contract.task == "detection" else self.contract.task
 
     def chunks(
         self, columns: list[str] | None = None, *, every: bool = False, encoded: bool = False
@@ -177,11 +179,13 @@ def _task(wanted: str | None, label_type: Any, column: str) -> str:
         return "soft"  # integer lists read as probabilities (one-hot rows)
     if wanted == "multilabel" and is_list_type(label_type):
         return "multilabel"  # K multi-hot values per row, for BCEWithLogitsLoss
+    if wanted == "detection" and found == "multiclass":
+        return "detection"  # one row per box, its class index
     if wanted == "segmentation" and found == "tokens":
         return "segmentation"  # a mask's distinct values per row, with their pixel counts
     if wanted is not None and wanted != found:
         raise UsageError(
-            f"task {wanted!r} needs {'a scalar' if wanted == 'multiclass' else 'a list'} label column; "
+            f"task {wanted!r} needs {'a scalar' if wanted in ('multiclass', 'detection') else 'a list'} label column; "
             f"{column!r} is {label_type}"
         )
     return found

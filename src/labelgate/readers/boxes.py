@@ -12,7 +12,19 @@ from labelgate.contract.classmap import normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 
-__all__ = ["check_background", "check_box", "check_points", "check_tables", "class_index"]
+__all__ = [
+    "PRINTED_TOLERANCE",
+    "check_background",
+    "check_box",
+    "check_points",
+    "check_tables",
+    "class_index",
+]
+
+# Normalised coordinates are written with six decimals (YOLO's exporters, ultralytics' own
+# converters): each printed value is off by up to 5e-7, so an edge computed as cx - w/2 from two of
+# them by up to 7.5e-7. An edge that close to 0 or 1 is the printing, not a box past the image.
+PRINTED_TOLERANCE = 1e-6
 
 
 def check_box(
@@ -25,7 +37,8 @@ def check_box(
 ) -> None:
     """Count a box (x0, y0, x1, y1) that torchvision's detection models refuse or mislearn:
     without area by torchvision's own comparison (LG027: exactly the boxes it raises on), not
-    finite (LG029), outside its image or, ``normalised``, outside [0, 1] (LG028)."""
+    finite (LG029), outside its image or, ``normalised``, outside [0, 1] beyond the printed
+    precision of six decimals (LG028: ``PRINTED_TOLERANCE``)."""
     x0, y0, x1, y1 = box
     if x1 <= x0 or y1 <= y0:  # torchvision's own test: a NaN coordinate passes it
         facts.hit(
@@ -46,7 +59,8 @@ def check_box(
         )
         return
     w, h = (1.0, 1.0) if normalised else (size if size is not None else (math.inf, math.inf))
-    if x0 < 0 or y0 < 0 or x1 > w or y1 > h:
+    tol = PRINTED_TOLERANCE if normalised else 0.0
+    if x0 < -tol or y0 < -tol or x1 > w + tol or y1 > h + tol:
         where = "outside [0, 1]" if normalised else "past their image's edges"
         facts.hit(
             "LG028",

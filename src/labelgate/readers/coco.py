@@ -54,7 +54,9 @@ def read_coco(
     import ijson
 
     facts.task = "detection"
-    writer = sink.rows(id_type="int")
+    # Annotation ids are integers; panoptic segments are keyed ``image/segment`` (a segment id
+    # is unique only within its image), so the first annotation decides the id column's type.
+    writer: RowWriter | None = None
     source = path.name
     images: dict[Any, tuple[float, float] | None] = {}
     sources: dict[Any, str] | None = None if source_field is None else {}
@@ -103,6 +105,9 @@ def read_coco(
             ):
                 if not isinstance(item, dict):
                     raise InputError("an entry of annotations is not a JSON object", path=str(path))
+                if writer is None:
+                    panoptic = "segments_info" in item
+                    writer = sink.rows(id_type="string" if panoptic else "int")
                 _annotation(
                     item,
                     writer,
@@ -125,6 +130,8 @@ def read_coco(
                         handlers[key](item)
     except ijson.JSONError as exc:
         raise InputError(_not_json(path, exc), path=str(path)) from None
+    if writer is None:
+        writer = sink.rows(id_type="int")
     writer.close()
     if not counts["images"] and not categories and not writer.rows:
         raise InputError("no images, annotations or categories: not a COCO file", path=str(path))
@@ -176,7 +183,8 @@ def _annotation(
 ) -> None:
     image = _key(item.get("image_id"))  # any JSON value: a list is no key of the tallies
     segments = item.get("segments_info")
-    if segments is None and _plain(item, images.get(image), used, background):
+    keyed = writer.id_type == "string"  # panoptic: segments keyed image/segment
+    if segments is None and not keyed and _plain(item, images.get(image), used, background):
         writer.add(item["id"], item["category_id"], source, None)  # the usual case, at speed
         if item.get("iscrowd"):
             counts["crowd"] += 1
@@ -199,7 +207,10 @@ def _annotation(
             )
             continue
         whole = isinstance(ident, int) and not isinstance(ident, bool)  # true is no id
-        writer.add(ident if whole and segments is None else None, cid, source, None)
+        if keyed:
+            writer.add(str(shown) if whole else None, cid, source, None)
+        else:
+            writer.add(ident if whole and segments is None else None, cid, source, None)
         used[cid] += 1
         first_of.setdefault(cid, example)
         check_background(facts, cid, background, example)

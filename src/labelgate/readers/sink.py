@@ -27,6 +27,7 @@ class RowWriter:
         import pyarrow as pa
 
         self.path = path
+        self.id_type = "int" if id_type == "int" else "string"
         fields = [
             ("id", pa.int64() if id_type == "int" else pa.string()),
             ("label", pa.int64()),

@@ -17,10 +17,27 @@ from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 
 if TYPE_CHECKING:
+    from labelgate.contract.classmap import ClassMap
     from labelgate.core.report import Report
     from labelgate.readers.opened import Opened
 
-__all__ = ["as_given", "read_input", "with_format"]
+__all__ = ["DETECTION_BATCHES", "as_given", "counting_background", "read_input", "with_format"]
+
+DETECTION_BATCHES = (
+    "batches here are batches of annotations, not the batches a detection DataLoader forms (an "
+    "image with all its boxes each): no finding about the last batch or BatchNorm (LG013)"
+)
+
+
+def counting_background(cmap: ClassMap, background: int | None, origin: str) -> tuple[int, str]:
+    """K from a class map, counting the background index where the map does not name it:
+    torchvision's detection models take ``num_classes`` including the background
+    (``faster_rcnn.py``: "number of output classes of the model (including the background)"),
+    so categories 1..N with background 0 are N + 1 classes."""
+    k = len(cmap.entries)
+    if background is None or background in cmap.name_of() or not 0 <= background <= k:
+        return k, origin
+    return k + 1, f"{origin} and the background index {background}"
 
 
 def read_input(
@@ -69,13 +86,21 @@ def with_format(resolution: Resolution, opened: Opened) -> None:
         if contract.task not in (None, "segmentation"):
             raise UsageError(f"masks are read for the segmentation task, not {contract.task!r}")
         resolution.found("task", "segmentation", f"the {opened.format} reader")
+    if contract.task == "detection" and opened.facts.task != "detection":
+        raise UsageError(
+            f"--task detection reads boxes (COCO, YOLO, VOC, CVAT, Label Studio, LabelMe); "
+            f"this {opened.format} input holds {opened.facts.task} labels"
+        )
+    if opened.facts.task == "detection":
+        opened.facts.notes.append(DETECTION_BATCHES)
     own, given = opened.read.class_map, contract.class_map
     if own is not None:
         resolution.found("class_map", own, opened.read.class_map_why or own.origin)
     chosen = given if given is not None else own
     if chosen is not None:
         origin = "the class map given" if given is not None else opened.read.class_map_why
-        resolution.found("num_classes", len(chosen.entries), origin or chosen.origin)
+        k, origin = counting_background(chosen, opened.facts.background, origin or chosen.origin)
+        resolution.found("num_classes", k, origin)
     if resolution.value("num_classes") is None:
         facts = opened.facts
         raise UsageError(

@@ -20,7 +20,7 @@ from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
-from labelgate.run.inputs import as_given, read_input, with_format
+from labelgate.run.inputs import DETECTION_BATCHES, as_given, read_input, with_format
 from labelgate.run.producers import (
     duplicate_ids_on_dask_of,
     footers_on,
@@ -252,6 +252,11 @@ def _validate(
         notes=(
             *data.resolved.found(),
             *tables.notes(columns, label_type, task, schemas[0], files),
+            *(
+                [DETECTION_BATCHES]
+                if contract.task == "detection" and ctx.annotations is None
+                else []
+            ),
         ),
         strict=strict,
     )
