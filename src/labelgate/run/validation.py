@@ -305,7 +305,7 @@ def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
             e,
             id=values.get(cols.id or "", e.id) if e.id is None else e.id,
             source=e.source if e.source is not None or source is None else str(source),
-            value=values[cols.label] if f.code in valued and e.value is None else e.value,
+            value=values[cols.label] if needs(f, e)[2] else e.value,
         )
 
     return [replace(f, examples=tuple(completed(f, e) for e in f.examples)) for f in findings]
