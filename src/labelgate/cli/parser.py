@@ -4,13 +4,21 @@ error (2)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import NoReturn
 
 from labelgate._version import __version__
 from labelgate.api import ENGINES
+from labelgate.cli.options import (
+    consumer_options,
+    contract_options,
+    int_between,
+    non_negative,
+    positive,
+    replay_options,
+    report_options,
+)
 from labelgate.cli.suggest import unknown_flag
-from labelgate.contract import LIMITS, TASKS
 from labelgate.readers import MANIFEST
 from labelgate.render import FORMATS
 
@@ -35,135 +43,6 @@ class _Parser(argparse.ArgumentParser):
         return parsed, extras
 
 
-def _int(low: int, high: int) -> Callable[[str], int]:
-    """An argparse type: an integer from ``low`` to ``high``."""
-
-    def parse(text: str) -> int:
-        shown = repr(text) if len(text) <= 40 else repr(text[:37] + "...")
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer, got {shown}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {shown}")
-        return value
-
-    return parse
-
-
-_COUNT = 2**31 - 1
-_positive = _int(1, _COUNT)
-_non_negative = _int(0, _COUNT)
-_classes = _int(*LIMITS["num_classes"])
-_int64 = _int(*LIMITS["ignore_index"])
-_seed = _int(*LIMITS["batching.shuffle_seed"])
-
-
-def _contract_options(p: argparse.ArgumentParser) -> None:
-    """The options every command shares: K, the contract, columns, class map, batching."""
-    p.add_argument("--classes", "-k", type=_classes, metavar="K", help="number of classes (logits)")
-    p.add_argument("--schema", metavar="FILE", help="dataset contract (YAML); flags override it")
-    p.add_argument(
-        "--task",
-        choices=TASKS,
-        help="multiclass, tokens or soft (detected from the label column), multilabel: "
-        "K multi-hot values per row, for BCEWithLogitsLoss, or detection: the boxes of an "
-        "annotation format (with --background, K counts the background)",
-    )
-    p.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
-    p.add_argument(
-        "--label-columns",
-        metavar="A,B,...",
-        help="multi-label targets held one class per column (CheXpert's CSV): the K columns, in "
-        "class order; implies --task multilabel",
-    )
-    p.add_argument(
-        "--label-encoding",
-        choices=("multi-hot", "indices"),
-        help="multilabel rows: multi-hot (K values, default) or indices (the positive classes)",
-    )
-    p.add_argument("--id-column", metavar="COL", help="row id column (auto-detected)")
-    p.add_argument("--source-column", metavar="COL", help="data source column (auto-detected)")
-    p.add_argument("--name-column", metavar="COL", help="class name column (auto-detected)")
-    p.add_argument(
-        "--class-names", metavar="FILE", help="class-name map: txt, json, yaml or csv index,name"
-    )
-    p.add_argument("--ignore-index", type=_int64, metavar="N", help="default -100")
-    p.add_argument("--batch-size", type=_positive, metavar="N", help="default 32")
-    p.add_argument(
-        "--drop-last", action="store_true", default=None, help="drop an incomplete last batch"
-    )
-    p.add_argument(
-        "--shuffle-seed",
-        type=_seed,
-        metavar="S",
-        help="replay DataLoader(shuffle=True, generator=Generator().manual_seed(S)) (needs torch)",
-    )
-
-
-def _replay_options(p: argparse.ArgumentParser) -> None:
-    """Where a crashed run was: its step and how its DataLoader split the data."""
-    p.add_argument(
-        "--step",
-        type=_non_negative,
-        metavar="N",
-        help="the failing step, from 0 (default: read from the log); over the run, or within "
-        "--epoch",
-    )
-    p.add_argument("--epoch", type=_non_negative, metavar="E", help="the failing epoch, from 0")
-    p.add_argument(
-        "--world-size",
-        type=_positive,
-        default=1,
-        metavar="W",
-        help="processes, each with a DistributedSampler (default 1)",
-    )
-    p.add_argument(
-        "--grad-accum",
-        type=_positive,
-        default=1,
-        metavar="N",
-        help="batches per optimizer step (default 1)",
-    )
-    p.add_argument(
-        "--sampler-drop-last",
-        action="store_true",
-        help="DistributedSampler(drop_last=True): cut the data to a multiple of W, not padded",
-    )
-
-
-def _consumer_options(p: argparse.ArgumentParser) -> None:
-    """What consumes the data: processes, accumulated steps, the model, the tokenizer."""
-    rank = "processes, each with a DistributedSampler: every rank's batches are judged"
-    p.add_argument("--world-size", type=_positive, metavar="W", help=rank)
-    p.add_argument("--grad-accum", type=_positive, metavar="N", help="batches per optimizer step")
-    cut = "DistributedSampler(drop_last=True): cut to a multiple of W, not padded"
-    p.add_argument("--sampler-drop-last", action="store_true", default=None, help=cut)
-    mean = "the mean loss of each batch (default), or of the step (num_items_in_batch)"
-    p.add_argument("--normalize", choices=("batch", "step"), help=mean)
-    model = (
-        "a Hugging Face model folder, its config.json or a checkpoint: its classes vs the data's"
-    )
-    p.add_argument("--model", metavar="PATH", help=model)
-    sft = "prompt-completion data: judge the targets this tokenizer.json makes (with --max-length)"
-    p.add_argument("--tokenizer", metavar="DIR", help=sft)
-    p.add_argument("--max-length", type=_positive, metavar="N", help="the trainer's max_length")
-
-
-def _report_options(p: argparse.ArgumentParser) -> None:
-    """The report's flags, alike for validate and diff."""
-    p.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here (default stdout)")
-    p.add_argument(
-        "--max-examples",
-        type=_non_negative,
-        default=20,
-        metavar="N",
-        help="offending rows listed per finding (default 20; 0 lists all)",
-    )
-    p.add_argument("--strict", action="store_true", help="warnings fail too")
-
-
 def _command(
     sub: argparse._SubParsersAction[_Parser],
     name: str,
@@ -175,7 +54,7 @@ def _command(
     """A subcommand that reads label files: its paths and the shared contract options."""
     p = sub.add_parser(name, help=summary, description=description)
     p.add_argument("paths", nargs="+", metavar="PATH", help=paths)
-    _contract_options(p)
+    contract_options(p)
     return p
 
 
@@ -198,8 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         paths="label file(s), directory or glob",
     )
-    _report_options(v)
-    _consumer_options(v)
+    report_options(v)
+    consumer_options(v)
     v.add_argument(
         "--engine",
         choices=ENGINES,
@@ -211,13 +90,13 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     v.add_argument(
         "--threads",
-        type=_positive,
+        type=positive,
         metavar="N",
         help="threads scanning Parquet row groups in parallel (default: the cores available)",
     )
     v.add_argument(
         "--id-memory",
-        type=_int(1, 1 << 20),
+        type=int_between(1, 1 << 20),
         metavar="MB",
         help="memory the duplicate-id check may hold before it spills to temporary files "
         "(default 128)",
@@ -231,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument(
         "--background",
-        type=_int(-(2**63), 2**63 - 1),
+        type=int_between(-(2**63), 2**63 - 1),
         metavar="INDEX",
         help="the detection background index (torchvision: 0); objects labelled with it are LG032",
     )
@@ -264,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--device", default="auto", help="auto, cpu, cuda, cuda:N or mps (default auto)"
     )
     sm.add_argument(
-        "--max-batches", type=_positive, metavar="N", help="replay the first N batches only"
+        "--max-batches", type=positive, metavar="N", help="replay the first N batches only"
     )
     sm.add_argument(
         "--before", metavar="RAW", help="the raw file: it must fail where validate predicts"
@@ -349,8 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the run's checkpoints: the bundle names the one to resume from",
     )
-    _replay_options(rp)
-    rp.add_argument("--rank", type=_non_negative, metavar="R", help="the failing rank")
+    replay_options(rp)
+    rp.add_argument("--rank", type=non_negative, metavar="R", help="the failing rank")
     tr = sub.add_parser(
         "triage",
         help="read a crashed run's log: the first failure, its step and its family",
@@ -372,10 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the training data: replay the batch the DataLoader gave at the failing step, name "
         "its rows and judge them (the contract options say K and the batching)",
     )
-    _contract_options(tr)
-    _replay_options(tr)
+    contract_options(tr)
+    replay_options(tr)
     tr.add_argument(
-        "--rank", type=_non_negative, metavar="R", help="the failing rank (default: the log's)"
+        "--rank", type=non_negative, metavar="R", help="the failing rank (default: the log's)"
     )
     rs = sub.add_parser(
         "resume",
@@ -394,8 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--head", metavar="PREFIX", help="the head's layer (default: found)")
     rs.add_argument("--format", choices=("text", "json"), default="text")
     rs.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    _contract_options(rs)
-    _replay_options(rs)
+    contract_options(rs)
+    replay_options(rs)
     df = sub.add_parser(
         "diff",
         help="CI gate: validate HEAD and compare it with BASE (class map, values, shares, ids)",
@@ -409,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     df.add_argument("base", metavar="BASE", help="the dataset at the base revision")
     df.add_argument("head", metavar="HEAD", help="the dataset at the head revision")
-    _contract_options(df)
+    contract_options(df)
     df.add_argument(
         "--base-schema", metavar="FILE", help="the base revision's contract (default --schema)"
     )
@@ -421,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="X",
         help="share shift to report (default 0.05)",
     )
-    _report_options(df)
+    report_options(df)
     ex = sub.add_parser(
         "export",
         help="the contract as a schema of another library",
