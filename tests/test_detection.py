@@ -169,7 +169,7 @@ class TestDetectionTask:
         assert not report.failed, [f.message for f in report.findings]
         assert report.contract["num_classes"] == 4 and report.contract["task"] == "detection"
         assert "LG013" not in found(report)
-        assert any("not the batches a detection DataLoader forms" in n for n in report.notes)
+        assert any("batches here are batches of images" in n for n in report.notes)
 
     def test_labels_reaching_k_say_num_classes_counts_the_background(self, tmp_path: Path) -> None:
         path = coco(tmp_path / "a.json", [1, 2, 3], [1, 2, 3, 3])

@@ -27,8 +27,8 @@ def nan_batches(ctx: Context) -> list[Finding]:
 
         return rank_findings(ctx, ctx.ranks)
     scan = ctx.scan
-    if scan.rows == 0:
-        return []
+    if scan.rows == 0 or scan.plan.image is not None:
+        return []  # images without a box are negatives: their detection loss is finite
     failing = failing_nan_batches(ctx)
     if not failing:
         return []
@@ -72,12 +72,17 @@ def nan_batches(ctx: Context) -> list[Finding]:
 def last_batch(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     plan = scan.plan
-    if scan.rows == 0 or ctx.detection:
-        return []  # boxes are not what a detection DataLoader batches (a note says so)
+    if scan.rows == 0 or (ctx.detection and (plan.image is None or not plan.drop_last)):
+        # boxes are not what a detection DataLoader batches (a note says so); of batches of
+        # images only drop_last's loss is worth a word: detection backbones freeze BatchNorm
+        # (FrozenBatchNorm2d in torchvision and detectron2: docs/checks.md), so an incomplete
+        # or one-image last batch breaks nothing
+        return []
     last = plan.last_size(scan.rows)
     if last == plan.size:
         return []
-    total = -(-scan.rows // plan.size)
+    total = -(-plan.items(scan.rows) // plan.size)
+    unit = plan.unit
 
     def found(severity: str, count: int, message: str, fix: str) -> list[Finding]:
         return [
@@ -100,10 +105,12 @@ def last_batch(ctx: Context) -> list[Finding]:
         return found(
             "info",
             last,
-            f"drop_last drops the last batch of {last} rows: {left_out}",
+            f"drop_last drops the last batch of {last} {unit}: {left_out}",
             "Nothing to do if intended.",
         )
-    if last == 1 and ctx.task != "segmentation":  # BatchNorm2d also spans H x W: one mask is enough
+    # BatchNorm2d also spans H x W: one mask is enough; detection backbones freeze their
+    # BatchNorm (torchvision and detectron2 build them with FrozenBatchNorm2d: docs/checks.md)
+    if last == 1 and ctx.task != "segmentation" and unit == "rows":
         return found(
             "warning",
             1,
@@ -114,6 +121,6 @@ def last_batch(ctx: Context) -> list[Finding]:
     return found(
         "info",
         last,
-        f"the last batch (#{total - 1}) is incomplete: {last} of {plan.size} rows",
+        f"the last batch (#{total - 1}) is incomplete: {last} of {plan.size} {unit}",
         "Nothing to do unless the model needs full batches (then use drop_last=True).",
     )

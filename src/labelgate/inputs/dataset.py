@@ -103,10 +103,13 @@ def open_dataset(
     contract: Contract,
     mapper: Mapper | None = None,
     resolution: Resolution | None = None,
+    *,
+    images: tuple[Any, int] | None = None,
 ) -> Dataset:
     """Resolve inputs, columns, task and batch plan; read no rows (but for a shuffled text input,
     whose rows must be counted first). ``resolution`` carries what the run found before (a
-    reader's class map); ``contract`` is what was asked.
+    reader's class map); ``contract`` is what was asked. ``images``: the image of each row and
+    how many images, for batches of images (detection).
 
     Raises:
         UsageError: no K, or a column or task that cannot be used (LG001 included).
@@ -163,7 +166,11 @@ def open_dataset(
     batching = contract.batching
     known = _known_rows(files, schemas, columns, need=batching.shuffle_seed is not None)
     plan = BatchPlan.build(
-        batching.size, drop_last=batching.drop_last, rows=known, seed=batching.shuffle_seed
+        batching.size,
+        drop_last=batching.drop_last,
+        rows=known,
+        seed=batching.shuffle_seed,
+        images=images,
     )
     return Dataset(files, schemas, columns, contract, label_type, plan, known, resolution.freeze())
 

@@ -22,6 +22,7 @@ from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_tables
+from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["CocoReader", "looks_like_coco", "read_coco"]
@@ -54,6 +55,7 @@ def read_coco(
     import ijson
 
     facts.task = "detection"
+    sink.images.sort = True  # torchvision's CocoDetection and detectron2 sort the image ids
     # Annotation ids are integers; panoptic segments are keyed ``image/segment`` (a segment id
     # is unique only within its image), so the first annotation decides the id column's type.
     writer: RowWriter | None = None
@@ -81,6 +83,9 @@ def read_coco(
         else:
             images[key] = None
         counts["images"] += 1
+        file = item.get("file_name")
+        file = file if isinstance(file, str) else None
+        sink.images.add(ImageRecord((path.name, key), f"image {key}", file, images[key], path))
 
     def category(item: dict[str, Any]) -> None:
         if not isinstance(item, dict):
@@ -120,6 +125,7 @@ def read_coco(
                     deferred,
                     counts,
                     background,
+                    path.name,
                 )
         for key in ("images", "categories"):
             if key not in done:
@@ -180,12 +186,14 @@ def _annotation(
     deferred: list[tuple[tuple[float, float, float, float], Any, Example]],
     counts: Counter[str],
     background: int | None,
+    file: str = "",
 ) -> None:
     image = _key(item.get("image_id"))  # any JSON value: a list is no key of the tallies
+    group = (file, image)
     segments = item.get("segments_info")
     keyed = writer.id_type == "string"  # panoptic: segments keyed image/segment
     if segments is None and not keyed and _plain(item, images.get(image), used, background):
-        writer.add(item["id"], item["category_id"], source, None)  # the usual case, at speed
+        writer.add(item["id"], item["category_id"], source, None, group)  # the usual case
         if item.get("iscrowd"):
             counts["crowd"] += 1
         return
@@ -208,9 +216,9 @@ def _annotation(
             continue
         whole = isinstance(ident, int) and not isinstance(ident, bool)  # true is no id
         if keyed:
-            writer.add(str(shown) if whole else None, cid, source, None)
+            writer.add(str(shown) if whole else None, cid, source, None, group)
         else:
-            writer.add(ident if whole and segments is None else None, cid, source, None)
+            writer.add(ident if whole and segments is None else None, cid, source, None, group)
         used[cid] += 1
         first_of.setdefault(cid, example)
         check_background(facts, cid, background, example)

@@ -28,6 +28,7 @@ from labelgate.readers.boxes import (
     check_tables,
     class_index,
 )
+from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["CvatReader", "is_cvat_xml", "read_cvat"]
@@ -108,6 +109,7 @@ def read_cvat(
             source = elem.get("subset") or path.name
             size = _size(elem.get("width"), elem.get("height"))
             shapes = [c for c in elem if c.tag in _SHAPES]
+            writer.images.add(ImageRecord(name, name, elem.get("name"), size, path))
             for number, shape in enumerate(shapes):
                 ident = f"{name}#{number}"
                 _shape(shape, ident, source, size, writer, facts, index, origin, background, counts)
@@ -160,7 +162,9 @@ def _shape(
     if label is None:
         counts["not_in_map"] += 1
         return
-    writer.add(ident, label, source, name)
+    # the image: a listed image's name, or a track's frame (each frame an image of the video)
+    image = ident.rsplit("#", 1)[0] if shape.get("frame") is None else f"frame {shape.get('frame')}"
+    writer.add(ident, label, source, name, group=image)
     example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
     if kind == "tag":
         return

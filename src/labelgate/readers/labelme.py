@@ -32,6 +32,7 @@ from labelgate.io.bounded import load_json
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_points, class_index
+from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["LabelMeReader", "is_labelme_json", "is_labelme_xml"]
@@ -150,6 +151,7 @@ def _read_file(
 ) -> None:
     shapes, size, deleted = _shapes(path)
     counts["files"] += 1
+    writer.images.add(ImageRecord(rel, rel, None, size, path))
     counts["deleted"] += deleted
     index = found.index_of()
     for number, (name, kind, points) in enumerate(shapes):
@@ -163,7 +165,7 @@ def _read_file(
         )
         if label is None:
             continue
-        writer.add(ident, label, source, name)
+        writer.add(ident, label, source, name, group=rel)
         example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
         check_background(facts, label, background, example)
         if kind == "mask" and points is None:

@@ -32,6 +32,7 @@ from labelgate.io.bounded import guarded_stream
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_points, class_index
+from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["LabelStudioReader", "export_kind", "labelling_config"]
@@ -257,7 +258,9 @@ def _read_result(
                 "control in the labelling config",
             )
             continue
-        writer.add(ident, label, source, name)
+        task = (source, ident.split(" annotation ", 1)[0])  # the task is the image
+        writer.images.add(ImageRecord(task, task[1]))
+        writer.add(ident, label, source, name, group=task)
         example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
         if rtype == "choices":
             continue

@@ -9,6 +9,7 @@ from pathlib import Path
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.readers import Detected, choose
 from labelgate.readers.base import Read, ReadOptions
+from labelgate.readers.imageindex import ImageIndex, ImageRows
 from labelgate.readers.sink import RowSink
 
 __all__ = ["Opened", "open_input"]
@@ -24,6 +25,8 @@ class Opened:
         inputs: the paths the user gave.
         facts: what the reader found (``None`` for a label table, which has no format rules).
         read: the class map the format carries and where it came from.
+        images: the images a detection reader listed, and the image of each row (``None``: no
+            image named, batches are batches of rows).
     """
 
     detected: Detected
@@ -31,6 +34,7 @@ class Opened:
     inputs: list[str]
     facts: AnnotationFacts | None
     read: Read
+    images: tuple[ImageIndex, ImageRows] | None = None
 
     @property
     def format(self) -> str:
@@ -71,4 +75,6 @@ def open_input(paths: list[str], input_format: str, folder: Path, options: ReadO
         read = reader.read([Path(p) for p in paths], sink, facts, options)
     finally:
         sink.close()
-    return Opened(detected, sink.paths, list(paths), facts, read)
+    rows = sink.image_rows() if facts.task == "detection" else None
+    images = None if rows is None else (sink.images, rows)
+    return Opened(detected, sink.paths, list(paths), facts, read, images)

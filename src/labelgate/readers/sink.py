@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labelgate.readers.imageindex import ImageIndex, ImageRows
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -38,8 +40,18 @@ class RowWriter:
         self._writer: Any = None
         self.rows = 0
         self._closed = False
+        self.groups: list[Any] = []  # each row's image (detection readers), for batches of images
+        self.images = ImageIndex()  # the images listed (the sink's own, for a sink's writers)
 
-    def add(self, ident: Any, label: int | None, source: str | None, name: str | None) -> None:
+    def add(
+        self,
+        ident: Any,
+        label: int | None,
+        source: str | None,
+        name: str | None,
+        group: Any = None,
+    ) -> None:
+        self.groups.append(group)
         c = self._cols
         c["id"].append(ident)
         c["label"].append(label)
@@ -83,10 +95,12 @@ class RowSink:
         self.paths: list[str] = []
         self._writers: list[RowWriter] = []
         self._batch_writer: Any = None
+        self.images = ImageIndex()  # the images a detection reader records
 
     def rows(self, *, id_type: str = "string", names: bool = False) -> RowWriter:
         """A writer of (id, label, source, name) rows, appended one at a time."""
         writer = RowWriter(self._next(), id_type=id_type, names=names)
+        writer.images = self.images
         self._writers.append(writer)
         return writer
 
@@ -111,6 +125,11 @@ class RowSink:
         if self._batch_writer is not None:
             self._batch_writer.close()
             self._batch_writer = None
+
+    def image_rows(self) -> ImageRows | None:
+        """The image of each row written (``None``: a row names no image, or none was listed)."""
+        groups = [g for w in self._writers for g in w.groups]
+        return self.images.rows_to_images(groups)
 
     @property
     def written(self) -> bool:

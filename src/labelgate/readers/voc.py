@@ -20,6 +20,7 @@ from labelgate.io.classnames import check_names, check_source
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
+from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink
 
 __all__ = ["VocReader", "read_voc"]
@@ -61,6 +62,8 @@ def read_voc(
         source = path.parent.name
         size = _size(tree)
         counts["files"] += 1
+        file = (tree.findtext("filename") or "").strip() or None
+        sink.images.add(ImageRecord(rel, rel, file, size, path))
         for number, obj in enumerate(tree.iter("object")):
             name = (obj.findtext("name") or "").strip()
             ident = f"{rel}#{number}"
@@ -79,7 +82,7 @@ def read_voc(
             for flag in ("difficult", "truncated", "occluded"):
                 if (obj.findtext(flag) or "").strip() == "1":
                     counts[flag] += 1
-            writer.add(ident, label, source, name)
+            writer.add(ident, label, source, name, group=rel)
             example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
             check_background(facts, label, background, example)
             box = _box(obj)

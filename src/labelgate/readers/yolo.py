@@ -20,6 +20,7 @@ from labelgate.io.bounded import bounded_lines
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
+from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.layout import any_file
 from labelgate.readers.sink import RowSink, RowWriter, in_int64
 
@@ -45,6 +46,7 @@ def read_yolo(
         parts = path.relative_to(root).parts
         source = parts[0] if len(parts) > 1 else root.name
         counts["label_files"] += 1
+        sink.images.add(_image(root, path, rel))
         objects = _read_file(path, rel, source, writer, facts, background)
         counts["objects"] += objects
         if objects == 0:
@@ -54,6 +56,18 @@ def read_yolo(
         raise InputError("no YOLO label files (.txt) under this folder", path=str(root))
     facts.counts.update(counts)
     return found
+
+
+def _image(root: Path, path: Path, rel: str) -> ImageRecord:
+    """A label file's image: ultralytics finds it by swapping the last ``labels`` folder of the
+    label file's path for ``images`` and the suffix for an image suffix (``img2label_paths``)."""
+    parts = path.relative_to(root).parts
+    at = max((i for i, p in enumerate(parts[:-1]) if p == "labels"), default=None)
+    if at is None:
+        return ImageRecord(rel, rel)
+    labels = root.joinpath(*parts[: at + 1])
+    stem = Path(*parts[at + 1 :]).with_suffix("").as_posix()
+    return ImageRecord(rel, rel, stem, None, labels, stem=True)
 
 
 def _class_list(root: Path) -> ClassMap | None:
@@ -117,7 +131,7 @@ def _read_file(
                     fix="rewrite these lines: class ids are integers, coordinates numbers",
                 )
                 continue
-            writer.add(f"{rel}:{number}", cls, source, None)
+            writer.add(f"{rel}:{number}", cls, source, None, group=rel)
             objects += 1
             example = Example(
                 row=writer.rows - 1,

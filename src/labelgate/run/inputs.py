@@ -21,12 +21,39 @@ if TYPE_CHECKING:
     from labelgate.core.report import Report
     from labelgate.readers.opened import Opened
 
-__all__ = ["DETECTION_BATCHES", "as_given", "counting_background", "read_input", "with_format"]
+__all__ = [
+    "DETECTION_BATCHES",
+    "as_given",
+    "counting_background",
+    "image_batches",
+    "read_input",
+    "with_format",
+]
 
 DETECTION_BATCHES = (
     "batches here are batches of annotations, not the batches a detection DataLoader forms (an "
     "image with all its boxes each): no finding about the last batch or BatchNorm (LG013)"
 )
+
+
+def image_batches(opened: Opened) -> str:
+    """What the batches of a detection input are, in words; the images without a box counted."""
+    assert opened.facts is not None
+    if opened.images is None:
+        return DETECTION_BATCHES
+    rows = opened.images[1]
+    opened.facts.counts["images_without_boxes"] = rows.without_boxes
+    note = (
+        f"batches here are batches of images ({rows.images} images, each with all its boxes, "
+        "as a detection DataLoader with a collate_fn yields them), in the dataset's image order"
+    )
+    if rows.without_boxes:
+        note += (
+            f"; {rows.without_boxes} of them hold no box: legal negatives for torchvision, which "
+            "trains on them; detectron2 (DATALOADER.FILTER_EMPTY_ANNOTATIONS, True by default) "
+            "and mmdet's COCO configs (filter_empty_gt=True) drop them before batching"
+        )
+    return note
 
 
 def counting_background(cmap: ClassMap, background: int | None, origin: str) -> tuple[int, str]:
@@ -92,7 +119,7 @@ def with_format(resolution: Resolution, opened: Opened) -> None:
             f"this {opened.format} input holds {opened.facts.task} labels"
         )
     if opened.facts.task == "detection":
-        opened.facts.notes.append(DETECTION_BATCHES)
+        opened.facts.notes.append(image_batches(opened))
     own, given = opened.read.class_map, contract.class_map
     if own is not None:
         resolution.found("class_map", own, opened.read.class_map_why or own.origin)

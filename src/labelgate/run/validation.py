@@ -163,7 +163,11 @@ def run(
             with_format(resolution, opened)
             paths, facts = opened.paths, opened.facts
         data = open_dataset(
-            paths, contract, None if client is None else footers_on(client), resolution
+            paths,
+            contract,
+            None if client is None else footers_on(client),
+            resolution,
+            images=None if opened is None or opened.images is None else opened.images[1].pair,
         )
         done = _validate(
             data, max_examples, strict, progress, threads, in_pieces, client, id_memory, facts

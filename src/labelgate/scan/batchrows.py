@@ -37,7 +37,7 @@ def collect_batches(
     wanted = [c for c in (cols.label, cols.id, cols.source) if c is not None]
     parts: list[pa.Table] = []
     total = 0
-    stop = None if limit is None or plan.shuffled else limit * plan.size
+    stop = None if limit is None or not plan.in_order else limit * plan.size
     for _, first, chunk in data.chunks(wanted):
         n = chunk.num_rows
         batch = plan.batch_of(first, n)
@@ -50,7 +50,7 @@ def collect_batches(
         idx = np.flatnonzero(keep)
         if len(idx):
             rows = idx + first
-            order = plan.slot[rows] if plan.slot is not None else rows
+            order = plan.order_of(first, n)[idx]
             parts.append(
                 pa.table(
                     {

@@ -81,8 +81,8 @@ def supported(data: Dataset) -> str | None:
         return f"the {data.task} task is read sequentially"
     if str(data.label_type) not in _INTEGER:
         return f"{data.label_type} labels are read sequentially"
-    if data.plan.shuffled:
-        return "shuffled batches are read sequentially"
+    if not data.plan.in_order:
+        return "shuffled batches and batches of images are read sequentially"
     if data.contract.class_weights is not None:
         return "class weights are read sequentially"
     for s in data.schemas:

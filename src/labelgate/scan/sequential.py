@@ -209,7 +209,7 @@ class Scan:
                 )
         rejected = (c.row_status >= Status.HIGH).astype(np.int64)
         self._grow(int(batch.max()))
-        if self.plan.shuffled:
+        if not self.plan.in_order:
             np.add.at(self.batch_usable, batch, per_row_usable)
             np.add.at(self.batch_rejected, batch, rejected)
             if per_row_weight is not None:
@@ -385,6 +385,7 @@ class Scan:
         drop_last drops naming no batch."""
         self._finish()
         kept = self.plan.kept_batches(self.rows)
+        self._grow(kept)  # batches of images without a box hold no row, yet are batches
         return ScanResult(
             k=self.k,
             ignore_index=self.ignore_index,

@@ -1,0 +1,131 @@
+"""Detection batches are batches of images (an image with all its boxes), in the dataset's image
+order, images without a box counted as legal negatives; no BatchNorm finding for detection."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from labelgate.core.batchplan import BatchPlan
+from labelgate.core.report import Report
+from labelgate.run.validation import run
+
+from .conftest import run_cli
+
+
+def validate(path: Path, **batching: Any) -> Report:
+    from labelgate import Contract
+    from labelgate.contract.batching import Batching
+
+    contract = Contract(num_classes=3, batching=Batching(**batching))
+    return run([str(path)], contract, max_examples=0).report
+
+
+def coco(path: Path, image_ids: list[int], boxes: dict[int, list[int]]) -> Path:
+    """A COCO file listing ``image_ids`` (in that order) and, per image id, its boxes' labels."""
+    images = [{"id": i, "file_name": f"{i}.jpg", "width": 100, "height": 80} for i in image_ids]
+    anns = []
+    for image, labels in boxes.items():
+        for label in labels:
+            anns.append(
+                {
+                    "id": 100 + len(anns),
+                    "image_id": image,
+                    "category_id": label,
+                    "bbox": [1, 1, 9, 9],
+                }
+            )
+    cats = [{"id": c, "name": f"c{c}"} for c in (0, 1, 2)]
+    path.write_text(json.dumps({"images": images, "annotations": anns, "categories": cats}))
+    return path
+
+
+def test_five_images_in_batches_of_two_make_three_batches(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", [5, 3, 1, 4, 2], {1: [1, 2, 0], 3: [2], 5: [1, 1]})
+    report = validate(path, size=2)
+    b = report.batches
+    assert b["count"] == 3 and b["last_size"] == 1 and b["unit"] == "images"
+    # sorted image ids 1..5: batch 0 = images 1, 2 (3 boxes); 1 = images 3, 4 (1); 2 = image 5 (2)
+    assert b["usable_per_batch"] == [3, 1, 2]
+    assert report.input["annotations"]["read"]["images_without_boxes"] == 2
+    assert any("2 of them hold no box: legal negatives for torchvision" in n for n in report.notes)
+    assert not report.findings, [f.message for f in report.findings]
+
+
+def test_a_bad_label_names_the_batch_of_its_image(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", [1, 2, 3, 4, 5], {5: [7], 1: [1]})
+    (f,) = [f for f in validate(path, size=2).findings if f.code == "LG004"]
+    assert f.batches == (2,)  # image 5 is in the third batch of images, whatever the file order
+
+
+def test_one_box_file_gets_no_batchnorm_finding(tmp_path: Path) -> None:
+    report = validate(coco(tmp_path / "a.json", [1], {1: [1]}))
+    assert "LG013" not in {f.code for f in report.findings}
+    assert report.batches["count"] == 1
+
+
+def test_images_without_boxes_are_not_nan_batches(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", [1, 2, 3, 4], {1: [1]})
+    report = validate(path, size=2)
+    assert {f.code for f in report.findings}.isdisjoint({"LG007", "LG013"})
+    assert report.batches["usable_per_batch"] == [1, 0]
+
+
+def test_drop_last_counts_images(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", [1, 2, 3], {1: [1], 3: [1, 2]})
+    report = validate(path, size=2, drop_last=True)
+    (f,) = [f for f in report.findings if f.code == "LG013"]
+    assert f.severity == "info" and "1 images" in f.message
+    assert report.batches["dropped_rows"] == 2  # image 3's two boxes are never trained
+
+
+def test_yolo_label_files_are_the_images(tmp_path: Path) -> None:
+    labels = tmp_path / "ds" / "labels" / "train"
+    labels.mkdir(parents=True)
+    (tmp_path / "ds" / "data.yaml").write_text("names: [a, b, c]\n")
+    for n, lines in enumerate(["0 .5 .5 .1 .1\n1 .5 .5 .1 .1\n", "", "1 .5 .5 .2 .2\n"]):
+        (labels / f"{n}.txt").write_text(lines)
+    report = validate(tmp_path / "ds", size=2)
+    assert report.batches["count"] == 2 and report.batches["usable_per_batch"] == [2, 1]
+    assert report.input["annotations"]["read"]["images_without_boxes"] == 1
+
+
+def test_voc_files_are_the_images(tmp_path: Path) -> None:
+    ann = tmp_path / "voc" / "Annotations"
+    ann.mkdir(parents=True)
+    for n, names in enumerate([["cat", "dog"], ["dog"], ["cat"]]):
+        objects = "".join(
+            f"<object><name>{x}</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax>"
+            "<ymax>5</ymax></bndbox></object>"
+            for x in names
+        )
+        (ann / f"{n}.xml").write_text(
+            f"<annotation><filename>{n}.jpg</filename><size><width>10</width>"
+            f"<height>10</height></size>{objects}</annotation>"
+        )
+    result = run_cli("validate", str(tmp_path / "voc"), "--batch-size", "2", "--format", "json")
+    assert result.returncode == 0, result.stdout
+    batches = json.loads(result.stdout)["batches"]
+    assert batches["count"] == 2 and batches["usable_per_batch"] == [3, 1]
+
+
+@pytest.mark.parametrize("seed", [None, 3])
+def test_plan_of_images_maps_every_row_to_its_image_batch(seed: int | None) -> None:
+    import numpy as np
+
+    image = np.array([4, 0, 0, 2, 3], dtype=np.int64)  # rows of 5 images, image 1 without a box
+    plan = BatchPlan.build(2, drop_last=False, rows=5, seed=seed, images=(image, 5))
+    batches = plan.batch_of(0, 5)
+    assert plan.kept_batches(5) == 3 and plan.last_size(5) == 1
+    assert batches[1] == batches[2]  # one image, one batch
+    if seed is None:
+        assert batches.tolist() == [2, 0, 0, 1, 1]
+    assert sorted(np.bincount(plan.order_of(0, 5) // 2, minlength=3).tolist()) in (
+        [1, 2, 2],
+        [0, 2, 3],
+        [1, 1, 3],
+        [0, 1, 4],
+    )
