@@ -64,6 +64,7 @@ class ContractOptions(TypedDict, total=False):
     sampler_drop_last: bool | None
     normalize: str | None
     model: str | ModelMap | None
+    images: str | None
 
 
 CONTRACT_OPTIONS: tuple[str, ...] = tuple(ContractOptions.__annotations__)
@@ -112,6 +113,7 @@ def build_contract(
         ignore_index=options.get("ignore_index"),
         batching=batching,
         model=load_model_map(model) if isinstance(model, str) else model,
+        images=options.get("images"),
     )
 
 

@@ -55,6 +55,12 @@ def contract_options(p: argparse.ArgumentParser) -> None:
         "K multi-hot values per row, for BCEWithLogitsLoss, or detection: the boxes of an "
         "annotation format (with --background, K counts the background)",
     )
+    p.add_argument(
+        "--images",
+        metavar="DIR",
+        help="detection: the folder of the images the annotations name (default: the format's "
+        "conventional place when present); each must exist, decode and have its recorded size",
+    )
     p.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
     p.add_argument(
         "--label-columns",

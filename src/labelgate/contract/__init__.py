@@ -75,6 +75,8 @@ class Contract:
             or ``indices`` (a list of the positive classes' indices per row).
         model: the class map of the model the data trains (a Hugging Face config's
             ``id2label``...), compared by name with the data's (LG040).
+        images: the folder holding a detection input's images (LG041-LG043), relative to the
+            contract; without it, the format's conventional place when present.
         name: the dataset's name.
         origin: the file the contract was read from.
     """
@@ -103,6 +105,7 @@ class Contract:
     label_columns: tuple[str, ...] | None = None
     label_encoding: str | None = None
     model: ModelMap | None = None
+    images: str | None = None
 
     def __post_init__(self) -> None:
         bounded(self.num_classes, "num_classes")
@@ -195,7 +198,7 @@ class Contract:
             "value_map": None
             if self.value_map is None
             else {str(k): "ignore" if v is None else v for k, v in self.value_map.items()},
-        }
+        } | ({"images": self.images} if self.images is not None else {})
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Contract:
@@ -260,6 +263,7 @@ _TOP_KEYS = {
     "label_columns": list,
     "label_encoding": str,
     "model": str,
+    "images": str,
 }
 _BATCH_KEYS = {
     "size": int,
@@ -351,7 +355,13 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         label_columns=_columns(data.get("label_columns")),
         label_encoding=data.get("label_encoding"),
         model=_model(data.get("model"), base),
+        images=_images(data.get("images"), base),
     )
+
+
+def _images(value: str | None, base: Path) -> str | None:
+    """The images folder of a detection input, relative to the contract's folder."""
+    return None if value is None else str(base / value)
 
 
 def _model(value: str | None, base: Path) -> ModelMap | None:

@@ -52,6 +52,9 @@ Code = Literal[
     "LG038",
     "LG039",
     "LG040",
+    "LG041",
+    "LG042",
+    "LG043",
 ]
 
 CODES: tuple[Code, ...] = get_args(Code)
@@ -69,5 +72,8 @@ READER_CODES: frozenset[Code] = frozenset(
         "LG037",
         "LG038",
         "LG039",
+        "LG041",
+        "LG042",
+        "LG043",
     )
 )

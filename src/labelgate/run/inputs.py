@@ -76,6 +76,7 @@ def read_input(
     source_field: str | None,
     client: Any,
     stack: ExitStack,
+    progress: Any = None,
 ) -> Opened | None:
     """The input read through its reader, or ``None`` for a label table, which the scan reads as
     it is. The rows a reader writes live in a folder the validation owns and removes when it is
@@ -101,6 +102,16 @@ def read_input(
         cluster=None if client is None else partial(cluster_map, client),
     )
     opened = open_input(listed, input_format, folder, options)
+    if opened.facts is not None and opened.images is not None:
+        from labelgate.readers.imagecheck import check_images
+
+        fmt = opened.format
+        check_images(opened.images[0], fmt, contract.images, opened.facts, progress=progress)
+    elif contract.images is not None:
+        raise UsageError(
+            f"--images checks the images of a detection input (COCO, YOLO, VOC...); this "
+            f"{opened.format} input names none"
+        )
     return None if opened.facts is None else opened
 
 

@@ -150,7 +150,7 @@ def run(
         for name, value, origin in found:
             resolution.found(name, value, origin)
         opened = read_input(
-            paths, input_format, contract, background, limit, source_field, client, stack
+            paths, input_format, contract, background, limit, source_field, client, stack, progress
         )
         facts = None
         if opened is not None:

@@ -1,0 +1,208 @@
+"""The images of a detection input checked against its annotations: each image an annotation
+names exists inside the images folder (LG041), decodes within the pixel bound (LG042) and has the
+width and height its annotation file records, EXIF orientation applied (LG043).
+
+The images folder is ``--images`` (``images:`` in the contract), else the format's conventional
+place when present: COCO, the folder beside the JSON where ``file_name`` resolves (the JSON's own
+folder, as Roboflow exports keep ``_annotations.coco.json`` among its images; ``images/``; or
+``train2017/`` one level up for ``annotations/instances_train2017.json``); YOLO, ``images/``
+beside ``labels/`` (ultralytics' ``img2label_paths``); VOC, ``JPEGImages/`` beside
+``Annotations/``. Where none is found, nothing is checked and a note says so.
+
+A file name is resolved safely: an absolute name or one with a ``..`` part is refused, and a
+link is followed only when it stays inside the images folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
+from labelgate.readers.imagedecode import Probe, probe_all
+from labelgate.readers.imageindex import ImageIndex, ImageRecord
+
+__all__ = ["IMAGE_SUFFIXES", "check_images", "resolve"]
+
+# ultralytics' IMG_FORMATS (ultralytics/data/utils.py): the suffixes a YOLO image may have
+IMAGE_SUFFIXES = (
+    ".bmp",
+    ".dng",
+    ".jpeg",
+    ".jpg",
+    ".mpo",
+    ".png",
+    ".tif",
+    ".tiff",
+    ".webp",
+    ".pfm",
+    ".heic",
+)
+_MISSING = "images missing from the images folder"
+_PROBE = 5  # records of an annotation file tried to find its conventional images folder
+
+Progress = Callable[[int, int | None], None]
+
+
+def check_images(
+    index: ImageIndex,
+    fmt: str,
+    folder: str | None,
+    facts: AnnotationFacts,
+    *,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> None:
+    """Check every image ``index`` lists (see the module); faults go to ``facts``."""
+    records = [r for r in index.records if r.file is not None]
+    if not records:
+        return
+    given = None if folder is None else Path(folder)
+    if given is not None and not given.is_dir():
+        from labelgate.errors import UsageError
+
+        raise UsageError(f"--images {folder}: no such folder")
+    roots: dict[Path | None, Path | None] = {}
+    todo: list[tuple[ImageRecord, Path]] = []
+    unchecked = 0
+    for r in records:
+        if given is not None:
+            root: Path | None = given
+        else:
+            if r.origin not in roots:
+                roots[r.origin] = _conventional(fmt, r.origin, records)
+            root = roots[r.origin]
+        if root is None:
+            unchecked += 1
+            continue
+        path, why = resolve(root, r)
+        if path is None:
+            _missing(facts, r, why)
+        else:
+            todo.append((r, path))
+    if unchecked:
+        facts.notes.append(
+            f"{unchecked} images not checked: no images folder found where the {fmt} format "
+            "keeps them (--images DIR names one)"
+        )
+    for done, (r, p) in enumerate(_probed(todo, workers), 1):
+        if progress is not None and done % 256 == 0:
+            progress(done, len(todo))
+        _judge(facts, r, p)
+    facts.counts["images_checked"] = len(todo)
+
+
+def _probed(
+    todo: list[tuple[ImageRecord, Path]], workers: int | None
+) -> Iterator[tuple[ImageRecord, Probe]]:
+    at = 0
+    for chunk in probe_all([str(p) for _, p in todo], workers):
+        for p in chunk:
+            yield todo[at][0], p
+            at += 1
+
+
+def resolve(root: Path, r: ImageRecord) -> tuple[Path | None, str]:
+    """The file of ``r`` inside ``root``, or ``None`` and why not (missing, or a name that
+    leaves the folder)."""
+    assert r.file is not None
+    name = r.file.replace("\\", "/")
+    pure = PurePosixPath(name)
+    if pure.is_absolute() or PureWindowsPath(r.file).drive or ".." in pure.parts:
+        return None, "file names that leave the images folder (an absolute name or a '..' part)"
+    found = _with_suffix(root / pure) if r.stem else root / pure
+    if found is None:
+        return None, _MISSING
+    path = found
+    if not path.exists():
+        return None, _MISSING
+    inside = root.resolve()
+    real = path.resolve()
+    if real != inside and inside not in real.parents:
+        return None, "file names that leave the images folder (a link pointing outside)"
+    return path, ""
+
+
+def _with_suffix(stem: Path) -> Path | None:
+    """A YOLO label's image: the file beside ``stem``'s place with an image suffix (any case)."""
+    folder = stem.parent
+    if not folder.is_dir():
+        return None
+    for suffix in IMAGE_SUFFIXES:
+        for s in (suffix, suffix.upper()):
+            candidate = folder / (stem.name + s)
+            if candidate.exists():
+                return candidate
+    return None
+
+
+def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> Path | None:
+    """The conventional images folder of the annotation file ``origin``: the first candidate
+    where one of its first records' files resolves."""
+    if origin is None:
+        return None
+    if fmt == "coco":
+        up = origin.parent.parent
+        split = origin.stem.split("_", 1)[-1]  # instances_train2017 -> train2017
+        candidates = [origin.parent, origin.parent / "images", up / split, up / "images"]
+    elif fmt == "yolo":
+        candidates = [origin.parent / "images"]  # origin: the labels folder
+    elif fmt == "voc":
+        candidates = [origin.parent.parent / "JPEGImages", origin.parent]
+    else:
+        return None
+    mine = [r for r in records if r.origin == origin][:_PROBE]
+    for c in candidates:
+        if c.is_dir() and any(resolve(c, r)[1] != _MISSING for r in mine):
+            return c  # a file there (safe or not: a name leaving it is then a finding)
+    return None
+
+
+def _name(r: ImageRecord) -> Example:
+    return Example(row=-1, id=r.name, file=r.file)
+
+
+def _missing(facts: AnnotationFacts, r: ImageRecord, why: str) -> None:
+    facts.hit(
+        "LG041",
+        _name(r),
+        message=why,
+        fix="add the images, correct their file names, or point --images at the folder that "
+        "holds them",
+        unit="images",
+    )
+
+
+def _judge(facts: AnnotationFacts, r: ImageRecord, p: Probe) -> None:
+    if p.error is not None:
+        facts.hit(
+            "LG042",
+            _name(r),
+            message="images that are decompression bombs (more pixels than Pillow decodes)"
+            if p.bomb
+            else "images that do not decode (truncated, not an image, an unknown format)",
+            fix="re-export or replace these images; a loader raises at each of them",
+            unit="images",
+        )
+        return
+    if r.size is None or p.oriented is None or p.size is None:
+        return
+    want = r.size
+    if (float(p.oriented[0]), float(p.oriented[1])) == want:
+        return
+    if (float(p.size[0]), float(p.size[1])) == want:
+        message = (
+            "images whose recorded size is that of their stored pixels, not of the image their "
+            "EXIF orientation turns (detectron2 and ultralytics apply it, then compare)"
+        )
+    else:
+        message = "images whose width and height differ from their annotation's"
+    facts.hit(
+        "LG043",
+        _name(r),
+        message=message,
+        fix="record each image's width and height as loaded (EXIF orientation applied), or "
+        "re-export the images; boxes drawn on the recorded size land elsewhere",
+        unit="images",
+    )

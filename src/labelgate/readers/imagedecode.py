@@ -1,0 +1,125 @@
+"""Opening images as a detection loader will, bounded, on every core: each file opened with
+Pillow, its pixel count bounded before anything is decoded (a decompression bomb is a finding,
+not a crash), its data verified, its size and EXIF orientation read.
+
+The work per image is what the floor of ``benchmarks/images.py`` does (``Image.open``,
+``verify()``, ``size``), plus the orientation tag (already in the header Pillow read) and, for a
+JPEG, a look at its last bytes for the end-of-image marker: ``verify()`` does not read a JPEG's
+scan data, so a truncated JPEG passes it, and Pillow's decoder raises "image file is truncated"
+on it at training time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from labelgate.readers.maskfile import MAX_MASK_PIXELS, require_regular
+
+__all__ = ["Probe", "probe", "probe_all"]
+
+CHUNK = 64  # images per task sent to a worker
+INLINE = 64  # up to this many images, no process pool
+_ROTATED = frozenset({5, 6, 7, 8})  # EXIF orientations that swap width and height
+_TAIL = 1024  # bytes of a JPEG's end searched for its end-of-image marker
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """What opening one image found.
+
+    Attributes:
+        error: why it is unusable (``None``: it decodes), in words.
+        bomb: the error is a decompression bomb (more pixels than the bound).
+        size: (width, height) as stored, when the header was read.
+        oriented: (width, height) once its EXIF orientation is applied.
+    """
+
+    error: str | None = None
+    bomb: bool = False
+    size: tuple[int, int] | None = None
+    oriented: tuple[int, int] | None = None
+
+
+def probe(path: str) -> Probe:
+    """Open ``path`` as an image, within the pixel bound; never raises for a bad file."""
+    import warnings
+
+    from PIL import Image
+
+    try:
+        require_regular(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Pillow's DecompressionBombWarning: bounded below
+            with Image.open(path) as im:
+                w, h = im.size
+                if w * h > MAX_MASK_PIXELS:
+                    return Probe(
+                        f"a decompression bomb: {w} x {h} pixels, over the "
+                        f"{MAX_MASK_PIXELS:,} Pillow decodes",
+                        bomb=True,
+                        size=(w, h),
+                    )
+                orientation = 1
+                if "exif" in im.info or im.format in ("TIFF", "MPO"):
+                    orientation = int(im.getexif().get(0x0112, 1) or 1)
+                fmt = im.format
+                im.verify()
+        if fmt == "JPEG" and not _ends_jpeg(path):
+            return Probe("truncated: the JPEG has no end-of-image marker", size=(w, h))
+    except Image.DecompressionBombError as exc:
+        return Probe(f"a decompression bomb: {_reason(exc)}", bomb=True)
+    except Exception as exc:  # noqa: BLE001 - any decoder error is the file's: unreadable
+        return Probe(_reason(exc))
+    oriented = (h, w) if orientation in _ROTATED else (w, h)
+    return Probe(None, size=(w, h), oriented=oriented)
+
+
+def _ends_jpeg(path: str) -> bool:
+    with Path(path).open("rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - _TAIL))
+        return b"\xff\xd9" in f.read()
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:160]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _probe_chunk(paths: list[str]) -> list[Probe]:
+    return [probe(p) for p in paths]
+
+
+def probe_all(paths: list[str], workers: int | None = None) -> Iterator[list[Probe]]:
+    """Every image probed, in order, a chunk at a time: inline for a few, else on ``workers``
+    processes (default: the cores available), a bounded number of chunks in flight."""
+    chunks = [paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK)]
+    workers = workers or len(os.sched_getaffinity(0))
+    if len(paths) <= INLINE or workers < 2:
+        for chunk in chunks:
+            yield _probe_chunk(chunk)
+        return
+    import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    # fork where it is safe (Linux): the workers touch only Pillow; spawn elsewhere
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+        pending: deque[Future[list[Probe]]] = deque()
+        todo = iter(chunks)
+        for chunk in todo:
+            pending.append(pool.submit(_probe_chunk, chunk))
+            if len(pending) >= 4 * workers:
+                break
+        while pending:
+            done = pending.popleft().result()
+            nxt = next(todo, None)
+            if nxt is not None:
+                pending.append(pool.submit(_probe_chunk, nxt))
+            yield done
