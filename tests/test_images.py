@@ -217,3 +217,20 @@ def test_many_images_go_through_the_pool(tmp_path: Path) -> None:
     report = run([str(coco(tmp_path, names))], Contract(num_classes=2), max_examples=0).report
     (f,) = report.findings
     assert f.code == "LG043" and ids(f) == {"image 138"}
+
+
+def test_masks_pair_with_their_images_when_a_folder_is_given(tmp_path: Path) -> None:
+    masks, images = tmp_path / "SegmentationClass", tmp_path / "JPEGImages"
+    masks.mkdir()
+    images.mkdir()
+    for n, size in enumerate([(40, 30), (40, 30), (40, 30)]):
+        Image.new("L", size, n % 2).save(masks / f"{n}.png")
+    jpeg(images / "0.jpg", (40, 30))
+    jpeg(images / "1.jpg", (30, 40))  # turned the other way: not the mask's size
+    contract = Contract(num_classes=2, images=str(images))
+    report = run([str(masks)], contract, input_format="masks", max_examples=0).report
+    found = by_code(report)
+    assert set(found) - {"LG013"} == {"LG041", "LG043"}, [f.message for f in report.findings]
+    assert ids(found["LG041"]) == {"2.png"} and ids(found["LG043"]) == {"1.png"}
+    plain = run([str(masks)], Contract(num_classes=2), input_format="masks").report
+    assert {f.code for f in plain.findings} <= {"LG013"}  # without --images: no image looked for

@@ -15,12 +15,14 @@ link is followed only when it stays inside the images folder.
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.imagedecode import Probe, probe_all
+from labelgate.readers.imagedecode import LEAVES, LINK_LEAVES, MISSING, Probe, probe_all
 from labelgate.readers.imageindex import ImageIndex, ImageRecord
 
 __all__ = ["IMAGE_SUFFIXES", "check_images", "resolve"]
@@ -39,7 +41,6 @@ IMAGE_SUFFIXES = (
     ".pfm",
     ".heic",
 )
-_MISSING = "images missing from the images folder"
 _PROBE = 5  # records of an annotation file tried to find its conventional images folder
 
 Progress = Callable[[int, int | None], None]
@@ -64,7 +65,7 @@ def check_images(
 
         raise UsageError(f"--images {folder}: no such folder")
     roots: dict[Path | None, Path | None] = {}
-    todo: list[tuple[ImageRecord, Path]] = []
+    todo: list[tuple[ImageRecord, str, str]] = []  # record, path, its images folder
     unchecked = 0
     for r in records:
         if given is not None:
@@ -76,16 +77,17 @@ def check_images(
         if root is None:
             unchecked += 1
             continue
-        path, why = resolve(root, r)
+        path, why = _named(root, r)  # the name alone: the workers look for the file
         if path is None:
             _missing(facts, r, why)
         else:
-            todo.append((r, path))
+            todo.append((r, str(path), str(root)))
     if unchecked:
         facts.notes.append(
             f"{unchecked} images not checked: no images folder found where the {fmt} format "
             "keeps them (--images DIR names one)"
         )
+    _listing.cache_clear()  # YOLO's folder listings: this run's alone
     for done, (r, p) in enumerate(_probed(todo, workers), 1):
         if progress is not None and done % 256 == 0:
             progress(done, len(todo))
@@ -94,47 +96,67 @@ def check_images(
 
 
 def _probed(
-    todo: list[tuple[ImageRecord, Path]], workers: int | None
+    todo: list[tuple[ImageRecord, str, str]], workers: int | None
 ) -> Iterator[tuple[ImageRecord, Probe]]:
     at = 0
-    for chunk in probe_all([str(p) for _, p in todo], workers):
+    for chunk in probe_all([(p, root) for _, p, root in todo], workers):
         for p in chunk:
             yield todo[at][0], p
             at += 1
 
 
-def resolve(root: Path, r: ImageRecord) -> tuple[Path | None, str]:
-    """The file of ``r`` inside ``root``, or ``None`` and why not (missing, or a name that
-    leaves the folder)."""
+def _named(root: Path, r: ImageRecord) -> tuple[Path | None, str]:
+    """The path ``r``'s file name gives inside ``root`` (YOLO's: the file of its stem with an
+    image suffix), or ``None`` and why not: a name that leaves the folder, or no file of the
+    stem."""
     assert r.file is not None
     name = r.file.replace("\\", "/")
     pure = PurePosixPath(name)
     if pure.is_absolute() or PureWindowsPath(r.file).drive or ".." in pure.parts:
-        return None, "file names that leave the images folder (an absolute name or a '..' part)"
-    found = _with_suffix(root / pure) if r.stem else root / pure
-    if found is None:
-        return None, _MISSING
-    path = found
+        return None, LEAVES
+    if not r.stem:
+        return root / pure, ""
+    found = _with_suffix(root / pure)
+    return (None, MISSING) if found is None else (found, "")
+
+
+def resolve(root: Path, r: ImageRecord) -> tuple[Path | None, str]:
+    """The file of ``r`` inside ``root``, or ``None`` and why not (missing, or a name that
+    leaves the folder)."""
+    path, why = _named(root, r)
+    if path is None:
+        return None, why
     if not path.exists():
-        return None, _MISSING
+        return None, MISSING
     inside = root.resolve()
     real = path.resolve()
     if real != inside and inside not in real.parents:
-        return None, "file names that leave the images folder (a link pointing outside)"
+        return None, LINK_LEAVES
     return path, ""
 
 
 def _with_suffix(stem: Path) -> Path | None:
-    """A YOLO label's image: the file beside ``stem``'s place with an image suffix (any case)."""
-    folder = stem.parent
-    if not folder.is_dir():
-        return None
-    for suffix in IMAGE_SUFFIXES:
-        for s in (suffix, suffix.upper()):
-            candidate = folder / (stem.name + s)
-            if candidate.exists():
-                return candidate
-    return None
+    """A YOLO label's image: the file beside ``stem``'s place with an image suffix (any case),
+    from one listing of each folder."""
+    found = _listing(str(stem.parent)).get(stem.name)
+    return None if found is None else stem.parent / found
+
+
+@functools.lru_cache(maxsize=64)
+def _listing(folder: str) -> dict[str, str]:
+    """The image files of ``folder`` by stem (the first suffix of ``IMAGE_SUFFIXES`` wins)."""
+    try:
+        names = os.listdir(folder)  # noqa: PTH208 - names only, for thousands of files
+    except OSError:
+        return {}
+    rank = {s: i for i, s in enumerate(IMAGE_SUFFIXES)}
+    out: dict[str, tuple[int, str]] = {}
+    for n in names:
+        stem, dot, suffix = n.rpartition(".")
+        at = rank.get("." + suffix.lower()) if dot else None
+        if at is not None and (stem not in out or at < out[stem][0]):
+            out[stem] = (at, n)
+    return {stem: n for stem, (_, n) in out.items()}
 
 
 def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> Path | None:
@@ -154,7 +176,7 @@ def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> 
         return None
     mine = [r for r in records if r.origin == origin][:_PROBE]
     for c in candidates:
-        if c.is_dir() and any(resolve(c, r)[1] != _MISSING for r in mine):
+        if c.is_dir() and any(resolve(c, r)[1] != MISSING for r in mine):
             return c  # a file there (safe or not: a name leaving it is then a finding)
     return None
 
@@ -175,6 +197,9 @@ def _missing(facts: AnnotationFacts, r: ImageRecord, why: str) -> None:
 
 
 def _judge(facts: AnnotationFacts, r: ImageRecord, p: Probe) -> None:
+    if p.missing is not None:
+        _missing(facts, r, p.missing)
+        return
     if p.error is not None:
         facts.hit(
             "LG042",

@@ -11,16 +11,22 @@ on it at training time.
 
 from __future__ import annotations
 
+import functools
 import os
+import stat
 import sys
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+from typing import BinaryIO
 
-from labelgate.readers.maskfile import MAX_MASK_PIXELS, require_regular
+from labelgate.readers.maskfile import MAX_MASK_PIXELS
 
-__all__ = ["Probe", "probe", "probe_all"]
+__all__ = ["LEAVES", "LINK_LEAVES", "MISSING", "Probe", "probe", "probe_all"]
+
+MISSING = "images missing from the images folder"
+LEAVES = "file names that leave the images folder (an absolute name or a '..' part)"
+LINK_LEAVES = "file names that leave the images folder (a link pointing outside)"
 
 CHUNK = 64  # images per task sent to a worker
 INLINE = 64  # up to this many images, no process pool
@@ -33,58 +39,80 @@ class Probe:
     """What opening one image found.
 
     Attributes:
+        missing: why there is no file to open (absent, or a link leaving the images folder).
         error: why it is unusable (``None``: it decodes), in words.
         bomb: the error is a decompression bomb (more pixels than the bound).
         size: (width, height) as stored, when the header was read.
         oriented: (width, height) once its EXIF orientation is applied.
     """
 
+    missing: str | None = None
     error: str | None = None
     bomb: bool = False
     size: tuple[int, int] | None = None
     oriented: tuple[int, int] | None = None
 
 
-def probe(path: str) -> Probe:
-    """Open ``path`` as an image, within the pixel bound; never raises for a bad file."""
+def probe(path: str, root: str) -> Probe:
+    """Open ``path`` (inside the images folder ``root``) as an image, within the pixel bound;
+    never raises for a bad file."""
+    try:
+        # os, not pathlib: this runs once per image, and a Path per call costs more than the stat
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode) or not _inside(os.path.dirname(path), root):  # noqa: PTH120
+            if not _inside(path, root):
+                return Probe(missing=LINK_LEAVES)
+            st = os.stat(path)  # noqa: PTH116
+    except OSError:
+        return Probe(missing=MISSING)
+    if not stat.S_ISREG(st.st_mode):
+        return Probe(error="not a regular file")
+    try:
+        with open(path, "rb") as f:  # noqa: PTH123 - the hot loop: no Path objects
+            return _opened(f)
+    except OSError as exc:
+        return Probe(error=_reason(exc))
+
+
+@functools.lru_cache(maxsize=1024)
+def _inside(path: str, root: str) -> bool:
+    """Whether ``path``, links followed, lies in ``root`` (links followed)."""
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _opened(f: BinaryIO) -> Probe:
     import warnings
 
     from PIL import Image
 
     try:
-        require_regular(path)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # Pillow's DecompressionBombWarning: bounded below
-            with Image.open(path) as im:
-                w, h = im.size
-                if w * h > MAX_MASK_PIXELS:
-                    return Probe(
-                        f"a decompression bomb: {w} x {h} pixels, over the "
-                        f"{MAX_MASK_PIXELS:,} Pillow decodes",
-                        bomb=True,
-                        size=(w, h),
-                    )
-                orientation = 1
-                if "exif" in im.info or im.format in ("TIFF", "MPO"):
-                    orientation = int(im.getexif().get(0x0112, 1) or 1)
-                fmt = im.format
-                im.verify()
-        if fmt == "JPEG" and not _ends_jpeg(path):
-            return Probe("truncated: the JPEG has no end-of-image marker", size=(w, h))
+            im = Image.open(f)
+            w, h = im.size
+            if w * h > MAX_MASK_PIXELS:
+                return Probe(
+                    error=f"a decompression bomb: {w} x {h} pixels, over the "
+                    f"{MAX_MASK_PIXELS:,} Pillow decodes",
+                    bomb=True,
+                    size=(w, h),
+                )
+            orientation = 1
+            if "exif" in im.info or im.format in ("TIFF", "MPO"):
+                orientation = int(im.getexif().get(0x0112, 1) or 1)
+            fmt = im.format
+            im.verify()
+        if fmt == "JPEG":
+            f.seek(-min(_TAIL, f.seek(0, os.SEEK_END)), os.SEEK_END)
+            if b"\xff\xd9" not in f.read():
+                return Probe(error="truncated: the JPEG has no end-of-image marker", size=(w, h))
     except Image.DecompressionBombError as exc:
-        return Probe(f"a decompression bomb: {_reason(exc)}", bomb=True)
+        return Probe(error=f"a decompression bomb: {_reason(exc)}", bomb=True)
     except Exception as exc:  # noqa: BLE001 - any decoder error is the file's: unreadable
-        return Probe(_reason(exc))
+        return Probe(error=_reason(exc))
     oriented = (h, w) if orientation in _ROTATED else (w, h)
-    return Probe(None, size=(w, h), oriented=oriented)
-
-
-def _ends_jpeg(path: str) -> bool:
-    with Path(path).open("rb") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - _TAIL))
-        return b"\xff\xd9" in f.read()
+    return Probe(size=(w, h), oriented=oriented)
 
 
 def _reason(exc: BaseException) -> str:
@@ -92,11 +120,12 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _probe_chunk(paths: list[str]) -> list[Probe]:
-    return [probe(p) for p in paths]
+def _probe_chunk(paths: list[tuple[str, str]]) -> list[Probe]:
+    _inside.cache_clear()  # folders' links as they are now, shared by this chunk's images
+    return [probe(p, root) for p, root in paths]
 
 
-def probe_all(paths: list[str], workers: int | None = None) -> Iterator[list[Probe]]:
+def probe_all(paths: list[tuple[str, str]], workers: int | None = None) -> Iterator[list[Probe]]:
     """Every image probed, in order, a chunk at a time: inline for a few, else on ``workers``
     processes (default: the cores available), a bounded number of chunks in flight."""
     chunks = [paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK)]

@@ -17,7 +17,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,6 +27,7 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.colours import known_table
+from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.maskdecode import (
     EMPTY,
     MASK_SUFFIXES,
@@ -105,10 +106,19 @@ def read_masks(
         for d in batch:
             _account(d, row, facts, seen, counts)
             row += 1
+            sink.images.add(_image_of(d))
         writer.write_batch(_rows(batch, schema, seen))
     sink.close()
     facts.counts.update(counts)
     _whole(facts, seen, num_classes, colour_map is not None)
+
+
+def _image_of(d: Decoded) -> ImageRecord:
+    """The image a mask pairs with (``--images``): the mask's path with any image suffix, and
+    the mask's width and height."""
+    size = None if d.error is not None else (float(d.shape[1]), float(d.shape[0]))
+    stem = str(PurePosixPath(d.path).with_suffix(""))
+    return ImageRecord(d.path, d.path, stem, size, None, stem=True)
 
 
 def _note_left_out(facts: AnnotationFacts, folder: Path, kept: list[Path]) -> None:

@@ -25,8 +25,8 @@ class Opened:
         inputs: the paths the user gave.
         facts: what the reader found (``None`` for a label table, which has no format rules).
         read: the class map the format carries and where it came from.
-        images: the images a detection reader listed, and the image of each row (``None``: no
-            image named, batches are batches of rows).
+        images: the images a reader listed (detection: each box's image; masks: each mask's
+            image), and for detection the image of each row (``None``: batches of rows).
     """
 
     detected: Detected
@@ -34,7 +34,7 @@ class Opened:
     inputs: list[str]
     facts: AnnotationFacts | None
     read: Read
-    images: tuple[ImageIndex, ImageRows] | None = None
+    images: tuple[ImageIndex, ImageRows | None] | None = None
 
     @property
     def format(self) -> str:
@@ -76,5 +76,5 @@ def open_input(paths: list[str], input_format: str, folder: Path, options: ReadO
     finally:
         sink.close()
     rows = sink.image_rows() if facts.task == "detection" else None
-    images = None if rows is None else (sink.images, rows)
+    images = (sink.images, rows) if rows is not None or sink.images.records else None
     return Opened(detected, sink.paths, list(paths), facts, read, images)

@@ -39,9 +39,9 @@ DETECTION_BATCHES = (
 def image_batches(opened: Opened) -> str:
     """What the batches of a detection input are, in words; the images without a box counted."""
     assert opened.facts is not None
-    if opened.images is None:
+    rows = None if opened.images is None else opened.images[1]
+    if rows is None:
         return DETECTION_BATCHES
-    rows = opened.images[1]
     opened.facts.counts["images_without_boxes"] = rows.without_boxes
     note = (
         f"batches here are batches of images ({rows.images} images, each with all its boxes, "
@@ -106,7 +106,8 @@ def read_input(
         from labelgate.readers.imagecheck import check_images
 
         fmt = opened.format
-        check_images(opened.images[0], fmt, contract.images, opened.facts, progress=progress)
+        if fmt != "masks" or contract.images is not None:  # masks: only with --images
+            check_images(opened.images[0], fmt, contract.images, opened.facts, progress=progress)
     elif contract.images is not None:
         raise UsageError(
             f"--images checks the images of a detection input (COCO, YOLO, VOC...); this "

@@ -33,6 +33,7 @@ from labelgate.scan.result import ID_MEMORY
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
+    from labelgate.readers.opened import Opened
 
 __all__ = ["Validation", "report_of", "run", "validate_in_context"]
 
@@ -167,7 +168,7 @@ def run(
             contract,
             None if client is None else footers_on(client),
             resolution,
-            images=None if opened is None or opened.images is None else opened.images[1].pair,
+            images=_image_rows(opened),
         )
         done = _validate(
             data, max_examples, strict, progress, threads, in_pieces, client, id_memory, facts
@@ -341,3 +342,10 @@ def _names_seen(scan: ScanResult) -> dict[int, str]:
         if source in sources and 0 <= value < scan.k:
             votes[value][name] += count
     return {value: c.most_common(1)[0][0] for value, c in votes.items()}
+
+
+def _image_rows(opened: Opened | None) -> tuple[Any, int] | None:
+    """The image of each row and the image count, for batches of images (detection)."""
+    if opened is None or opened.images is None or opened.images[1] is None:
+        return None
+    return opened.images[1].pair
