@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from labelgate.core.batchplan import BatchPlan
 from labelgate.core.report import Report
@@ -129,3 +131,36 @@ def test_plan_of_images_maps_every_row_to_its_image_batch(seed: int | None) -> N
         [1, 1, 3],
         [0, 1, 4],
     )
+
+
+def test_ranks_of_detection_batches_find_no_nan(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", [1, 2, 3, 4, 5, 6], {1: [1, 2, 0]})
+    report = validate(path, size=1, world_size=2)
+    assert "LG007" not in {f.code for f in report.findings}  # negatives are no NaN on any rank
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    image=st.lists(st.integers(0, 30), min_size=0, max_size=60),
+    extra=st.integers(0, 5),
+    size=st.integers(1, 8),
+    drop_last=st.booleans(),
+)
+def test_image_plan_agrees_with_a_loader_of_images(
+    image: list[int], extra: int, size: int, drop_last: bool
+) -> None:
+    import numpy as np
+
+    images = max(image, default=-1) + 1 + extra  # some images hold no box
+    rows = np.asarray(image, dtype=np.int64)
+    plan = BatchPlan.build(
+        size, drop_last=drop_last, rows=len(rows), seed=None, images=(rows, images)
+    )
+    loader = [list(range(i, min(i + size, images))) for i in range(0, images, size)]
+    if drop_last and loader and len(loader[-1]) < size:
+        loader.pop()
+    assert plan.kept_batches(len(rows)) == len(loader)
+    for r, b in zip(image, plan.batch_of(0, len(rows)).tolist(), strict=True):
+        assert r in (loader[b] if b < len(loader) else range(b * size, (b + 1) * size))
+    kept_rows = sum(1 for r in image if any(r in batch for batch in loader))
+    assert plan.dropped_rows(len(rows)) == len(rows) - kept_rows

@@ -227,7 +227,7 @@ def _validate(
     label_type, task = str(data.label_type), data.task
     section = check_section(data, max_examples) if contract.pandera is not None else None
     ranks = None
-    if contract.batching.distributed:
+    if contract.batching.distributed and data.plan.image is None:  # images: no empty batch
         from labelgate.scan.ranks import judge_data_ranks
 
         ranks = judge_data_ranks(data)
