@@ -164,3 +164,29 @@ def test_image_plan_agrees_with_a_loader_of_images(
         assert r in (loader[b] if b < len(loader) else range(b * size, (b + 1) * size))
     kept_rows = sum(1 for r in image if any(r in batch for batch in loader))
     assert plan.dropped_rows(len(rows)) == len(rows) - kept_rows
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "coco/chess_pieces_v23_valid__annotations.coco.json",
+        "coco/labelme2coco_voc2011_annotations.json",
+        "voc/raccoon",
+        "yolo/datumaro_roboflow_yolo",
+    ],
+)
+def test_real_exports_batch_images_and_raise_no_image_finding(
+    shared_real_world: Path, rel: str
+) -> None:
+    path = shared_real_world / "annotations" / rel
+    result = run_cli("validate", str(path), "--batch-size", "4", "--format", "json")
+    assert result.returncode == 0, result.stdout
+    doc = json.loads(result.stdout)
+    assert doc["batches"]["unit"] == "images"
+    assert {f["code"] for f in doc["findings"]}.isdisjoint({"LG013", "LG041", "LG042", "LG043"})
+    read = doc["input"]["annotations"]["read"]
+    if rel.endswith(".json"):  # the images and the images holding a box, counted apart here
+        data = json.loads(path.read_text())
+        boxed = {a["image_id"] for a in data["annotations"]}
+        assert read["images_without_boxes"] == len(data["images"]) - len(boxed)
+        assert doc["batches"]["count"] == -(-len(data["images"]) // 4)
