@@ -13,6 +13,7 @@ from typing import Any
 from labelgate.contract.batching import Batching
 from labelgate.contract.bounds import INT64, LIMITS, bounded
 from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.contract.frameworks import check_framework
 from labelgate.contract.modelmap import ModelMap, load_model_map
 from labelgate.contract.values import (
     CITYSCAPES_TRAIN_IDS,
@@ -75,6 +76,10 @@ class Contract:
             or ``indices`` (a list of the positive classes' indices per row).
         model: the class map of the model the data trains (a Hugging Face config's
             ``id2label``...), compared by name with the data's (LG040).
+        framework: the framework that trains on the data (``contract.frameworks``): its
+            conventions (background, id mapping, what a bad target does) apply.
+        reduce_zero_label: with ``framework: mmseg``, masks' labels as mmseg's
+            ``reduce_zero_label`` makes them (0 -> 255, every other label minus 1).
         name: the dataset's name.
         origin: the file the contract was read from.
     """
@@ -103,6 +108,8 @@ class Contract:
     label_columns: tuple[str, ...] | None = None
     label_encoding: str | None = None
     model: ModelMap | None = None
+    framework: str | None = None
+    reduce_zero_label: bool | None = None
 
     def __post_init__(self) -> None:
         bounded(self.num_classes, "num_classes")
@@ -144,6 +151,7 @@ class Contract:
             self.label_columns
         ):
             raise ContractError("a column is listed twice", key="label_columns")
+        check_framework(self.framework, self.reduce_zero_label)
         if not 0 <= self.soft_tolerance < 1:
             raise ContractError(
                 f"must be in [0, 1), got {self.soft_tolerance!r}", key="soft_tolerance"
@@ -192,6 +200,8 @@ class Contract:
                 "num_labels": self.model.num_labels,
                 "problem_type": self.model.problem_type,
             },
+            "framework": self.framework,
+            "reduce_zero_label": self.reduce_zero_label,
             "value_map": None
             if self.value_map is None
             else {str(k): "ignore" if v is None else v for k, v in self.value_map.items()},
@@ -260,6 +270,8 @@ _TOP_KEYS = {
     "label_columns": list,
     "label_encoding": str,
     "model": str,
+    "framework": str,
+    "reduce_zero_label": bool,
 }
 _BATCH_KEYS = {
     "size": int,
@@ -351,6 +363,8 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         label_columns=_columns(data.get("label_columns")),
         label_encoding=data.get("label_encoding"),
         model=_model(data.get("model"), base),
+        framework=data.get("framework"),
+        reduce_zero_label=data.get("reduce_zero_label"),
     )
 
 
