@@ -223,3 +223,56 @@ def test_cli_flag(tmp_path: Path) -> None:
     assert f["severity"] == "warning" and f["examples"][0]["id"] == 11
     done = run_cli("validate", str(path), "--framework", "yolo")
     assert done.returncode == 2 and "invalid choice" in done.stderr
+
+
+class TestTorchvisionIndices:
+    def test_coco_ids_as_they_are_with_gaps_named_n_a(self, tmp_path: Path) -> None:
+        cats = [(1, "a"), (2, "b"), (4, "d")]
+        path = coco(tmp_path / "a.json", cats, [(10, 1, BOX), (11, 4, BOX)])
+        report = validate([path], "torchvision")
+        assert not {"LG004", "LG009", "LG016"} & codes(report)
+        assert report.contract["resolved"]["num_classes"]["value"] == 5  # 0..4, as torchvision
+        assert "'N/A'" in report.contract["resolved"]["num_classes"]["from"]
+
+    def test_yolo_classes_become_one_based(self, tmp_path: Path) -> None:
+        root = _yolo(tmp_path, {"a.txt": "0 0.5 0.5 0.2 0.2\n2 0.5 0.5 0.2 0.2\n"})
+        report = validate([root], "torchvision")
+        assert "LG032" not in codes(report) and report.passed
+        assert report.contract["resolved"]["num_classes"]["value"] == 4
+
+    def test_a_class_map_reserving_zero_is_not_shifted(self, tmp_path: Path) -> None:
+        root = _yolo(tmp_path, {"a.txt": "0 0.5 0.5 0.2 0.2\n1 0.5 0.5 0.2 0.2\n"})
+        (root / "classes.txt").write_text("_background_\ndog\ncat\n")
+        report = validate([root], "torchvision")
+        f = one(report, "LG032")
+        assert [e.id for e in f.examples] == ["labels/a.txt:1"]
+        assert report.contract["resolved"]["num_classes"]["value"] == 3
+
+
+# Real exports (../shared/real_world/annotations, MANIFEST.tsv): clean under every framework
+# that trains on their format; the one planted-by-its-author fault found.
+REAL_CLEAN = {
+    "coco/chess_pieces_v23_valid__annotations.coco.json": ("torchvision", "detectron2", "mmdet"),
+    "coco/labelme2coco_voc2011_annotations.json": ("torchvision", "detectron2", "mmdet"),
+    "coco/datumaro_instances_val.json": ("torchvision", "detectron2", "mmdet"),
+    "voc/raccoon": ("torchvision", "detectron2", "mmdet"),
+    "voc/labelme_bbox_voc2011": ("torchvision", "detectron2", "mmdet"),
+    "yolo/datumaro_roboflow_yolo": ("torchvision", "ultralytics"),
+    "yolo/labelstudio_import_yolo": ("torchvision", "ultralytics"),
+    "yolo/datumaro_darknet_strict": ("torchvision", "ultralytics"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(REAL_CLEAN))
+def test_real_exports_clean_under_each_framework(shared_real_world: Path, path: str) -> None:
+    for fw in REAL_CLEAN[path]:
+        report = validate([shared_real_world / "annotations" / path], fw)
+        assert codes(report) <= {"LG012"}, (fw, [(f.code, f.message) for f in report.findings])
+        assert report.passed
+
+
+def test_real_voc_object_named_background(shared_real_world: Path) -> None:
+    path = shared_real_world / "annotations/voc/datumaro_voc_dataset2"
+    f = one(validate([path], "torchvision"), "LG032")
+    assert [e.id for e in f.examples] == ["Annotations/a.xml#0"]
+    assert "LG032" not in codes(validate([path], "detectron2"))

@@ -75,6 +75,18 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         cmap = ClassMap(tuple((i, n) for i, (_, n) in enumerate(kept)), origin=own.origin)
         why = f"the categories named in metainfo.classes, in the categories' order, as mmdet does ({fw.sources['ids'].split(' (')[0]})"
         _unnamed(facts, classes, table, kept)
+    elif fw.background == 0 and opened.format == "coco":
+        return _coco_as_is(opened, own, fw)
+    elif fw.background == 0 and _unreserved(own):
+        mapping = {i: i + 1 for i, _ in own.entries}
+        facts.hits.pop("LG032", None)  # judged on the file's 0-based indices, shifted here
+        entries = ((0, "__background__"), *((i + 1, n) for i, n in own.entries))
+        cmap = ClassMap(entries, origin=own.origin)
+        why = (
+            f"the {opened.format} classes as 1..K, 0 the background, as {fw.name}'s detection "
+            f"models take them ({_cite(fw.sources['background'])}; '__background__' at 0 as "
+            f"in {_TV_COCO})"
+        )
     else:
         return opened
     dropped = _rewrite(opened.paths, mapping, drop=fw.ids == "by-name")
@@ -89,6 +101,39 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
             count=dropped[0],
         )
     facts.notes.append(f"category ids mapped to indices: {why}")
+    return replace(opened, read=replace(opened.read, class_map=cmap, class_map_why=why))
+
+
+_TV_COCO = "torchvision/models/_meta.py:1011-1024@torchvision 0.23.0"
+
+
+_BACKGROUND_NAMES = {"background", "_background_", "__background__"}
+
+
+def _unreserved(cmap: ClassMap) -> bool:
+    """Whether a 0-based class map holds an object class at 0 (not a background entry such as
+    labelme's '_background_' or datumaro's 'background')."""
+    names = cmap.name_of()
+    return 0 in names and names[0].strip().lower() not in _BACKGROUND_NAMES
+
+
+def _coco_as_is(opened: Opened, own: ClassMap, fw: Framework) -> Opened:
+    """COCO under torchvision: category ids are the labels as they are, so K is the largest
+    id + 1 and the ids between carry no class; torchvision's own COCO categories name them
+    'N/A' (``_COCO_CATEGORIES``: 91 entries for 80 classes)."""
+    names = own.name_of()
+    top = max(names)
+    gaps = [i for i in range(1, top) if i not in names]
+    if not gaps:
+        return opened
+    entries = tuple(sorted(own.entries) + [(i, "N/A") for i in gaps])
+    cmap = ClassMap(tuple(sorted(entries)), origin=own.origin)
+    why = (
+        f"the category ids as they are, as {fw.name} takes them, the ids between ({len(gaps)}) "
+        f"named 'N/A' as in {_TV_COCO}"
+    )
+    assert opened.facts is not None
+    opened.facts.notes.append(f"category ids as indices: {why}")
     return replace(opened, read=replace(opened.read, class_map=cmap, class_map_why=why))
 
 
