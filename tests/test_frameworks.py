@@ -240,6 +240,12 @@ class TestTorchvisionIndices:
         assert "LG032" not in codes(report) and report.passed
         assert report.contract["resolved"]["num_classes"]["value"] == 4
 
+    def test_minus_one_becomes_the_background(self, tmp_path: Path) -> None:
+        root = _yolo(tmp_path, {"a.txt": "1 0.5 0.5 0.2 0.2\n-1 0.5 0.5 0.2 0.2\n"})
+        report = validate([root], "torchvision")
+        assert [e.id for e in one(report, "LG032").examples] == ["labels/a.txt:2"]
+        assert "LG005" not in codes(report)
+
     def test_a_class_map_reserving_zero_is_not_shifted(self, tmp_path: Path) -> None:
         root = _yolo(tmp_path, {"a.txt": "0 0.5 0.5 0.2 0.2\n1 0.5 0.5 0.2 0.2\n"})
         (root / "classes.txt").write_text("_background_\ndog\ncat\n")

@@ -73,13 +73,17 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         kept = [(cid, n) for cid, n in table if classes is None or n in wanted]
         mapping = {cid: i for i, (cid, _) in enumerate(kept)}
         cmap = ClassMap(tuple((i, n) for i, (_, n) in enumerate(kept)), origin=own.origin)
-        why = f"the categories named in metainfo.classes, in the categories' order, as mmdet does ({fw.sources['ids'].split(' (')[0]})"
+        why = (
+            "the categories named in metainfo.classes, in the categories' order, as mmdet "
+            f"does ({_cite(fw.sources['ids'])})"
+        )
         _unnamed(facts, classes, table, kept)
     elif fw.background == 0 and opened.format == "coco":
         return _coco_as_is(opened, own, fw)
     elif fw.background == 0 and _unreserved(own):
-        mapping = {i: i + 1 for i, _ in own.entries}
         facts.hits.pop("LG032", None)  # judged on the file's 0-based indices, shifted here
+        _shift(opened.paths, facts)
+        mapping = {}
         entries = ((0, "__background__"), *((i + 1, n) for i, n in own.entries))
         cmap = ClassMap(entries, origin=own.origin)
         why = (
@@ -89,7 +93,7 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         )
     else:
         return opened
-    dropped = _rewrite(opened.paths, mapping, drop=fw.ids == "by-name")
+    dropped = _rewrite(opened.paths, mapping, drop=fw.ids == "by-name") if mapping else None
     if dropped:
         facts.hit(
             "LG030",
@@ -205,6 +209,31 @@ def _rewrite(
         table = table.set_column(index, table.schema.field(index), label)
         pq.write_table(table, Path(path), compression="zstd")
     return (count, sorted(labels)) if count else None
+
+
+def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
+    """Every label plus one (the 0-based classes as torchvision's 1..K); an object whose label
+    becomes 0, the background (a -1 in the file), is LG032, by its id."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from labelgate.core.report import Example
+    from labelgate.readers.boxes import check_background
+
+    row = 0
+    for path in paths:
+        table = pq.read_table(path)
+        if "label" not in table.column_names:
+            continue
+        label = pc.add(table.column("label"), 1)
+        for at in pc.indices_nonzero(pc.fill_null(pc.equal(label, 0), False)).to_pylist():
+            ident, source = table.column("id")[at].as_py(), table.column("source")[at].as_py()
+            example = Example(row=row + at, id=ident, source=source, value=0)
+            check_background(facts, 0, 0, example)
+        row += table.num_rows
+        index = table.column_names.index("label")
+        table = table.set_column(index, table.schema.field(index), label)
+        pq.write_table(table, Path(path), compression="zstd")
 
 
 _CONSEQUENCE = {
