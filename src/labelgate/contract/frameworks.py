@@ -15,7 +15,7 @@ from types import MappingProxyType
 __all__ = ["FRAMEWORKS", "Framework", "check_framework", "framework_of"]
 
 TORCHVISION = "torchvision 0.23.0"
-DETECTRON2 = "detectron2@02b5c4e2"
+DETECTRON2 = "detectron2 02b5c4e2"
 MMDET = "mmdet 3.3.0"
 ULTRALYTICS = "ultralytics 8.4.190"
 MMSEG = "mmsegmentation 1.2.2"

@@ -9,6 +9,7 @@ indices, and the findings' severity and words follow the framework.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -93,18 +94,19 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         )
     else:
         return opened
-    dropped = _rewrite(opened.paths, mapping, drop=fw.ids == "by-name") if mapping else None
+    lost = _rewrite(opened.paths, mapping, drop=fw.ids == "by-name") if mapping else Counter()
+    listed = {cid for cid, _ in own.entries}  # the others are the reader's LG030 already
+    dropped = sorted(c for c in lost if c in listed)
     if dropped:
         facts.hit(
             "LG030",
             message=f"annotations of categories absent from metainfo.classes "
-            f"({', '.join(str(c) for c in dropped[1][:10])}): mmdet skips them without a "
+            f"({', '.join(str(c) for c in dropped[:10])}): mmdet skips them without a "
             "word (mmdet/datasets/coco.py:155-156, mmdet#9611)",
             fix="add their names to metainfo.classes (--class-names), spelt as the categories "
             "spell them, or remove the annotations on purpose",
-            count=dropped[0],
+            count=sum(lost[c] for c in dropped),
         )
-    facts.notes.append(f"category ids mapped to indices: {why}")
     return replace(opened, read=replace(opened.read, class_map=cmap, class_map_why=why))
 
 
@@ -136,8 +138,6 @@ def _coco_as_is(opened: Opened, own: ClassMap, fw: Framework) -> Opened:
         f"the category ids as they are, as {fw.name} takes them, the ids between ({len(gaps)}) "
         f"named 'N/A' as in {_TV_COCO}"
     )
-    assert opened.facts is not None
-    opened.facts.notes.append(f"category ids as indices: {why}")
     return replace(opened, read=replace(opened.read, class_map=cmap, class_map_why=why))
 
 
@@ -177,18 +177,16 @@ def _unnamed(
         )
 
 
-def _rewrite(
-    paths: Sequence[str], mapping: dict[int, int], *, drop: bool
-) -> tuple[int, list[int]] | None:
+def _rewrite(paths: Sequence[str], mapping: dict[int, int], *, drop: bool) -> Counter[int]:
     """Rewrite each rows file's label column through ``mapping`` (a label it lacks is kept as
-    it is, or with ``drop`` its row removed); the rows dropped and their distinct labels."""
+    it is, or with ``drop`` its row removed); the rows dropped, per label."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     keys = pa.array(list(mapping), pa.int64())
     values = pa.array(list(mapping.values()), pa.int64())
-    count, labels = 0, set[int]()
+    lost_labels: Counter[int] = Counter()
     for path in paths:
         table = pq.read_table(path)
         if "label" not in table.column_names:
@@ -198,8 +196,7 @@ def _rewrite(
         known = pc.is_valid(where)
         if drop:
             lost = table.filter(pc.invert(known))
-            count += lost.num_rows
-            labels.update(v for v in lost.column("label").to_pylist() if v is not None)
+            lost_labels.update(v for v in lost.column("label").to_pylist() if v is not None)
             table = table.filter(known)
             where = pc.index_in(table.column("label"), value_set=keys)
             label = pc.take(values, where)
@@ -208,7 +205,7 @@ def _rewrite(
         index = table.column_names.index("label")
         table = table.set_column(index, table.schema.field(index), label)
         pq.write_table(table, Path(path), compression="zstd")
-    return (count, sorted(labels)) if count else None
+    return lost_labels
 
 
 def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
@@ -267,6 +264,8 @@ def _worded(f: Finding, fw: Framework) -> Finding:
                 "never trained on",
             )
         return replace(f, message=f"{f.message}: {said}")
+    if f.code == "LG030" and fw.out_of_range == "dropped" and "mmdet skips" not in f.message:
+        return replace(f, message=f"{f.message}; {_out_of_range(fw)}")
     if f.code == "LG004" and fw.task == "detection":
         return replace(f, message=f"{f.message}; {_out_of_range(fw)}")
     return f
