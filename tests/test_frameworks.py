@@ -122,6 +122,7 @@ class TestDetectron2:
         report = validate([coco(tmp_path / "a.json", ONE_BASED, anns)], "detectron2")
         f = one(report, "LG027")
         assert f.severity == "warning" and {e.id for e in f.examples} == {11, 12}
+        assert f.count == 2
         assert "training would lose 2 boxes" in f.message and "detection_utils.py" in f.message
         assert report.passed
 
@@ -210,6 +211,7 @@ class TestMmseg:
         )
         f = one(report, "LG004")
         assert [str(e.id).rsplit("/", 1)[-1] for e in f.examples] == ["bad.png"]
+        assert "mmsegmentation#1180" in f.message
         assert report.contract["resolved"]["ignore_index"]["value"] == 255
         plain = validate([masks], "mmseg", num_classes=5, task="segmentation")
         assert "LG004" not in codes(plain)
@@ -282,3 +284,12 @@ def test_real_voc_object_named_background(shared_real_world: Path) -> None:
     f = one(validate([path], "torchvision"), "LG032")
     assert [e.id for e in f.examples] == ["Annotations/a.xml#0"]
     assert "LG032" not in codes(validate([path], "detectron2"))
+
+
+def test_ultralytics_zero_size_boxes_lost_negative_size_drops_the_image(tmp_path: Path) -> None:
+    files = {"a.txt": "0 0.5 0.5 0.0 0.2\n", "b.txt": "1 0.5 0.5 -0.2 0.2\n"}
+    report = validate([_yolo(tmp_path, files)], "ultralytics")
+    lost = one(report, "LG027")
+    assert lost.severity == "warning" and "augment.py:776-777" in lost.message
+    dropped = one(report, "LG028")
+    assert [e.id for e in dropped.examples] == ["labels/b.txt:1"] and dropped.unit == "images"

@@ -146,18 +146,21 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType(
             background=None,
             counts_background=False,
             ids="zero-based",
-            bad_box="drop-image",
+            bad_box="drop",
             empty_images="kept",
             out_of_range="drop-image",
-            severity=_frozen(LG004="error", LG028="warning"),
+            severity=_frozen(LG004="error", LG027="warning", LG028="warning"),
             sources=_frozen(
                 background=f"ultralytics/data/utils.py:486-490@{ULTRALYTICS} (classes 0..nc-1, "
                 "no background index)",
                 ids=f"ultralytics/data/utils.py:486-490@{ULTRALYTICS} (the class column is the "
                 "index: max class < nc)",
-                bad_box=f"ultralytics/data/utils.py:480-482@{ULTRALYTICS} (a coordinate above "
-                "1.01 or below 0 (-0.01 for x, y) fails an assert) and 513-516 (the image and "
-                "its labels are ignored as corrupt, with a warning)",
+                bad_box=f"ultralytics/data/augment.py:776-777@{ULTRALYTICS} (Mosaic clips the "
+                "boxes and removes those of zero area; a negative width or height fails "
+                "verify_image_label, utils.py:482, and the image is dropped: LG028)",
+                corrupt=f"ultralytics/data/utils.py:480-482,513-516@{ULTRALYTICS} (a coordinate "
+                "above 1.01, or below 0 beyond -0.01 or with a negative size, fails an assert: "
+                "the image and its labels are ignored as corrupt, with a warning)",
                 out_of_range=f"ultralytics/data/utils.py:487-490,513-516@{ULTRALYTICS} ('Label "
                 "class N exceeds dataset class count': the image is ignored as corrupt)",
                 empty_images=f"ultralytics/data/utils.py:500-505@{ULTRALYTICS} (an empty or missing "
@@ -209,6 +212,6 @@ def check_framework(name: str | None, reduce_zero_label: bool | None) -> None:
         )
     if reduce_zero_label and name != "mmseg":
         raise ContractError(
-            "reduce_zero_label is mmseg's transform of the masks: it needs framework: mmseg",
+            "mmseg's transform of the masks: it needs framework mmseg (--framework mmseg)",
             key="reduce_zero_label",
         )

@@ -266,6 +266,12 @@ def _worded(f: Finding, fw: Framework) -> Finding:
         return replace(f, message=f"{f.message}: {said}")
     if f.code == "LG030" and fw.out_of_range == "dropped" and "mmdet skips" not in f.message:
         return replace(f, message=f"{f.message}; {_out_of_range(fw)}")
+    if f.code == "LG004" and fw.name == "mmseg":
+        return replace(
+            f,
+            message=f"{f.message}; mmseg's decode head takes them as cross-entropy targets: a "
+            "device-side assert on CUDA (mmsegmentation#1180, after reduce_zero_label)",
+        )
     if f.code == "LG004" and fw.task == "detection":
         return replace(f, message=f"{f.message}; {_out_of_range(fw)}")
     return f
