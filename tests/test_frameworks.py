@@ -293,3 +293,24 @@ def test_ultralytics_zero_size_boxes_lost_negative_size_drops_the_image(tmp_path
     assert lost.severity == "warning" and "augment.py:776-777" in lost.message
     dropped = one(report, "LG028")
     assert [e.id for e in dropped.examples] == ["labels/b.txt:1"] and dropped.unit == "images"
+
+
+def test_python_keyword_and_contract_yaml(tmp_path: Path) -> None:
+    import labelgate
+
+    cats = [(1, "a"), (2, "b"), (4, "d")]
+    path = coco(tmp_path / "a.json", cats, [(10, 1, BOX), (11, 4, BOX)])
+    report = labelgate.validate(str(path), framework="detectron2")
+    assert not {"LG004", "LG016"} & codes(report)
+    assert report.contract["framework"] == "detectron2"
+    schema = tmp_path / "c.yaml"
+    schema.write_text("framework: mmseg\nreduce_zero_label: true\n")
+    contract = Contract.from_yaml(schema)
+    assert contract.framework == "mmseg" and contract.reduce_zero_label is True
+
+
+def test_cli_reduce_zero_label_needs_mmseg(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", ONE_BASED, [(10, 1, BOX)])
+    done = run_cli("validate", str(path), "--reduce-zero-label")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--framework mmseg" in done.stderr
