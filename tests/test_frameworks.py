@@ -314,3 +314,12 @@ def test_cli_reduce_zero_label_needs_mmseg(tmp_path: Path) -> None:
     done = run_cli("validate", str(path), "--reduce-zero-label")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--framework mmseg" in done.stderr
+
+
+def test_coco_images_without_boxes_kept_or_dropped(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", ONE_BASED, [(10, 1, BOX), (11, 2, BOX)], images=3)
+    dropped = validate([path], "detectron2")
+    assert any("2 images without boxes: detectron2 drops them" in n for n in dropped.notes)
+    kept = validate([path], "torchvision")
+    assert any("2 images without boxes: torchvision keeps them" in n for n in kept.notes)
+    assert dropped.input["annotations"]["read"]["images_without_boxes"] == 2

@@ -54,6 +54,8 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         from labelgate.run.ultralytics import flag_dropped
 
         flag_dropped(facts, Path(opened.inputs[0]))
+    if fw.task == "detection" and opened.format == "coco" and len(opened.inputs) == 1:
+        _coco_images_without_boxes(Path(opened.inputs[0]), facts)
     if fw.task != "detection" or facts.task != "detection" or own is None:
         return opened
     if fw.ids == "contiguous":
@@ -111,6 +113,33 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
 
 
 _TV_COCO = "torchvision/models/_meta.py:1011-1024@torchvision 0.23.0"
+
+
+_CHEAP = 64 << 20  # bytes: a COCO file read once more for its annotations' image ids
+
+
+def _coco_images_without_boxes(path: Path, facts: AnnotationFacts) -> None:
+    """COCO's images that no annotation names (the images listed minus the annotated ones),
+    counted where the reader did not and the file is small enough to read once more."""
+    import ijson
+
+    from labelgate.io.bounded import guarded_stream
+
+    counts = facts.counts
+    if "images_without_boxes" in counts or not path.is_file() or path.stat().st_size > _CHEAP:
+        return
+    with path.open("rb") as f:
+        images = {
+            i for i in ijson.items(guarded_stream(f, str(path)), "images.item.id") if _plain(i)
+        }
+    with path.open("rb") as f:
+        stream = guarded_stream(f, str(path))
+        named = {i for i in ijson.items(stream, "annotations.item.image_id") if _plain(i)}
+    counts["images_without_boxes"] = len(images - named)
+
+
+def _plain(value: object) -> bool:
+    return isinstance(value, int | str) and not isinstance(value, bool)
 
 
 _BACKGROUND_NAMES = {"background", "_background_", "__background__"}
