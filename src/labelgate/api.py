@@ -65,6 +65,8 @@ class ContractOptions(TypedDict, total=False):
     normalize: str | None
     model: str | ModelMap | None
     images: str | None
+    framework: str | None
+    reduce_zero_label: bool | None
 
 
 CONTRACT_OPTIONS: tuple[str, ...] = tuple(ContractOptions.__annotations__)
@@ -114,6 +116,8 @@ def build_contract(
         batching=batching,
         model=load_model_map(model) if isinstance(model, str) else model,
         images=options.get("images"),
+        framework=options.get("framework"),
+        reduce_zero_label=options.get("reduce_zero_label"),
     )
 
 
@@ -249,7 +253,9 @@ def validate(
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
             ``shuffle_seed``, ``world_size``, ``grad_accum``, ``sampler_drop_last``,
             ``normalize``, ``model`` (a Hugging Face model folder or config.json, or a
-            ``labelgate.contract.modelmap.ModelMap``) (``ContractOptions``): each overrides the contract's field, as
+            ``labelgate.contract.modelmap.ModelMap``), ``framework`` (``torchvision``,
+            ``detectron2``, ``mmdet``, ``ultralytics``, ``mmseg``: docs/frameworks.md),
+            ``reduce_zero_label`` (with mmseg) (``ContractOptions``): each overrides the contract's field, as
             the CLI's flag of the same name does.
 
     Returns:

@@ -7,6 +7,7 @@ import argparse
 from collections.abc import Callable
 
 from labelgate.contract import LIMITS, TASKS
+from labelgate.contract.frameworks import FRAMEWORKS
 from labelgate.render import FORMATS
 
 __all__ = [
@@ -60,6 +61,19 @@ def contract_options(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="detection: the folder of the images the annotations name (default: the format's "
         "conventional place when present); each must exist, decode and have its recorded size",
+    )
+    p.add_argument(
+        "--framework",
+        choices=tuple(FRAMEWORKS),
+        help="the framework that trains on the data: its conventions apply (background, how "
+        "category ids become indices, what a bad box does): docs/frameworks.md",
+    )
+    p.add_argument(
+        "--reduce-zero-label",
+        action="store_true",
+        default=None,
+        help="with --framework mmseg: masks' labels as reduce_zero_label makes them (0 -> 255, "
+        "others minus 1)",
     )
     p.add_argument("--label-column", metavar="COL", help="label column (auto-detected)")
     p.add_argument(

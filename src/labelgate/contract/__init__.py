@@ -13,6 +13,7 @@ from typing import Any
 from labelgate.contract.batching import Batching
 from labelgate.contract.bounds import INT64, LIMITS, bounded
 from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.contract.frameworks import check_framework
 from labelgate.contract.modelmap import ModelMap, load_model_map
 from labelgate.contract.values import (
     CITYSCAPES_TRAIN_IDS,
@@ -77,6 +78,10 @@ class Contract:
             ``id2label``...), compared by name with the data's (LG040).
         images: the folder holding a detection input's images (LG041-LG043), relative to the
             contract; without it, the format's conventional place when present.
+        framework: the framework that trains on the data (``contract.frameworks``): its
+            conventions (background, id mapping, what a bad target does) apply.
+        reduce_zero_label: with ``framework: mmseg``, masks' labels as mmseg's
+            ``reduce_zero_label`` makes them (0 -> 255, every other label minus 1).
         name: the dataset's name.
         origin: the file the contract was read from.
     """
@@ -106,6 +111,8 @@ class Contract:
     label_encoding: str | None = None
     model: ModelMap | None = None
     images: str | None = None
+    framework: str | None = None
+    reduce_zero_label: bool | None = None
 
     def __post_init__(self) -> None:
         bounded(self.num_classes, "num_classes")
@@ -147,6 +154,7 @@ class Contract:
             self.label_columns
         ):
             raise ContractError("a column is listed twice", key="label_columns")
+        check_framework(self.framework, self.reduce_zero_label)
         if not 0 <= self.soft_tolerance < 1:
             raise ContractError(
                 f"must be in [0, 1), got {self.soft_tolerance!r}", key="soft_tolerance"
@@ -195,6 +203,8 @@ class Contract:
                 "num_labels": self.model.num_labels,
                 "problem_type": self.model.problem_type,
             },
+            "framework": self.framework,
+            "reduce_zero_label": self.reduce_zero_label,
             "value_map": None
             if self.value_map is None
             else {str(k): "ignore" if v is None else v for k, v in self.value_map.items()},
@@ -264,6 +274,8 @@ _TOP_KEYS = {
     "label_encoding": str,
     "model": str,
     "images": str,
+    "framework": str,
+    "reduce_zero_label": bool,
 }
 _BATCH_KEYS = {
     "size": int,
@@ -356,6 +368,8 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         label_encoding=data.get("label_encoding"),
         model=_model(data.get("model"), base),
         images=_images(data.get("images"), base),
+        framework=data.get("framework"),
+        reduce_zero_label=data.get("reduce_zero_label"),
     )
 
 

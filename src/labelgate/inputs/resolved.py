@@ -9,16 +9,20 @@ report prints the provenance: "K = 81 from the COCO categories".
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
-from labelgate.contract import Contract
+from labelgate.contract import DEFAULT_IGNORE_INDEX, Contract
+from labelgate.contract.frameworks import framework_of
 
 __all__ = ["Resolution", "Resolved", "Setting"]
 
 GIVEN = "what was given"
 LABEL_TYPE = "the label column's type"
-_NOTED = ("num_classes", "class_map", "task")
+MMSEG_IGNORE = "mmseg's decode heads (mmseg/models/decode_heads/decode_head.py:101@1.2.2)"
+_NOTED = ("num_classes", "class_map", "task", "background_index")
 # Fields a run may resolve, in the order the report lists them, with the words it uses.
 _SHOWN = {
     "num_classes": "K",
@@ -29,6 +33,8 @@ _SHOWN = {
     "source_column": "source column",
     "name_column": "name column",
     "ignore_index": "ignore index",
+    "background_index": "background index",
+    "framework": "framework",
 }
 
 
@@ -58,6 +64,10 @@ class Resolution:
             value = getattr(asked, name)
             if value is not None:
                 self._settings[name] = Setting(name, value, GIVEN)
+        fw = framework_of(asked.framework)
+        if fw is not None and fw.name == "mmseg" and asked.ignore_index == DEFAULT_IGNORE_INDEX:
+            # mmseg's decode heads ignore 255 (decode_head.py:101), not PyTorch's -100
+            self._settings["ignore_index"] = Setting("ignore_index", 255, MMSEG_IGNORE)
 
     def found(self, field: str, value: Any, origin: str) -> None:
         """Record ``value`` for ``field``, found at ``origin``, unless the field is settled."""
@@ -77,9 +87,15 @@ class Resolution:
         found = {
             s.field: s.value
             for s in self._settings.values()
-            if getattr(self.asked, s.field) is None
+            if getattr(self.asked, s.field) is None or s.origin == MMSEG_IGNORE
         }
-        return self.asked.replace(**found)
+        applied = self.asked.replace(**found)
+        fw = framework_of(applied.framework)
+        if fw is None or not fw.severity:
+            return applied
+        # the framework decides what a bad target costs; the contract's own severities stand
+        severity = MappingProxyType({**fw.severity, **applied.severity})
+        return dataclasses.replace(applied, severity=severity)
 
     def freeze(self) -> Resolved:
         """The settings, in the report's order."""

@@ -36,8 +36,9 @@ DETECTION_BATCHES = (
 )
 
 
-def image_batches(opened: Opened) -> str:
-    """What the batches of a detection input are, in words; the images without a box counted."""
+def image_batches(opened: Opened, *, framework: bool = False) -> str:
+    """What the batches of a detection input are, in words; the images without a box counted
+    (with a framework named, its own note says what it does with them)."""
     assert opened.facts is not None
     rows = None if opened.images is None else opened.images[1]
     if rows is None:
@@ -47,7 +48,7 @@ def image_batches(opened: Opened) -> str:
         f"batches here are batches of images ({rows.images} images, each with all its boxes, "
         "as a detection DataLoader with a collate_fn yields them), in the dataset's image order"
     )
-    if rows.without_boxes:
+    if rows.without_boxes and not framework:
         note += (
             f"; {rows.without_boxes} of them hold no box: legal negatives for torchvision, which "
             "trains on them; detectron2 (DATALOADER.FILTER_EMPTY_ANNOTATIONS, True by default) "
@@ -131,7 +132,7 @@ def with_format(resolution: Resolution, opened: Opened) -> None:
             f"this {opened.format} input holds {opened.facts.task} labels"
         )
     if opened.facts.task == "detection":
-        opened.facts.notes.append(image_batches(opened))
+        opened.facts.notes.append(image_batches(opened, framework=contract.framework is not None))
     own, given = opened.read.class_map, contract.class_map
     if own is not None:
         resolution.found("class_map", own, opened.read.class_map_why or own.origin)

@@ -20,6 +20,7 @@ from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
+from labelgate.run.frameworks import framework_background, framework_report, framework_rows
 from labelgate.run.inputs import DETECTION_BATCHES, as_given, read_input, with_format
 from labelgate.run.producers import (
     duplicate_ids_on_dask_of,
@@ -147,7 +148,10 @@ def run(
             client = stack.enter_context(connect(dask))
         limit = None if max_examples == 0 else max_examples
         background = contract.background_index if background is None else background
+        background, implied = framework_background(contract, background)
         resolution = Resolution(contract)
+        if implied:
+            resolution.found("background_index", background, implied)
         for name, value, origin in found:
             resolution.found(name, value, origin)
         opened = read_input(
@@ -161,6 +165,7 @@ def run(
                 raise UsageError(
                     f"--dask reads Parquet tables and masks; {opened.format} is read locally"
                 )
+            opened = framework_rows(opened, contract)
             with_format(resolution, opened)
             paths, facts = opened.paths, opened.facts
         data = open_dataset(
@@ -175,6 +180,8 @@ def run(
         )
         if opened is not None:
             done = replace(done, report=as_given(done.report, opened))
+        if contract.framework is not None:
+            done = replace(done, report=framework_report(done.report, contract.framework, facts))
     except BaseException:
         stack.close()
         raise

@@ -1,0 +1,314 @@
+"""A framework's conventions applied to a run (``contract.frameworks`` holds them, cited): the
+background it implies, the category ids mapped to the indices it trains (detectron2: contiguous by
+sorted id; mmdet: by name against ``metainfo.classes``), and each finding worded with what the
+framework does with such a target (raises, drops the box, drops the image).
+
+Applied after the reader, never inside it: the rows it wrote are rewritten with the framework's
+indices, and the findings' severity and words follow the framework.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from labelgate.contract import Contract
+from labelgate.contract.classmap import ClassMap
+from labelgate.contract.frameworks import Framework, framework_of
+from labelgate.core.report import Finding, Report
+
+if TYPE_CHECKING:
+    from labelgate.core.annotations import AnnotationFacts
+    from labelgate.readers.opened import Opened
+
+__all__ = ["framework_background", "framework_report", "framework_rows"]
+
+
+def framework_background(contract: Contract, background: int | None) -> tuple[int | None, str]:
+    """The background index: the one given, else the framework's (torchvision: 0), with where it
+    came from (empty when given or none)."""
+    fw = framework_of(contract.framework)
+    if background is not None or fw is None or fw.background is None:
+        return background, ""
+    return fw.background, f"{fw.name}'s convention ({fw.sources['background'].split(' (')[0]})"
+
+
+def framework_rows(opened: Opened, contract: Contract) -> Opened:
+    """The opened input with its rows' labels as the framework's indices (detectron2:
+    contiguous by sorted category id; mmdet: by name against the class names given, the other
+    categories' annotations dropped and counted, LG030) and the format's class map with them;
+    masks under mmseg's ``reduce_zero_label`` (0 -> 255, every other label minus 1)."""
+    fw = framework_of(contract.framework)
+    facts, own = opened.facts, opened.read.class_map
+    if fw is None or facts is None:
+        return opened
+    if fw.name == "mmseg" and contract.reduce_zero_label:
+        from labelgate.run.reducezero import reduce_zero_label
+
+        reduce_zero_label(opened.paths, facts)
+        return opened
+    if fw.name == "ultralytics" and opened.format == "yolo" and Path(opened.inputs[0]).is_dir():
+        from labelgate.run.ultralytics import flag_dropped
+
+        flag_dropped(facts, Path(opened.inputs[0]))
+    if fw.task != "detection" or facts.task != "detection" or own is None:
+        return opened
+    if fw.ids == "contiguous":
+        ids = sorted({i for i, _ in own.entries})
+        mapping = {cid: i for i, cid in enumerate(ids)}
+        names = own.name_of()
+        cmap = ClassMap(tuple((i, names[cid]) for cid, i in mapping.items()), origin=own.origin)
+        why = (
+            f"the categories made contiguous by sorted id, as detectron2 does "
+            f"({fw.sources['ids'].split(' (')[0]})"
+        )
+    elif fw.ids == "by-name":
+        classes = contract.class_map
+        table = [(cid, name) for cid, name in own.entries]
+        wanted = set() if classes is None else {n for _, n in classes.entries}
+        # mmdet: cat_ids = get_cat_ids(cat_names=classes), in the categories' own order;
+        # cat2label = {cat_id: i for i, cat_id in enumerate(cat_ids)} (coco.py:70-72)
+        kept = [(cid, n) for cid, n in table if classes is None or n in wanted]
+        mapping = {cid: i for i, (cid, _) in enumerate(kept)}
+        cmap = ClassMap(tuple((i, n) for i, (_, n) in enumerate(kept)), origin=own.origin)
+        why = (
+            "the categories named in metainfo.classes, in the categories' order, as mmdet "
+            f"does ({_cite(fw.sources['ids'])})"
+        )
+        _unnamed(facts, classes, table, kept)
+    elif fw.background == 0 and opened.format == "coco":
+        return _coco_as_is(opened, own, fw)
+    elif fw.background == 0 and _unreserved(own):
+        facts.hits.pop("LG032", None)  # judged on the file's 0-based indices, shifted here
+        _shift(opened.paths, facts)
+        mapping = {}
+        entries = ((0, "__background__"), *((i + 1, n) for i, n in own.entries))
+        cmap = ClassMap(entries, origin=own.origin)
+        why = (
+            f"the {opened.format} classes as 1..K, 0 the background, as {fw.name}'s detection "
+            f"models take them ({_cite(fw.sources['background'])}; '__background__' at 0 as "
+            f"in {_TV_COCO})"
+        )
+    else:
+        return opened
+    lost = _rewrite(opened.paths, mapping, drop=fw.ids == "by-name") if mapping else Counter()
+    listed = {cid for cid, _ in own.entries}  # the others are the reader's LG030 already
+    dropped = sorted(c for c in lost if c in listed)
+    if dropped:
+        facts.hit(
+            "LG030",
+            message=f"annotations of categories absent from metainfo.classes "
+            f"({', '.join(str(c) for c in dropped[:10])}): mmdet skips them without a "
+            "word (mmdet/datasets/coco.py:155-156, mmdet#9611)",
+            fix="add their names to metainfo.classes (--class-names), spelt as the categories "
+            "spell them, or remove the annotations on purpose",
+            count=sum(lost[c] for c in dropped),
+        )
+    return replace(opened, read=replace(opened.read, class_map=cmap, class_map_why=why))
+
+
+_TV_COCO = "torchvision/models/_meta.py:1011-1024@torchvision 0.23.0"
+
+
+_BACKGROUND_NAMES = {"background", "_background_", "__background__"}
+
+
+def _unreserved(cmap: ClassMap) -> bool:
+    """Whether a 0-based class map holds an object class at 0 (not a background entry such as
+    labelme's '_background_' or datumaro's 'background')."""
+    names = cmap.name_of()
+    return 0 in names and names[0].strip().lower() not in _BACKGROUND_NAMES
+
+
+def _coco_as_is(opened: Opened, own: ClassMap, fw: Framework) -> Opened:
+    """COCO under torchvision: category ids are the labels as they are, so K is the largest
+    id + 1 and the ids between carry no class; torchvision's own COCO categories name them
+    'N/A' (``_COCO_CATEGORIES``: 91 entries for 80 classes)."""
+    names = own.name_of()
+    top = max(names)
+    gaps = [i for i in range(1, top) if i not in names]
+    if not gaps:
+        return opened
+    entries = tuple(sorted(own.entries) + [(i, "N/A") for i in gaps])
+    cmap = ClassMap(tuple(sorted(entries)), origin=own.origin)
+    why = (
+        f"the category ids as they are, as {fw.name} takes them, the ids between ({len(gaps)}) "
+        f"named 'N/A' as in {_TV_COCO}"
+    )
+    return replace(opened, read=replace(opened.read, class_map=cmap, class_map_why=why))
+
+
+def _unnamed(
+    facts: AnnotationFacts,
+    classes: ClassMap | None,
+    table: list[tuple[int, str]],
+    kept: list[tuple[int, str]],
+) -> None:
+    """Names of metainfo.classes that no category carries (LG030, with their positions), and
+    classes listed in another order than the categories (mmdet numbers them in the categories'
+    order, so each index would be shown under another name)."""
+    if classes is None:
+        return
+    have = {n for _, n in table}
+    absent = [(i, n) for i, n in classes.entries if n not in have]
+    if absent:
+        shown = ", ".join(f"{n!r} at {i}" for i, n in absent[:10])
+        facts.hit(
+            "LG030",
+            message=f"names of metainfo.classes that no category carries ({shown}): mmdet "
+            "trains no box under them",
+            fix="spell them as the categories table does (mmdet matches names exactly)",
+            unit="classes",
+            count=len(absent),
+        )
+    order = [n for _, n in sorted(classes.entries) if n in have]
+    if order != [n for _, n in kept]:
+        facts.hit(
+            "LG030",
+            message="metainfo.classes lists the categories in another order than the "
+            "categories table: mmdet numbers them in the table's order (coco.py:70-72), so "
+            "its class names would name other classes",
+            fix="list metainfo.classes in the categories table's order",
+            unit="classes",
+            count=len(order),
+        )
+
+
+def _rewrite(paths: Sequence[str], mapping: dict[int, int], *, drop: bool) -> Counter[int]:
+    """Rewrite each rows file's label column through ``mapping`` (a label it lacks is kept as
+    it is, or with ``drop`` its row removed); the rows dropped, per label."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    keys = pa.array(list(mapping), pa.int64())
+    values = pa.array(list(mapping.values()), pa.int64())
+    lost_labels: Counter[int] = Counter()
+    for path in paths:
+        table = pq.read_table(path)
+        if "label" not in table.column_names:
+            continue
+        label = table.column("label")
+        where = pc.index_in(label, value_set=keys)
+        known = pc.is_valid(where)
+        if drop:
+            lost = table.filter(pc.invert(known))
+            lost_labels.update(v for v in lost.column("label").to_pylist() if v is not None)
+            table = table.filter(known)
+            where = pc.index_in(table.column("label"), value_set=keys)
+            label = pc.take(values, where)
+        else:
+            label = pc.if_else(known, pc.take(values, where), label)
+        index = table.column_names.index("label")
+        table = table.set_column(index, table.schema.field(index), label)
+        pq.write_table(table, Path(path), compression="zstd")
+    return lost_labels
+
+
+def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
+    """Every label plus one (the 0-based classes as torchvision's 1..K); an object whose label
+    becomes 0, the background (a -1 in the file), is LG032, by its id."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from labelgate.core.report import Example
+    from labelgate.readers.boxes import check_background
+
+    row = 0
+    for path in paths:
+        table = pq.read_table(path)
+        if "label" not in table.column_names:
+            continue
+        label = pc.add(table.column("label"), 1)
+        for at in pc.indices_nonzero(pc.fill_null(pc.equal(label, 0), False)).to_pylist():
+            ident, source = table.column("id")[at].as_py(), table.column("source")[at].as_py()
+            example = Example(row=row + at, id=ident, source=source, value=0)
+            check_background(facts, 0, 0, example)
+        row += table.num_rows
+        index = table.column_names.index("label")
+        table = table.set_column(index, table.schema.field(index), label)
+        pq.write_table(table, Path(path), compression="zstd")
+
+
+_CONSEQUENCE = {
+    "raise": "{fw} raises on the first batch holding one ({where})",
+    "drop": "training would lose {n} boxes: {fw} drops boxes without area ({where})",
+    "drop-image": "{fw} drops each image holding one as corrupt ({where})",
+}
+
+
+def framework_report(report: Report, framework: str, facts: AnnotationFacts | None) -> Report:
+    """The report with its findings worded as the framework's consequences, and a note of what
+    it does with the images without boxes."""
+    fw = framework_of(framework)
+    assert fw is not None
+    notes = report.notes
+    note = None if facts is None else empty_images_note(facts, fw)
+    if note is not None:
+        notes = (*notes, note)
+    return replace(report, findings=tuple(_worded(f, fw) for f in report.findings), notes=notes)
+
+
+def _worded(f: Finding, fw: Framework) -> Finding:
+    src = fw.sources
+    if f.code == "LG027" and fw.task == "detection":
+        said = _CONSEQUENCE[fw.bad_box].format(fw=fw.name, n=f.count, where=_cite(src["bad_box"]))
+        if fw.bad_box == "drop":
+            return replace(
+                f,
+                message=f"{said}; {f.message}",
+                fix="redraw them if they are objects to learn; left as they are, they are "
+                "never trained on",
+            )
+        return replace(f, message=f"{f.message}: {said}")
+    if f.code == "LG030" and fw.out_of_range == "dropped" and "mmdet skips" not in f.message:
+        return replace(f, message=f"{f.message}; {_out_of_range(fw)}")
+    if f.code == "LG004" and fw.name == "mmseg":
+        return replace(
+            f,
+            message=f"{f.message}; mmseg's decode head takes them as cross-entropy targets: a "
+            "device-side assert on CUDA (mmsegmentation#1180, after reduce_zero_label)",
+        )
+    if f.code == "LG004" and fw.task == "detection":
+        return replace(f, message=f"{f.message}; {_out_of_range(fw)}")
+    return f
+
+
+def _out_of_range(fw: Framework) -> str:
+    where = _cite(fw.sources["out_of_range"])
+    if fw.out_of_range == "device-assert":
+        return (
+            f"{fw.name} takes these labels as F.cross_entropy targets: IndexError on the CPU, "
+            f"a device-side assert on CUDA ({where})"
+        )
+    if fw.out_of_range == "drop-image":
+        return f"{fw.name} drops each image holding one as corrupt ({where})"
+    if fw.out_of_range == "raise":
+        return f"{fw.name} raises while loading them ({where})"
+    return f"{fw.name} drops these annotations silently ({where})"
+
+
+def _cite(source: str) -> str:
+    """A citation's file:line@version, without its quotation."""
+    return source.split(" (")[0]
+
+
+def empty_images_note(facts: AnnotationFacts, fw: Framework) -> str | None:
+    """What the framework does with the images without boxes the reader counted."""
+    if fw.task != "detection":
+        return None
+    counts = facts.counts
+    n = counts.get("images_without_boxes", counts.get("images_without_objects"))
+    if not n:
+        return None
+    where = _cite(fw.sources["empty_images"])
+    if fw.empty_images == "kept":
+        return f"{n} images without boxes: {fw.name} keeps them as negatives ({where})"
+    return (
+        f"{n} images without boxes: {fw.name} drops them by default ({where}); a model that "
+        "should learn negatives needs them kept (detectron2: "
+        "DATALOADER.FILTER_EMPTY_ANNOTATIONS=False; mmdet: filter_cfg.filter_empty_gt=False)"
+    )
