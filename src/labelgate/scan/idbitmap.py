@@ -31,23 +31,41 @@ class SortedIds:
         rows: the ids the slice holds (its null ids left out).
         distinct: the slice's ids, sorted, each once.
         repeated: the ids met twice or more within the slice.
+        words, bits: the 64-bit words the distinct ids fall in (id // 64, each once, in order)
+            and the bits they set in each.
+        starts: where each word's ids start in ``distinct``.
     """
 
     rows: int
     distinct: Array
     repeated: Array
+    words: Array
+    bits: Array
+    starts: Array
 
 
 def sorted_ids(keys: Array) -> SortedIds:
-    """The slice's ids sorted and split into distinct ids and repeats (no lock needed: the
-    sort, the one costly step, runs on the calling worker's thread)."""
+    """The slice's ids sorted, split into distinct ids and repeats, and their bits gathered a
+    word at a time: all the work that needs no lock, run on the calling worker's thread."""
     ordered = np.sort(keys)
     same = ordered[1:] == ordered[:-1]
-    if not same.any():
-        return SortedIds(len(ordered), ordered, ordered[:0])
-    keep = np.ones(len(ordered), bool)
-    keep[1:] = ~same
-    return SortedIds(len(ordered), ordered[keep], np.unique(ordered[1:][same]))
+    if same.any():
+        keep = np.ones(len(ordered), bool)
+        keep[1:] = ~same
+        distinct, repeated = ordered[keep], np.unique(ordered[1:][same])
+    else:
+        distinct, repeated = ordered, ordered[:0]
+    word = distinct >> 6  # a floor division: negative ids fall in negative words
+    new = np.ones(len(word), bool)
+    np.not_equal(word[1:], word[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    bits = np.bitwise_or.reduceat(_bit(distinct), starts) if len(starts) else word[:0]
+    return SortedIds(len(ordered), distinct, repeated, word[starts], bits.view(np.uint64), starts)
+
+
+def _bit(ids: Array) -> Array:
+    """Each id's bit within its word."""
+    return np.left_shift(_ONE, (ids & 63).view(np.uint64))
 
 
 class IdBitmap:
@@ -79,20 +97,16 @@ class IdBitmap:
         lo, hi = int(distinct[0]), int(distinct[-1])
         if not self._cover(lo, hi):
             return False
-        at = distinct - np.int64(self._base)
-        word = at >> 6
-        bit = np.left_shift(_ONE, (at & 63).astype(np.uint64))
-        starts = np.flatnonzero(np.concatenate(([True], word[1:] != word[:-1])))
-        words = word[starts]
-        setting = np.bitwise_or.reduceat(bit, starts)
+        words = ids.words - np.int64(self._base // 64)
         held = self._words[words]
-        met = held & setting
-        self._words[words] = held | setting
+        met = held & ids.bits
+        self._words[words] = held | ids.bits
         if len(ids.repeated):
             self._repeated.append(ids.repeated)
             self.repeats += ids.rows - len(distinct)
         if met.any():  # ids met in an earlier slice: those whose bit was already set
-            earlier = (np.repeat(met, np.diff(np.append(starts, len(word)))) & bit) != 0
+            per_id = np.repeat(met, np.diff(np.append(ids.starts, len(distinct))))
+            earlier = (per_id & _bit(distinct)) != 0
             self._repeated.append(distinct[earlier])
             self.repeats += int(np.count_nonzero(earlier))
         self.spans.append((first_row, rows, lo, hi))
