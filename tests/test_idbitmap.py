@@ -13,10 +13,17 @@ from hypothesis import strategies as st
 
 from labelgate import Contract
 from labelgate.run.validation import run
-from labelgate.scan.idbitmap import IdBitmap, sorted_ids
+from labelgate.scan.idbitmap import IdBitmap, packed_ids, sorted_ids
 from labelgate.scan.idkeys import IdKeys
 from labelgate.scan.ids import duplicate_ids
 from tests.test_ids import plain
+
+
+def feed(bitmap: IdBitmap, keys: np.ndarray, first: int) -> bool:
+    """Add a slice as the scan's workers do: packed where dense and new, else sorted."""
+    packed = packed_ids(keys)
+    done = None if packed is None else bitmap.add_packed(packed, first, len(keys))
+    return bitmap.add(sorted_ids(keys), first, len(keys)) if done is None else done
 
 
 class TestIdBitmap:
@@ -34,10 +41,24 @@ class TestIdBitmap:
         slices = [(s, keys[s : s + cut]) for s in range(0, len(keys), cut)]
         bitmap = IdBitmap(1 << 20)
         for first, part in reversed(slices) if reverse else slices:  # workers finish in any order
-            assert bitmap.add(sorted_ids(part), first, len(part))
+            assert feed(bitmap, part, first)
         values, counts = np.unique(keys, return_counts=True)
         assert bitmap.repeated().tolist() == values[counts > 1].tolist()
         assert bitmap.repeats == len(keys) - len(values)
+
+    @given(start=st.integers(-(2**40), 2**40), size=st.integers(1, 3_000), seed=st.integers(0, 9))
+    def test_a_packed_slice_sets_the_bits_a_sorted_one_does(
+        self, start: int, size: int, seed: int
+    ) -> None:
+        keys = np.random.default_rng(seed).permutation(np.arange(start, start + size))
+        packed = packed_ids(keys)
+        assert packed is not None
+        ids = sorted_ids(keys)
+        at = ids.words - packed.word
+        assert (packed.words[at] == ids.bits).all()
+        assert np.count_nonzero(packed.words) == len(ids.words)  # no other word has a bit set
+        assert packed_ids(np.append(keys, keys[0])) is None  # a repeat within: sorted instead
+        assert packed_ids(np.array([0, 2**20], np.int64)) is None  # too sparse to pack
 
     def test_the_slices_holding_repeated_ids_are_those_whose_range_holds_them(self) -> None:
         bitmap = IdBitmap(1 << 20)

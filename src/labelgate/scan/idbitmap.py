@@ -17,10 +17,45 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["IdBitmap", "SortedIds", "sorted_ids"]
+__all__ = ["IdBitmap", "PackedIds", "SortedIds", "packed_ids", "sorted_ids"]
 
 Array = np.ndarray[Any, Any]
 _ONE = np.uint64(1)
+_DENSE = 16  # a slice whose range is at most this many ids per row is packed, not sorted
+
+
+@dataclass(frozen=True, slots=True)
+class PackedIds:
+    """A dense slice's ids as the bits they set, found distinct within the slice without a sort.
+
+    Attributes:
+        lo, hi: the lowest and highest id.
+        word: the word (id // 64) of the first of ``words``.
+        words: the bits of the ids, from id ``64 * word`` on.
+    """
+
+    lo: int
+    hi: int
+    word: int
+    words: Array
+
+
+def packed_ids(keys: Array) -> PackedIds | None:
+    """A slice of ids spread over a range at most ``_DENSE`` times their count (ids shuffled
+    within row groups, or sorted), marked a byte per id and packed into words; ``None`` where
+    the range is wider, or a repeat within the slice asks for ``sorted_ids``."""
+    n = len(keys)
+    if not n:
+        return None
+    lo, hi = int(keys.min()), int(keys.max())
+    base = lo - lo % 64
+    if hi - base >= _DENSE * n + 4096:
+        return None
+    marks = np.zeros((hi - base) // 64 * 64 + 64, np.uint8)
+    marks[keys - np.int64(base)] = 1
+    if np.count_nonzero(marks) != n:
+        return None
+    return PackedIds(lo, hi, base // 64, np.packbits(marks, bitorder="little").view("<u8"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +146,19 @@ class IdBitmap:
             self.repeats += int(np.count_nonzero(earlier))
         self.spans.append((first_row, rows, lo, hi))
         return self.repeats <= self._max_repeats
+
+    def add_packed(self, ids: PackedIds, first_row: int, rows: int) -> bool | None:
+        """Set the bits of a dense slice (see ``add``); ``None``, with nothing set, where one of
+        its ids was met before: the caller then adds the slice sorted, which names them."""
+        if not self._cover(ids.lo, ids.hi):
+            return False
+        at = ids.word - self._base // 64
+        held = self._words[at : at + len(ids.words)]
+        if (held & ids.words).any():
+            return None
+        held |= ids.words
+        self.spans.append((first_row, rows, ids.lo, ids.hi))
+        return True
 
     def repeated(self) -> Array:
         """The ids met more than once, sorted, each once."""

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from labelgate.core.arrow import bool_mask, numbers
-from labelgate.scan.idbitmap import IdBitmap, sorted_ids
+from labelgate.scan.idbitmap import IdBitmap, packed_ids, sorted_ids
 
 __all__ = [
     "PAIR",
@@ -256,23 +256,38 @@ class IdKeys:
                 self._write_held()
 
     def _add_dense(self, col: Any, first_row: int) -> bool:
-        """Set the bitmap's bits for these ids; False where the bitmap is (or is now) given up."""
+        """Set the bitmap's bits for these ids; False where the bitmap is (or is now) given up.
+        A dense slice is packed; one that is not, or whose ids met earlier ones, is sorted (on
+        this worker's thread, outside the lock)."""
         keys, nulls = integer_keys(col)
         null_rows = np.zeros(0, np.int64)
         if nulls is not None and nulls.any():
             null_rows = np.flatnonzero(nulls) + first_row
             keys = keys[~nulls]
-        ids = sorted_ids(keys)  # the sort runs on this worker's thread, outside the lock
+        packed = packed_ids(keys)
+        if packed is not None:
+            with self._lock:
+                if self.dense is None:
+                    return False
+                done = self.dense.add_packed(packed, first_row, len(col))
+                if done is not None:
+                    return self._settled(done, null_rows)
+        ids = sorted_ids(keys)
         with self._lock:
             if self.dense is None:
                 return False
-            if self.dense.add(ids, first_row, len(col)):
-                if len(null_rows):
-                    self.dense_nulls = self._noted(self.dense_nulls, null_rows)
-                return True
-            self.dense = None  # its rows are missing again: they are keyed as pairs
-            self.dense_nulls = (0, np.zeros(0, np.int64))
-            return False
+            return self._settled(self.dense.add(ids, first_row, len(col)), null_rows)
+
+    def _settled(self, added: bool, null_rows: Array) -> bool:
+        """After the bitmap took a slice (``added``) or refused it: its null rows noted, or the
+        bitmap given up (its rows are then missing again, and keyed as pairs)."""
+        if added:
+            if len(null_rows):
+                self.dense_nulls = self._noted(self.dense_nulls, null_rows)
+            return True
+        self.dense = None
+        self.dense_nulls = (0, np.zeros(0, np.int64))
+        return False
 
     def _noted(self, held: tuple[int, Array], null_rows: Array) -> tuple[int, Array]:
         """``held`` (a count of null ids and the first rows) with ``null_rows`` added."""
