@@ -3,14 +3,18 @@
     python benchmarks/compare.py [--rows 1000000 10000000 100000000] [--dir /tmp/labelgate-bench]
                                  [--tools bare labelgate ...] [--repeat 3]
                                  [--id-encoding default|delta] [--gx-max-rows 10000000]
-                                 [--id-order sorted|shuffled|string|uuid]
+                                 [--id-order sorted|local|shuffled|string|uuid]
+                                 [--class-names]
 
 For each size it writes (once) a Parquet file: id int64, label int64 with 0.1% ignore_index (-100),
 two out-of-range values and one all-ignored 32-row batch, a 3-value source string column and a
 label_name string column; zstd; 1M-row groups (`--id-encoding delta` writes the id column
 DELTA_BINARY_PACKED instead of pyarrow's default). `--id-order` chooses the ids as users have them:
-`sorted` integers (the default), `shuffled` integers, `string` paths (`img/000012345.jpg`) or
-`uuid` (16-byte fixed-size binary), the last three in shuffled order with five ids repeated.
+`sorted` integers (the default), `local` integers (permuted within each 1M-row group, the groups
+in order, as a shuffling shard writer leaves them), `shuffled` integers (one global permutation),
+`string` paths (`img/000012345.jpg`) or `uuid` (16-byte fixed-size binary), the last two in
+shuffled order; every order but `sorted` has five ids repeated. `--class-names` writes the class
+map (cat, dog, bird, fish) and has labelgate check the label_name column against it.
 Then it runs each tool in a fresh process:
 
 - bare:      a pyarrow streaming scan of the label column (iter_batches + compute.min_max), the
@@ -177,8 +181,12 @@ def make(
     # Ids as users have them: shuffled (a global permutation), with five repeated (rows 5-9
     # repeat rows 100-104), except the sorted ids of the original benchmark.
     order = np.arange(first_id, first_id + rows, dtype=np.int64)
-    if id_order != "sorted":
+    if id_order == "local":
+        for start in range(0, rows, 1_000_000):
+            order[start : start + 1_000_000] = rng.permutation(order[start : start + 1_000_000])
+    elif id_order != "sorted":
         order = rng.permutation(order)
+    if id_order != "sorted":
         order[5:10] = order[100:105] if rows > 105 else order[5:10]
     schema = pa.schema(
         [
@@ -265,10 +273,14 @@ def normal(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def tools(path: Path, folder: Path) -> dict[str, list[str]]:
+def tools(path: Path, folder: Path, *, class_names: bool = False) -> dict[str, list[str]]:
     py = sys.executable
     validate = [py, "-m", "labelgate", "validate", str(path), "--classes", str(K)]
     validate += ["--format", "json", "--no-progress"]
+    if class_names:  # the label_name column checked against the class map, row by row
+        names = folder / "classes.txt"
+        names.write_text("cat\ndog\nbird\nfish\n")
+        validate += ["--class-names", str(names)]
     no_ids = folder / "no_duplicate_id_check.yaml"
     no_ids.write_text(f'num_classes: {K}\nseverity:\n  LG014: "off"\n')
     return {
@@ -318,9 +330,15 @@ def main() -> None:
     )
     parser.add_argument(
         "--id-order",
-        choices=("sorted", "shuffled", "string", "uuid"),
+        choices=("sorted", "local", "shuffled", "string", "uuid"),
         default="sorted",
-        help="the ids: sorted integers, shuffled integers, text paths or 16-byte UUIDs",
+        help="the ids: sorted integers, integers shuffled within each row group (local) or "
+        "globally, text paths or 16-byte UUIDs",
+    )
+    parser.add_argument(
+        "--class-names",
+        action="store_true",
+        help="labelgate checks the label_name column against the class map (cat, dog, bird, fish)",
     )
     parser.add_argument(
         "--gx-max-rows",
@@ -349,7 +367,7 @@ def main() -> None:
             make_cmd = [sys.executable, __file__, "--make", str(path), str(rows), args.id_encoding]
             make_cmd.append(args.id_order)
             subprocess.run(make_cmd, check=True)
-        chosen = tools(path, folder)
+        chosen = tools(path, folder, class_names=args.class_names)
         if args.tools:
             chosen = {n: c for n, c in chosen.items() if n in ("bare", "floor") or n in args.tools}
         if rows > args.gx_max_rows and chosen.pop("gx", None):

@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument(
         "--id-order",
         default="sorted",
-        choices=("sorted", "shuffled", "string", "uuid"),
+        choices=("sorted", "local", "shuffled", "string", "uuid"),
         help="the ids of the file, as benchmarks/compare.py writes them",
     )
     parser.add_argument("--dir", default="/tmp/labelgate-bench")

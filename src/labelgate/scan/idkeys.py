@@ -18,12 +18,14 @@ from typing import Any
 import numpy as np
 
 from labelgate.core.arrow import bool_mask, numbers
+from labelgate.scan.idbitmap import IdBitmap, packed_ids, sorted_ids
 
 __all__ = [
     "PAIR",
     "RESOLVERS",
     "IdKeys",
     "hash_keys",
+    "integer_keys",
     "keyed_pairs",
     "mix",
     "partitions",
@@ -58,7 +60,7 @@ def mix(x: Array) -> Array:
     return z
 
 
-def _integer_keys(col: Any) -> tuple[Array, Array | None]:
+def integer_keys(col: Any) -> tuple[Array, Array | None]:
     """An integer id is its own key (a uint64 by its bits), and which ids are null."""
     values = numbers(col, 0)
     keys = values.view(np.int64) if values.dtype == np.uint64 else values.astype(np.int64)
@@ -162,7 +164,7 @@ def _allow_open_files(n: int) -> None:
 def keyed_pairs(col: Any, first_row: int, *, integer: bool) -> tuple[Array, Array]:
     """The (key, row) pairs of ids at rows ``first_row``, ... (an Arrow array), and the rows of
     null integer ids, which are kept apart (no integer key can stand for a null)."""
-    keys, nulls = _integer_keys(col) if integer else (hash_keys(col), None)
+    keys, nulls = integer_keys(col) if integer else (hash_keys(col), None)
     rows = np.arange(first_row, first_row + len(keys), dtype=np.int64)
     null_rows = np.zeros(0, np.int64)
     if nulls is not None and nulls.any():
@@ -196,6 +198,10 @@ class IdKeys:
             strictly increase: while they do, the scan proves them distinct and nothing is kept).
         covered: the row ranges fed, as (first row, rows).
         nulls_seen, null_rows: for integer ids, how many were null, and the first few such rows.
+        dense: integer ids as a bitmap (``labelgate.scan.idbitmap``) while their range and
+            repeats fit the budget: no pair is kept for them; ``None`` once given up (the rows
+            it held are then keyed again, see ``missing``) and for hashed ids.
+        dense_nulls: the count and first few rows of null ids that the bitmap's rows hold.
     """
 
     def __init__(self, rows: int, memory: int, *, integer: bool, limit: int | None) -> None:
@@ -211,6 +217,8 @@ class IdKeys:
         self._held = 0
         self._folder: tempfile.TemporaryDirectory[str] | None = None
         self._files: list[Any] = []
+        self.dense = IdBitmap(memory // RESOLVERS) if integer else None
+        self.dense_nulls: tuple[int, Array] = (0, np.zeros(0, np.int64))
 
     def __enter__(self) -> IdKeys:
         if self.parts > 1:
@@ -228,15 +236,17 @@ class IdKeys:
 
     def add(self, col: Any, first_row: int) -> None:
         """Key the ids of rows ``first_row``, ``first_row + 1``, ... (an Arrow array)."""
+        if self.dense is not None and self._add_dense(col, first_row):
+            return
         pairs, null_rows = keyed_pairs(col, first_row, integer=self.integer)
         big = self.parts > 1 and len(pairs) >= _FLUSH // 8
         split = split_pairs(pairs, self.parts, hashed=not self.integer) if big else None
         with self._lock:
             self.covered.append((first_row, len(col)))
             if len(null_rows):
-                self.nulls_seen += len(null_rows)
-                held = np.sort(np.concatenate([self.null_rows, null_rows]))
-                self.null_rows = held if self.limit is None else held[: self.limit + 1]
+                self.nulls_seen, self.null_rows = self._noted(
+                    (self.nulls_seen, self.null_rows), null_rows
+                )
             if split is not None:  # large enough to write at once, without holding it
                 self._write(*split)
                 return
@@ -244,6 +254,45 @@ class IdKeys:
             self._held += len(pairs)
             if self.parts > 1 and self._held >= _FLUSH:
                 self._write_held()
+
+    def _add_dense(self, col: Any, first_row: int) -> bool:
+        """Set the bitmap's bits for these ids; False where the bitmap is (or is now) given up.
+        A dense slice is packed; one that is not, or whose ids met earlier ones, is sorted (on
+        this worker's thread, outside the lock)."""
+        keys, nulls = integer_keys(col)
+        null_rows = np.zeros(0, np.int64)
+        if nulls is not None and nulls.any():
+            null_rows = np.flatnonzero(nulls) + first_row
+            keys = keys[~nulls]
+        packed = packed_ids(keys)
+        if packed is not None:
+            with self._lock:
+                if self.dense is None:
+                    return False
+                done = self.dense.add_packed(packed, first_row, len(col))
+                if done is not None:
+                    return self._settled(done, null_rows)
+        ids = sorted_ids(keys)
+        with self._lock:
+            if self.dense is None:
+                return False
+            return self._settled(self.dense.add(ids, first_row, len(col)), null_rows)
+
+    def _settled(self, added: bool, null_rows: Array) -> bool:
+        """After the bitmap took a slice (``added``) or refused it: its null rows noted, or the
+        bitmap given up (its rows are then missing again, and keyed as pairs)."""
+        if added:
+            if len(null_rows):
+                self.dense_nulls = self._noted(self.dense_nulls, null_rows)
+            return True
+        self.dense = None
+        self.dense_nulls = (0, np.zeros(0, np.int64))
+        return False
+
+    def _noted(self, held: tuple[int, Array], null_rows: Array) -> tuple[int, Array]:
+        """``held`` (a count of null ids and the first rows) with ``null_rows`` added."""
+        rows = np.sort(np.concatenate([held[1], null_rows]))
+        return held[0] + len(null_rows), rows if self.limit is None else rows[: self.limit + 1]
 
     def _write_held(self) -> None:
         """Write the pairs held, partition by partition."""
@@ -272,7 +321,8 @@ class IdKeys:
         """The row ranges of ``[0, rows)`` not fed yet, as (first row, end)."""
         out: list[tuple[int, int]] = []
         at = 0
-        for start, n in sorted(self.covered):
+        dense = [] if self.dense is None else [(f, n) for f, n, _, _ in self.dense.spans]
+        for start, n in sorted(self.covered + dense):
             if start > at:
                 out.append((at, start))
             at = max(at, start + n)

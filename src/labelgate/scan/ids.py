@@ -13,7 +13,8 @@ import numpy as np
 
 from labelgate.core.report import Example
 from labelgate.io.sources import typed
-from labelgate.scan.idkeys import RESOLVERS, IdKeys
+from labelgate.scan.idbitmap import IdBitmap
+from labelgate.scan.idkeys import PAIR, RESOLVERS, IdKeys, integer_keys
 from labelgate.scan.kernel import SLICE_ROWS, unreadable
 from labelgate.scan.result import ID_MEMORY, DuplicateIds, ScanResult
 
@@ -63,6 +64,8 @@ def duplicate_ids(
                 IdKeys(scan.rows, memory, integer=integer_ids(data, column), limit=limit)
             )
         _key_missing(keyed, data, column, scan.rows)
+        if keyed.dense is not None:
+            return _resolve_dense(keyed.dense, keyed.dense_nulls, data, column, scan, limit)
         return _resolve(keyed, data, column, scan, limit, memory)
 
 
@@ -77,10 +80,16 @@ def integer_ids(data: Dataset, column: str) -> bool:
 
 
 def _key_missing(keyed: IdKeys, data: Dataset, column: str, rows: int) -> None:
-    """Feed ``keyed`` the rows it lacks: for Parquet, from the row groups holding them alone."""
+    """Feed ``keyed`` the rows it lacks: for Parquet, from the row groups holding them alone.
+    Where its bitmap is given up meanwhile, the rows the bitmap held are missing again: fed in
+    a second round, as pairs."""
     missing = keyed.missing(rows)
-    if not missing:
-        return
+    while missing:
+        _feed(keyed, data, column, missing)
+        missing = keyed.missing(rows)
+
+
+def _feed(keyed: IdKeys, data: Dataset, column: str, missing: list[tuple[int, int]]) -> None:
 
     def overlaps(first: int, end: int) -> bool:
         return any(lo < end and first < hi for lo, hi in missing)
@@ -123,6 +132,38 @@ class Tally:
             batch = int(scan.plan.batch_of(row, 1)[0])
             examples.append(Example(row=row, id=at[row][0], batch=batch if batch < kept else None))
         return DuplicateIds(rows=self.count, distinct=self.distinct, examples=tuple(examples))
+
+
+def _resolve_dense(
+    dense: IdBitmap,
+    nulls: tuple[int, Array],
+    data: Dataset,
+    column: str,
+    scan: ScanResult,
+    limit: int | None,
+) -> DuplicateIds:
+    """The repeats, from the ids the bitmap found repeated: their rows read again, from the
+    slices whose id range holds one of them, then sorted as one partition."""
+    tally = Tally(limit)
+    values = dense.repeated()
+    if len(values):
+        ranges = dense.ranges_holding(values)
+
+        def needed(first: int, end: int) -> bool:
+            return any(lo < end and first < hi for lo, hi in ranges)
+
+        found = []
+        for start, batch in _batches(data, [column], needed):
+            keys, null = integer_keys(batch.column(0))
+            hit = np.isin(keys, values)
+            if null is not None:
+                hit &= ~null
+            pairs = np.empty(int(np.count_nonzero(hit)), PAIR)
+            pairs["key"], pairs["row"] = keys[hit], start + np.flatnonzero(hit)
+            found.append(pairs)
+        tally.add(*repeats(np.concatenate(found)))
+    tally.add_nulls(*nulls)
+    return tally.result(data, column, scan)
 
 
 def _resolve(
