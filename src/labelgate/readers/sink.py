@@ -50,6 +50,19 @@ class RowWriter:
         if len(c["id"]) >= _BATCH:
             self._flush()
 
+    def extend(self, columns: dict[str, list[Any]]) -> None:
+        """Rows appended column by column (another writer's, as its ``add`` kept them), in the
+        same 65,536-row batches as one ``add`` at a time would write."""
+        done, count = 0, len(columns["id"])
+        while done < count:
+            take = min(count - done, _BATCH - len(self._cols["id"]))
+            for name, values in self._cols.items():
+                values.extend(columns[name][done : done + take])
+            done += take
+            self.rows += take
+            if len(self._cols["id"]) >= _BATCH:
+                self._flush()
+
     def _flush(self) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
