@@ -321,13 +321,21 @@ def _number(value: Any) -> TypeGuard[int | float]:
 def _xyxy(box: Any) -> tuple[float, float, float, float] | None:
     """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers (strings and
     booleans included: a Roboflow export's ``["10", "20", ...]`` is refused by torchvision)."""
-    if not isinstance(box, list) or len(box) != 4 or not all(_number(v) for v in box):
+    if not isinstance(box, list) or len(box) != 4:
+        return None
+    x, y, w, h = box  # unrolled: this runs once per annotation
+    if not (type(x) in _NUMBERS and type(y) in _NUMBERS and type(w) in _NUMBERS) or (
+        type(h) not in _NUMBERS
+    ):
         return None
     try:
-        x, y, w, h = (float(v) for v in box)
+        x, y, w, h = float(x), float(y), float(w), float(h)
     except (TypeError, ValueError):
         return None
     return x, y, x + w, y + h
+
+
+_NUMBERS = frozenset({int, float})  # JSON numbers as parsed: no bool, no str (see _number)
 
 
 def _settle(

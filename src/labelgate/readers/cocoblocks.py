@@ -194,17 +194,16 @@ def merge(into: Tallies, part: Tallies, base: int) -> None:
     into.counts.update(part.counts)
 
 
-def _elements(view: Any, layout: Layout, key: str, path: str, size: int) -> list[Any] | None:
-    """Every element of a small array (images, categories) parsed in blocks, or ``None``."""
-    if key not in layout.arrays:
-        return []
-    out: list[Any] = []
+def _elements(view: Any, layout: Layout, key: str, path: str, size: int) -> Iterator[Any]:
+    """The elements of an array (images, categories) a block at a time, each block's pages
+    released once parsed; ``None`` for a block that does not parse."""
+    import mmap
+
     for start, end in blocks(view, *layout.arrays[key], size):
         items = _parse(bytes(view[start:end]), path)
-        if items is None:
-            return None
-        out.extend(items)
-    return out
+        low = start - start % mmap.PAGESIZE
+        view.madvise(mmap.MADV_DONTNEED, low, end - low)
+        yield items
 
 
 def read_blocks(
@@ -253,12 +252,12 @@ def read_blocks(
         early = [k for k in present if layout.before(k, "annotations")]
         with _no_gc():
             for key in early:
-                items = _elements(view, layout, key, str(path), size)
-                if items is None:
-                    return None
-                for item in items:
-                    if type(item) is dict:  # the sequential head pass builds objects only
-                        handlers[key](item)
+                for items in _elements(view, layout, key, str(path), size):
+                    if items is None:
+                        return None
+                    for item in items:
+                        if type(item) is dict:  # the sequential head pass builds objects only
+                            handlers[key](item)
     own = AnnotationFacts(facts.format, facts.why, limit=facts.limit)
     tallies = Tallies()
     tasks = _tasks(path, cuts, job, tables, source, background, facts.limit, workers)
@@ -278,12 +277,12 @@ def read_blocks(
         late = [k for k in present if k not in early]  # categories after the annotations
         with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
             for key in late:
-                items = _elements(view, layout, key, str(path), size)
-                if items is None:
-                    _abandon(writer)
-                    return None
-                for item in items:  # every entry, as the sequential read's last pass
-                    handlers[key](item)
+                for items in _elements(view, layout, key, str(path), size):
+                    if items is None:
+                        _abandon(writer)
+                        return None
+                    for item in items:  # every entry, as the sequential read's last pass
+                        handlers[key](item)
     except BaseException:
         _abandon(writer)
         raise

@@ -47,7 +47,7 @@ def find_layout(view: Any) -> Layout | None:
 
     found: dict[str, tuple[int, int]] = {}
     for key in KEYS:
-        at = view.find(b'"' + key.encode() + b'"')
+        at = _find(view, b'"' + key.encode() + b'"')
         match = None if at < 0 else _KEY.match(view, at)
         if match is not None:
             found[key] = (match.end(), -1)
@@ -81,6 +81,23 @@ def find_layout(view: Any) -> Layout | None:
     if not isinstance(doc, dict) or any(doc.get(k) != [] for k in arrays):
         return None
     return Layout(arrays)
+
+
+def _find(view: Any, needle: bytes, window: int = 32 << 20) -> int:
+    """``view.find(needle)`` a window at a time, each window's pages of a mapped file released
+    once searched (a search through a 1 GB file must not make it this process's memory)."""
+    import mmap
+
+    at, size = 0, len(view)
+    while at < size:
+        hit = int(view.find(needle, at, min(size, at + window + len(needle))))
+        if isinstance(view, mmap.mmap):
+            low = at - at % mmap.PAGESIZE
+            view.madvise(mmap.MADV_DONTNEED, low, min(size, at + window) - low)
+        if hit >= 0:
+            return hit
+        at += window
+    return -1
 
 
 def _key_quote(view: Any, array_start: int) -> int:
