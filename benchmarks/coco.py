@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from compare import run
 
 PLAIN = """
 import json, sys
@@ -131,6 +131,24 @@ def from_report(text: str) -> dict[str, int]:
     return out
 
 
+def run(argv: list[str]) -> tuple[float, float, float, str]:
+    """Run a command in a fresh process: wall seconds, peak RSS in MB (the largest of the process
+    and its workers: a forked worker also counts the pages it shares with its parent), CPU
+    seconds of the process and its workers (on a shared machine the steadier figure), stdout."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 1):
+            raise SystemExit(f"{argv[:4]} failed ({code}): {err.read().decode()[-2000:]}")
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, usage.ru_maxrss / 1024, cpu, out.read().decode()
+
+
 def from_panlabel(text: str) -> dict[str, int]:
     """panlabel's issues counted under the codes labelgate gives them (rows: not reported)."""
     out = dict.fromkeys(PANLABEL_CODES.values(), 0)
@@ -195,22 +213,22 @@ def main() -> None:
     if "labelgate" not in tools:
         raise SystemExit("--tools must name labelgate (the others are its baselines)")
     read = {"panlabel": from_panlabel, "labelgate": from_report}
-    best: dict[str, tuple[float, float, dict[str, int]]] = {}
+    best: dict[str, tuple[float, float, float, dict[str, int]]] = {}
     for _ in range(args.repeat):
         for name, argv in tools.items():
-            wall, peak, out = run(argv)
+            wall, peak, cpu, out = run(argv)
             found = read.get(name, json.loads)(out)
             if name not in best or wall < best[name][0]:
-                best[name] = (wall, peak, found)
-            if "labelgate" in best:  # labelgate runs first: a tool that disagrees stops the run
-                agree({n: b[2] for n, b in best.items()})
+                best[name] = (wall, peak, cpu, found)
+            agree({n: b[3] for n, b in best.items()})  # labelgate runs first
     bases = [b for b in ("panlabel", "python") if b in best]
     head = "".join(f" {'x time ' + b:>16} {'x mem ' + b:>15}" for b in bases)
-    print(f"{'tool':12} {'wall s':>8} {'peak MB':>8} {'MB/s':>7}{head}")
-    for name, (wall, peak, _) in best.items():
+    print(f"cores: {len(os.sched_getaffinity(0))}, load average: {os.getloadavg()[0]:.1f}")
+    print(f"{'tool':12} {'wall s':>8} {'cpu s':>7} {'peak MB':>8} {'MB/s':>7}{head}")
+    for name, (wall, peak, cpu, _) in best.items():
         ratios = "".join(f" {wall / best[b][0]:16.2f} {peak / best[b][1]:15.2f}" for b in bases)
-        print(f"{name:12} {wall:8.2f} {peak:8.0f} {size / wall:7.1f}{ratios}")
-    print("all found:", json.dumps(best["labelgate"][2]))
+        print(f"{name:12} {wall:8.2f} {cpu:7.2f} {peak:8.0f} {size / wall:7.1f}{ratios}")
+    print("all found:", json.dumps(best["labelgate"][3]))
 
 
 if __name__ == "__main__":

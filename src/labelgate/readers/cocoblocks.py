@@ -245,8 +245,9 @@ def read_blocks(
         if layout is None or ("images" in layout.arrays and layout.before("annotations", "images")):
             return None
         cuts = blocks(view, *layout.arrays["annotations"], size)
-        first = _parse(bytes(view[cuts[0][0] : cuts[0][1]]), str(path)) if cuts else None
-        if not first or type(first[0]) is not dict or "segments_info" in first[0]:
+        first = blocks(view, cuts[0][0], cuts[0][1], 1)[0] if cuts else (0, 0)
+        items = _parse(bytes(view[first[0] : first[1]]), str(path)) if cuts else None
+        if not items or type(items[0]) is not dict or "segments_info" in items[0]:
             return None  # no annotations, or panoptic segments: keyed image/segment
         present = [k for k in ("images", "categories") if k in layout.arrays]
         early = [k for k in present if layout.before(k, "annotations")]
