@@ -378,7 +378,7 @@ class CocoReader(Reader):
     name = "coco"
     title = "COCO JSON (instances, keypoints, panoptic)"
     suffixes = (".json",)
-    capabilities = frozenset({"many"})
+    capabilities = frozenset({"many", "dask"})
     task = "detection"
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
