@@ -65,7 +65,7 @@ def test_cluster_report_equals_the_local_report(
     assert clusters == [True]  # the local read is sequential (a small file), the remote in blocks
     assert plain(remote) == plain(local)
     codes = {f.code for f in local.findings}
-    assert {"LG027", "LG028", "LG030", "LG031"} <= codes
+    assert {"LG028", "LG030", "LG031"} <= codes
 
 
 def test_local_cluster_from_the_command_line(tmp_path: Path) -> None:
