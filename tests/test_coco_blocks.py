@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import random
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError
@@ -233,3 +236,45 @@ def test_extend_writes_the_batches_add_writes(tmp_path: Path) -> None:
     assert a.metadata.num_row_groups == b.metadata.num_row_groups == 2
     assert a.read().equals(b.read())
     assert one.rows == many.rows == 100_000
+
+
+BASE = json.dumps(document(9)).encode()
+
+
+def outcome(path: Path, folder: Path, **fast: Any) -> Any:
+    try:
+        return read(path, folder, **fast)
+    except InputError as exc:
+        return str(exc)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, len(BASE) - 1),
+            st.integers(0, 3),
+            st.sampled_from(list(b'{}[],:"\\0123456789.-e xtn')),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_damaged_files_read_as_the_sequential_read(tmp_path: Path, edits: Any) -> None:
+    """Bytes inserted, removed or replaced anywhere: the read in blocks gives the sequential
+    read's rows and facts, or its error, word for word."""
+    text = bytearray(BASE)
+    for at, how, byte in edits:
+        if how == 0:
+            text.insert(at, byte)
+        elif how == 1:
+            del text[at]
+        else:
+            text[at] = byte
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    path = folder / "coco.json"
+    path.write_bytes(bytes(text))
+    fast = outcome(path, folder / "b", least=0, block=400, workers=1)
+    assert fast == outcome(path, folder / "a", least=SEQUENTIAL)
