@@ -24,13 +24,14 @@ from labelgate.core.codes import Code
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.io.bounded import MAX_DEPTH, DepthGuard
-from labelgate.readers.cocolayout import Layout, blocks, find_layout
+from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["BLOCK", "FAST_FROM", "Partial", "Tallies", "read_blocks"]
 
 FAST_FROM = 32 << 20  # bytes: a smaller file reads as fast the sequential way
 BLOCK = 4 << 20  # bytes parsed at once: their objects stay in the tens of megabytes
+TASK = 48 << 20  # bytes of annotations per task at most: its rows travel back at once
 DEFERRED = 1_000_000  # boxes of unlisted images kept for the end (as the sequential read)
 
 # A run of 19 digits: an integer orjson reads past int64 (as a float past 2**64) where the
@@ -197,12 +198,9 @@ def merge(into: Tallies, part: Tallies, base: int) -> None:
 def _elements(view: Any, layout: Layout, key: str, path: str, size: int) -> Iterator[Any]:
     """The elements of an array (images, categories) a block at a time, each block's pages
     released once parsed; ``None`` for a block that does not parse."""
-    import mmap
-
     for start, end in blocks(view, *layout.arrays[key], size):
         items = _parse(bytes(view[start:end]), path)
-        low = start - start % mmap.PAGESIZE
-        view.madvise(mmap.MADV_DONTNEED, low, end - low)
+        release(view, start, end)
         yield items
 
 
@@ -310,8 +308,10 @@ def _tasks(
     limit: int | None,
     workers: int | None,
 ) -> list[Task]:
-    """The blocks in a few tasks per worker: the image table travels once per task."""
+    """The blocks in a few tasks per worker (the image table travels once per task), none of
+    more than ``TASK`` bytes (its rows come back at once)."""
     per = -(-len(cuts) // (4 * (workers or len(os.sched_getaffinity(0)))))
+    per = max(1, min(per, TASK // max(1, cuts[0][1] - cuts[0][0]) if cuts else 1))
     return [
         Task(str(path), cuts[i : i + per], *tables, source, background, limit, *job)
         for i in range(0, len(cuts), per)

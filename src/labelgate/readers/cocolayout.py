@@ -17,7 +17,7 @@ from typing import Any
 from labelgate.errors import InputError
 from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 
-__all__ = ["Layout", "blocks", "find_layout"]
+__all__ = ["Layout", "blocks", "find_layout", "release"]
 
 KEYS = ("images", "annotations", "categories")
 _KEY = re.compile(rb'"(images|annotations|categories)"\s*:\s*\[')
@@ -83,17 +83,23 @@ def find_layout(view: Any) -> Layout | None:
     return Layout(arrays)
 
 
-def _find(view: Any, needle: bytes, window: int = 32 << 20) -> int:
-    """``view.find(needle)`` a window at a time, each window's pages of a mapped file released
-    once searched (a search through a 1 GB file must not make it this process's memory)."""
+def release(view: Any, start: int, end: int) -> None:
+    """Give back the pages of ``[start, end)`` of a mapped file once read: the kernel maps whole
+    read-ahead windows into the process, and a pass through a 1 GB file must not become this
+    process's memory. Bytes in memory (tests) have nothing to give back."""
     import mmap
 
+    if isinstance(view, mmap.mmap) and end > start:
+        low = start - start % mmap.PAGESIZE
+        view.madvise(mmap.MADV_DONTNEED, low, end - low)
+
+
+def _find(view: Any, needle: bytes, window: int = 16 << 20) -> int:
+    """``view.find(needle)`` a window at a time, each window released once searched."""
     at, size = 0, len(view)
     while at < size:
         hit = int(view.find(needle, at, min(size, at + window + len(needle))))
-        if isinstance(view, mmap.mmap):
-            low = at - at % mmap.PAGESIZE
-            view.madvise(mmap.MADV_DONTNEED, low, min(size, at + window) - low)
+        release(view, at, min(size, at + window))
         if hit >= 0:
             return hit
         at += window
@@ -123,6 +129,7 @@ def blocks(view: Any, start: int, end: int, size: int) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     while start < end:
         match = _GAP.search(view, min(start + size, end), end)
+        release(view, start, end if match is None else match.end())
         if match is None:
             out.append((start, end))
             break
