@@ -176,6 +176,23 @@ class TestGivenBack:
         with pytest.raises(InputError, match=words):
             read(path, tmp_path / "b", least=0, block=256, workers=2)
 
+    def test_entries_that_are_no_objects_are_never_parsed_whole(self, tmp_path: Path) -> None:
+        doc = document(10)
+        doc["annotations"] = list(range(20_000))  # no cut between objects: one huge block
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(doc))
+        parsed: list[int] = []
+        real = cocoblocks._parse
+
+        def spy(data: bytes, where: str) -> Any:
+            parsed.append(len(data))
+            return real(data, where)
+
+        with pytest.MonkeyPatch.context() as patch, pytest.raises(InputError, match="not a JSON"):
+            patch.setattr(cocoblocks, "_parse", spy)
+            read(path, tmp_path / "b", least=0, block=256)
+        assert all(n <= 8 * 256 for n in parsed)  # the sequential read refused it, entry by entry
+
     def test_a_bad_category_after_the_annotations(self, tmp_path: Path) -> None:
         doc = document(7)
         doc["categories"].append({"id": "x", "name": "bad"})

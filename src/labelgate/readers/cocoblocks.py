@@ -31,6 +31,7 @@ __all__ = ["BLOCK", "FAST_FROM", "Partial", "Tallies", "read_blocks"]
 
 FAST_FROM = 32 << 20  # bytes: a smaller file reads as fast the sequential way
 BLOCK = 4 << 20  # bytes parsed at once: their objects stay in the tens of megabytes
+OVERSIZE = 8  # a block this many times BLOCK: not parsed whole, the file read sequentially
 TASK = 48 << 20  # bytes of annotations per task at most: its rows travel back at once
 DEFERRED = 1_000_000  # boxes of unlisted images kept for the end (as the sequential read)
 
@@ -199,6 +200,9 @@ def _elements(view: Any, layout: Layout, key: str, path: str, size: int) -> Iter
     """The elements of an array (images, categories) a block at a time, each block's pages
     released once parsed; ``None`` for a block that does not parse."""
     for start, end in blocks(view, *layout.arrays[key], size):
+        if end - start > OVERSIZE * size:
+            yield None
+            return
         items = _parse(bytes(view[start:end]), path)
         release(view, start, end)
         yield items
@@ -243,6 +247,8 @@ def read_blocks(
         if layout is None or ("images" in layout.arrays and layout.before("annotations", "images")):
             return None
         cuts = blocks(view, *layout.arrays["annotations"], size)
+        if any(end - start > OVERSIZE * size for start, end in cuts):
+            return None  # no cut for long (one huge entry, entries that are no objects)
         first = blocks(view, cuts[0][0], cuts[0][1], 1)[0] if cuts else (0, 0)
         items = _parse(bytes(view[first[0] : first[1]]), str(path)) if cuts else None
         if not items or type(items[0]) is not dict or "segments_info" in items[0]:
