@@ -1,31 +1,36 @@
-"""labelgate on a large COCO JSON against json.load and a plain Python loop doing the same checks.
+"""labelgate on a large COCO JSON against panlabel, pycocotools and a plain Python loop.
 
     python benchmarks/coco.py [--mb 1024] [--dir /tmp/labelgate-bench] [--repeat 1]
+                              [--tools panlabel pycocotools python labelgate]
 
 Writes (once) a COCO instances file of about --mb megabytes: 80 categories with COCO's sparse ids
 (1..90), images of 640x480, annotations with boxes; planted: 3 zero-width boxes, 2 boxes past their
 image, 2 annotations naming category 95 (not in the table). Then, each in a fresh process:
 
+- panlabel:  `panlabel validate --format coco` (a Rust validator on serde): its zero-area boxes,
+             boxes outside their image and unknown categories are counted as LG027, LG028, LG030;
+- pycocotools: `COCO(FILE)`, the index every COCO loader builds (no checks: its annotation count);
 - python:    `json.load` of the whole file and a loop over the annotations doing the checks
              labelgate's COCO reader does (category in the table, box with area, box inside its
              image, image listed), counting each;
 - labelgate: `labelgate validate FILE --format json` (the reader, then every check).
 
-Both must find the same counts, or the run stops. Printed: wall time, peak RSS, and labelgate's
-throughput and ratios against the plain loop in the same run.
+Every tool must find the same counts (pycocotools: rows only), or the run stops. Printed: wall
+time, peak RSS, throughput, and each tool's time and memory as ratios to panlabel's and to the
+plain loop's in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from compare import run
 
 PLAIN = """
 import json, sys
@@ -48,6 +53,20 @@ for a in doc["annotations"]:
         out["LG028"] += 1
 print(json.dumps(out))
 """
+
+PYCOCOTOOLS = """
+import contextlib, io, json, sys
+from pycocotools.coco import COCO
+with contextlib.redirect_stdout(io.StringIO()):
+    coco = COCO(sys.argv[1])
+print(json.dumps({"rows": len(coco.anns)}))
+"""
+
+PANLABEL_CODES = {
+    "invalid_b_box_area": "LG027",
+    "b_box_out_of_bounds": "LG028",
+    "missing_category_ref": "LG030",
+}
 
 
 def make(path: Path, megabytes: int) -> None:
@@ -112,11 +131,50 @@ def from_report(text: str) -> dict[str, int]:
     return out
 
 
+def run(argv: list[str]) -> tuple[float, float, float, str]:
+    """Run a command in a fresh process: wall seconds, peak RSS in MB (the largest of the process
+    and its workers: a forked worker also counts the pages it shares with its parent), CPU
+    seconds of the process and its workers (on a shared machine the steadier figure), stdout."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 1):
+            raise SystemExit(f"{argv[:4]} failed ({code}): {err.read().decode()[-2000:]}")
+        cpu = usage.ru_utime + usage.ru_stime
+        return wall, usage.ru_maxrss / 1024, cpu, out.read().decode()
+
+
+def from_panlabel(text: str) -> dict[str, int]:
+    """panlabel's issues counted under the codes labelgate gives them (rows: not reported)."""
+    out = dict.fromkeys(PANLABEL_CODES.values(), 0)
+    for issue in json.loads(text)["issues"]:
+        code = PANLABEL_CODES.get(issue["code"])
+        if code is not None:
+            out[code] += 1
+    return out
+
+
+def agree(found: dict[str, dict[str, int]]) -> None:
+    """Stop the run when two tools count differently what both count."""
+    base = found["labelgate"]
+    for name, counts in found.items():
+        if any(counts[k] != base[k] for k in counts):
+            raise SystemExit(f"the counts differ: {name} {counts}, labelgate {base}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=1024)
     parser.add_argument("--dir", default="/tmp/labelgate-bench")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument(
+        "--tools", nargs="+", default=["panlabel", "pycocotools", "python", "labelgate"]
+    )
     args = parser.parse_args()
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -126,7 +184,17 @@ def main() -> None:
     size = path.stat().st_size / (1 << 20)
     print(f"python {platform.python_version()}, {size:,.0f} MB COCO file")
     py = sys.executable
-    tools = {
+    every = {
+        "panlabel": [
+            "panlabel",
+            "validate",
+            "--format",
+            "coco",
+            "--output-format",
+            "json",
+            str(path),
+        ],
+        "pycocotools": [py, "-c", PYCOCOTOOLS, str(path)],
         "python": [py, "-c", PLAIN, str(path)],
         "labelgate": [
             py,
@@ -141,23 +209,26 @@ def main() -> None:
             "5",
         ],
     }
-    best: dict[str, tuple[float, float, dict[str, int]]] = {}
+    tools = {name: every[name] for name in ["labelgate", *args.tools] if name in every}
+    if "labelgate" not in tools:
+        raise SystemExit("--tools must name labelgate (the others are its baselines)")
+    read = {"panlabel": from_panlabel, "labelgate": from_report}
+    best: dict[str, tuple[float, float, float, dict[str, int]]] = {}
     for _ in range(args.repeat):
         for name, argv in tools.items():
-            wall, peak, out = run(argv)
-            found = json.loads(out) if name == "python" else from_report(out)
+            wall, peak, cpu, out = run(argv)
+            found = read.get(name, json.loads)(out)
             if name not in best or wall < best[name][0]:
-                best[name] = (wall, peak, found)
-    if best["python"][2] != best["labelgate"][2]:
-        raise SystemExit(f"the counts differ: {best}")
-    base_wall, base_peak, _ = best["python"]
-    print(f"{'tool':10} {'wall s':>8} {'peak MB':>8} {'MB/s':>7} {'x time':>7} {'x memory':>9}")
-    for name, (wall, peak, _) in best.items():
-        print(
-            f"{name:10} {wall:8.2f} {peak:8.0f} {size / wall:7.1f} {wall / base_wall:7.2f} "
-            f"{peak / base_peak:9.3f}"
-        )
-    print("both found:", json.dumps(best["labelgate"][2]))
+                best[name] = (wall, peak, cpu, found)
+            agree({n: b[3] for n, b in best.items()})  # labelgate runs first
+    bases = [b for b in ("panlabel", "python") if b in best]
+    head = "".join(f" {'x time ' + b:>16} {'x mem ' + b:>15}" for b in bases)
+    print(f"cores: {len(os.sched_getaffinity(0))}, load average: {os.getloadavg()[0]:.1f}")
+    print(f"{'tool':12} {'wall s':>8} {'cpu s':>7} {'peak MB':>8} {'MB/s':>7}{head}")
+    for name, (wall, peak, cpu, _) in best.items():
+        ratios = "".join(f" {wall / best[b][0]:16.2f} {peak / best[b][1]:15.2f}" for b in bases)
+        print(f"{name:12} {wall:8.2f} {cpu:7.2f} {peak:8.0f} {size / wall:7.1f}{ratios}")
+    print("all found:", json.dumps(best["labelgate"][3]))
 
 
 if __name__ == "__main__":

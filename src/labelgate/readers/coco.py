@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -22,6 +23,7 @@ from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_tables
+from labelgate.readers.cocoblocks import Tallies, read_blocks
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
@@ -45,9 +47,18 @@ def read_coco(
     facts: AnnotationFacts,
     background: int | None,
     source_field: str | None = None,
+    *,
+    cluster: Callable[..., Any] | None = None,
+    least: int | None = None,
+    block: int | None = None,
+    workers: int | None = None,
 ) -> ClassMap | None:
     """Stream ``path`` into rows in ``sink``; the source of a row is the file's name, or with
     ``source_field`` that field of the annotation's image (``file_name``, ``license``...).
+
+    A file of ``least`` bytes or more (default ``cocoblocks.FAST_FROM``; any file with
+    ``cluster``, a Dask map) is read in blocks of about ``block`` bytes on ``workers`` processes (default: the cores) or the cluster
+    (``readers/cocoblocks.py``), where its layout allows; the report is the same.
 
     Raises:
         InputError: the file is not valid JSON, or not COCO.
@@ -96,6 +107,30 @@ def read_coco(
         categories.append((cid, str(name)))
 
     handlers = {"images": image, "categories": category}
+    into = Tallies(used, first_of, (missing_image, image_refs), deferred, counts)
+    writer = read_blocks(
+        path,
+        sink,
+        facts,
+        handlers,
+        (_annotation, _key),
+        (images, sources),
+        into,
+        source,
+        background,
+        cluster=cluster,
+        workers=workers,
+        least=least,
+        size=block,
+    )
+    if writer is not None:
+        return _finish(path, writer, facts, images, categories, into)
+    # what a fast read gave up on had been read by the handlers: the sequential read starts clean
+    images.clear()
+    categories.clear()
+    counts.clear()
+    if sources is not None:
+        sources.clear()
     try:
         # The arrays before "annotations" (usually images) in one pass of Python events that
         # stops there; the annotations with ijson's C item builder; an array that comes after
@@ -138,12 +173,25 @@ def read_coco(
         raise InputError(_not_json(path, exc), path=str(path)) from None
     if writer is None:
         writer = sink.rows(id_type="int")
+    return _finish(path, writer, facts, images, categories, into)
+
+
+def _finish(
+    path: Path,
+    writer: RowWriter,
+    facts: AnnotationFacts,
+    images: dict[Any, tuple[float, float] | None],
+    categories: list[tuple[int, str]],
+    into: Tallies,
+) -> ClassMap | None:
+    """What needs the whole file, once its rows are written: deferred boxes, the tallies."""
+    counts = into.counts
     writer.close()
     if not counts["images"] and not categories and not writer.rows:
         raise InputError("no images, annotations or categories: not a COCO file", path=str(path))
-    for xyxy, image, example in deferred:
+    for xyxy, image, example in into.deferred:
         check_box(facts, xyxy, images.get(image), example)
-    _settle(facts, categories, used, first_of, (missing_image, image_refs), images)
+    _settle(facts, categories, into.used, into.first_of, into.unlisted, images)
     counts["annotations"] = writer.rows
     counts["categories"] = len(categories)
     facts.counts.update(counts)
@@ -281,13 +329,21 @@ def _number(value: Any) -> TypeGuard[int | float]:
 def _xyxy(box: Any) -> tuple[float, float, float, float] | None:
     """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers (strings and
     booleans included: a Roboflow export's ``["10", "20", ...]`` is refused by torchvision)."""
-    if not isinstance(box, list) or len(box) != 4 or not all(_number(v) for v in box):
+    if not isinstance(box, list) or len(box) != 4:
+        return None
+    x, y, w, h = box  # unrolled: this runs once per annotation
+    if not (type(x) in _NUMBERS and type(y) in _NUMBERS and type(w) in _NUMBERS) or (
+        type(h) not in _NUMBERS
+    ):
         return None
     try:
-        x, y, w, h = (float(v) for v in box)
+        x, y, w, h = float(x), float(y), float(w), float(h)
     except (TypeError, ValueError):
         return None
     return x, y, x + w, y + h
+
+
+_NUMBERS = frozenset({int, float})  # JSON numbers as parsed: no bool, no str (see _number)
 
 
 def _settle(
@@ -330,7 +386,7 @@ class CocoReader(Reader):
     name = "coco"
     title = "COCO JSON (instances, keypoints, panoptic)"
     suffixes = (".json",)
-    capabilities = frozenset({"many"})
+    capabilities = frozenset({"many", "dask"})
     task = "detection"
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
@@ -349,7 +405,14 @@ class CocoReader(Reader):
         found: ClassMap | None = None
         tables: dict[str, list[str]] = {}
         for path in paths:
-            own = read_coco(path, sink, facts, options.background, options.source_field)
+            own = read_coco(
+                path,
+                sink,
+                facts,
+                options.background,
+                options.source_field,
+                cluster=options.cluster,
+            )
             found = found or own
             if own is not None:
                 names = own.name_of()

@@ -10,7 +10,8 @@ checks (``readers/imagecheck.py``) open the files recorded here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,62 @@ class ImageRows:
         return self.image, self.images
 
 
+class GroupCodes:
+    """Each row's image key kept as a small integer code (8 bytes a row) and the keys the codes
+    stand for, each once: a file of millions of boxes holds no Python object per row.
+
+    Attributes:
+        codes: per row, the position of its key in ``keys`` (-1: the row names no image).
+        keys: the keys met, in the order first met.
+    """
+
+    def __init__(self) -> None:
+        self.codes = array("q")
+        self.keys: list[Any] = []
+        self._code: dict[Any, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def append(self, key: Any) -> None:
+        """Name the next row's image (``None``: it names none)."""
+        if key is None:
+            self.codes.append(-1)
+            return
+        code = self._code.get(key)
+        if code is None:
+            code = self._code[key] = len(self.keys)
+            self.keys.append(key)
+        self.codes.append(code)
+
+    def extend(self, other: GroupCodes, canonical: Callable[[Any], Any] | None = None) -> None:
+        """The rows of ``other`` appended, their codes translated to this table's; a key new to
+        this table is kept as ``canonical`` gives it (the image index's own key object, so that
+        keys unpickled from a worker's result do not outlive it)."""
+        table = np.empty(len(other.keys) + 1, dtype=np.int64)
+        table[-1] = -1  # code -1 (no image) indexes the last slot
+        for i, key in enumerate(other.keys):
+            if canonical is not None:
+                key = canonical(key)
+            code = self._code.get(key)
+            if code is None:
+                code = self._code[key] = len(self.keys)
+                self.keys.append(key)
+            table[i] = code
+        codes = np.frombuffer(other.codes, dtype=np.int64) if len(other.codes) else None
+        if codes is not None:
+            self.codes.frombytes(table[codes].tobytes())
+
+    def __getstate__(self) -> tuple[bytes, list[Any]]:
+        return self.codes.tobytes(), self.keys  # the lookup table is rebuilt, not sent
+
+    def __setstate__(self, state: tuple[bytes, list[Any]]) -> None:
+        self.codes = array("q")
+        self.codes.frombytes(state[0])
+        self.keys = state[1]
+        self._code = {key: i for i, key in enumerate(self.keys)}
+
+
 class ImageIndex:
     """The images of one input, in the order they were listed.
 
@@ -86,6 +143,11 @@ class ImageIndex:
             self._at[record.key] = len(self.records)
             self.records.append(record)
 
+    def canonical(self, key: Any) -> Any:
+        """The key object of the image listed under ``key`` (``key`` itself when not listed)."""
+        at = self._at.get(key)
+        return key if at is None else self.records[at].key
+
     def ordered(self) -> list[ImageRecord]:
         """The images in the dataset's order."""
         if not self.sort:
@@ -95,20 +157,22 @@ class ImageIndex:
         except TypeError:  # ids of mixed types: the listed order
             return list(self.records)
 
-    def rows_to_images(self, groups: Sequence[Any]) -> ImageRows | None:
+    def rows_to_images(self, groups: GroupCodes) -> ImageRows | None:
         """The image of each row (``groups``: each row's image key, in row order), or ``None``
         when a row names no image (a reader that records none). A key not listed is an image
         of its own, after the listed ones (the reader reports it)."""
-        if not self.records or any(g is None for g in groups):
+        codes = np.frombuffer(groups.codes, dtype=np.int64) if len(groups) else None
+        if not self.records or (codes is not None and bool((codes < 0).any())):
             return None
         rank = {r.key: i for i, r in enumerate(self.ordered())}
         extra: dict[Any, int] = {}
-        out = np.empty(len(groups), dtype=np.int64)
-        for i, g in enumerate(groups):
-            at = rank.get(g)
+        position = np.empty(len(groups.keys), dtype=np.int64)
+        for i, key in enumerate(groups.keys):
+            at = rank.get(key)
             if at is None:
-                at = extra.setdefault(g, len(rank) + len(extra))
-            out[i] = at
+                at = extra.setdefault(key, len(rank) + len(extra))
+            position[i] = at
+        out = position[codes] if codes is not None else np.empty(0, dtype=np.int64)
         images = len(rank) + len(extra)
         with_boxes = len(np.unique(out)) if len(out) else 0
         return ImageRows(out, images, images - with_boxes)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labelgate.readers.imageindex import ImageIndex, ImageRows
+from labelgate.readers.imageindex import GroupCodes, ImageIndex, ImageRows
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -40,7 +40,7 @@ class RowWriter:
         self._writer: Any = None
         self.rows = 0
         self._closed = False
-        self.groups: list[Any] = []  # each row's image (detection readers), for batches of images
+        self.groups = GroupCodes()  # each row's image (detection readers), for batches of images
         self.images = ImageIndex()  # the images listed (the sink's own, for a sink's writers)
 
     def add(
@@ -61,6 +61,19 @@ class RowWriter:
         self.rows += 1
         if len(c["id"]) >= _BATCH:
             self._flush()
+
+    def extend(self, columns: dict[str, list[Any]]) -> None:
+        """Rows appended column by column (another writer's, as its ``add`` kept them), in the
+        same 65,536-row batches as one ``add`` at a time would write."""
+        done, count = 0, len(columns["id"])
+        while done < count:
+            take = min(count - done, _BATCH - len(self._cols["id"]))
+            for name, values in self._cols.items():
+                values.extend(columns[name][done : done + take])
+            done += take
+            self.rows += take
+            if len(self._cols["id"]) >= _BATCH:
+                self._flush()
 
     def _flush(self) -> None:
         import pyarrow as pa
@@ -114,6 +127,13 @@ class RowSink:
         self._batch_writer = pq.ParquetWriter(self._next(), schema, compression="zstd")
         return self._batch_writer
 
+    def adopt(self, writer: RowWriter) -> None:
+        """A writer made elsewhere (the parallel COCO read's, filled from its workers' rows): its
+        rows read by the scan and its rows' images counted as the sink's."""
+        writer.images = self.images
+        self._writers.append(writer)
+        self.paths.append(str(writer.path))
+
     def keep(self, paths: list[str]) -> None:
         """The user's own files, read by the scan as they are (no rows written)."""
         self.paths.extend(paths)
@@ -128,7 +148,9 @@ class RowSink:
 
     def image_rows(self) -> ImageRows | None:
         """The image of each row written (``None``: a row names no image, or none was listed)."""
-        groups = [g for w in self._writers for g in w.groups]
+        groups = GroupCodes()
+        for writer in self._writers:
+            groups.extend(writer.groups)
         return self.images.rows_to_images(groups)
 
     @property

@@ -159,11 +159,11 @@ def run(
         )
         facts = None
         if opened is not None:
-            if opened.format == "masks":
-                client = None  # the cluster decoded the masks; their histograms are a few rows
+            if opened.format in ("masks", "coco"):
+                client = None  # the cluster read the masks or COCO blocks; their rows are local
             elif client is not None and opened.converted:
                 raise UsageError(
-                    f"--dask reads Parquet tables and masks; {opened.format} is read locally"
+                    f"--dask reads Parquet tables, masks and COCO; {opened.format} is read locally"
                 )
             opened = framework_rows(opened, contract)
             with_format(resolution, opened)

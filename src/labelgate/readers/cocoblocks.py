@@ -1,0 +1,363 @@
+"""A large COCO file read at its parser's speed: the top-level arrays cut into blocks of whole
+elements (``readers/cocolayout.py``), each block parsed by orjson and judged by the reader's own
+per-annotation function in worker processes (or Dask tasks), the partial tallies merged in file
+order, so every count, example and message is the one the sequential read gives.
+
+What the fast path does not know (a file too small to be worth it, panoptic segments, the
+annotations before the images, a block that does not parse, an entry that is no object) it gives
+back (``None``), and the reader reads the file the sequential way, errors and all.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from labelgate.core.annotations import AnnotationFacts, Hits
+from labelgate.core.codes import Code
+from labelgate.core.report import Example
+from labelgate.errors import InputError
+from labelgate.io.bounded import MAX_DEPTH, DepthGuard
+from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
+from labelgate.readers.imageindex import GroupCodes
+from labelgate.readers.sink import RowSink, RowWriter
+
+__all__ = ["BLOCK", "FAST_FROM", "Partial", "Tallies", "read_blocks"]
+
+FAST_FROM = 32 << 20  # bytes: a smaller file reads as fast the sequential way
+BLOCK = 4 << 20  # bytes parsed at once: their objects stay in the tens of megabytes
+OVERSIZE = 8  # a block this many times BLOCK: not parsed whole, the file read sequentially
+TASK = 48 << 20  # bytes of annotations per task at most: its rows travel back at once
+DEFERRED = 1_000_000  # boxes of unlisted images kept for the end (as the sequential read)
+
+# A run of 19 digits: an integer orjson reads past int64 (as a float past 2**64) where the
+# sequential read refuses it; such a block is given back (a long fraction too: only slower).
+_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG = b"0" * 19
+
+Boxes = list[tuple[tuple[float, float, float, float], Any, Example]]
+
+
+@dataclass(slots=True)
+class Tallies:
+    """What the per-annotation function fills, for one range of annotations or the whole file."""
+
+    used: Counter[Any] = field(default_factory=Counter)
+    first_of: dict[Any, Example] = field(default_factory=dict)
+    unlisted: tuple[dict[Any, list[Example]], Counter[Any]] = field(
+        default_factory=lambda: ({}, Counter())
+    )
+    deferred: Boxes = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One worker's share: byte ranges of annotations and what judging them needs."""
+
+    path: str
+    ranges: list[tuple[int, int]]
+    images: dict[Any, tuple[float, float] | None]
+    sources: dict[Any, str] | None
+    source: str
+    background: int | None
+    limit: int | None
+    annotate: Callable[..., None]
+    key: Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Partial:
+    """A task's result: its rows (column lists, in order), its hits and its tallies; ``ok``
+    false where a block did not parse as objects (the whole file is then read sequentially)."""
+
+    ok: bool
+    rows: int = 0
+    columns: list[dict[str, list[Any]]] = field(default_factory=list)
+    hits: dict[Code, Hits] = field(default_factory=dict)
+    tallies: Tallies = field(default_factory=Tallies)
+    groups: GroupCodes = field(default_factory=GroupCodes)  # each row's image, in order
+
+
+class _Collected(RowWriter):
+    """A writer that keeps its rows as column lists (a worker's, sent back to the parent)."""
+
+    def __init__(self) -> None:
+        super().__init__(Path(os.devnull), id_type="int")
+        self.columns: list[dict[str, list[Any]]] = []
+
+    def _flush(self) -> None:
+        if self._cols["id"]:
+            self.columns.append(self._cols)
+        self._cols = {n: [] for n in self.schema.names}
+
+    def close(self) -> None:
+        self._flush()
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """The cycle collector paused while millions of acyclic objects are built (it would scan
+    them again and again: three times the parse); restored as it was."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _parse(data: bytes, path: str) -> list[Any] | None:
+    """The elements of one block, or ``None`` where it is not whole elements of valid JSON, nests
+    deeper than the limit or holds a number orjson reads otherwise (the sequential read then
+    words the problem)."""
+    import orjson
+
+    guard = DepthGuard(MAX_DEPTH, path)
+    guard.depth = 2  # a block starts inside the top object and its array
+    if data.translate(_DIGITS).find(_LONG) >= 0:
+        return None
+    try:
+        guard.feed(data)
+        items = orjson.loads(b"[" + data + b"]")
+    except (InputError, orjson.JSONDecodeError):
+        return None
+    return items if isinstance(items, list) else None
+
+
+def judge(task: Task) -> Partial:
+    """Parse and judge a task's annotations (in a worker process, a Dask task or inline)."""
+    facts = AnnotationFacts("coco", "", limit=task.limit)
+    tallies = Tallies()
+    writer = _Collected()
+    unlisted = tallies.unlisted
+    with _no_gc(), Path(task.path).open("rb") as f:
+        for start, end in task.ranges:
+            f.seek(start)
+            items = _parse(f.read(end - start), task.path)
+            if items is None or not all(type(item) is dict for item in items):
+                return Partial(ok=False)
+            for item in items:
+                source = task.source
+                if task.sources is not None:
+                    source = task.sources.get(task.key(item.get("image_id")), source)
+                task.annotate(
+                    item,
+                    writer,
+                    facts,
+                    source,
+                    task.images,
+                    tallies.used,
+                    tallies.first_of,
+                    unlisted,
+                    tallies.deferred,
+                    tallies.counts,
+                    task.background,
+                    Path(task.path).name,  # rows name their image as the image table does
+                )
+        writer.close()
+    return Partial(True, writer.rows, writer.columns, facts.hits, tallies, writer.groups)
+
+
+def _shifted(example: Example, base: int) -> Example:
+    return example if example.row < 0 or not base else replace(example, row=example.row + base)
+
+
+def replay(facts: AnnotationFacts, code: Code, hits: Hits, base: int = 0) -> None:
+    """Add one range's hits of ``code`` to ``facts`` as if they had been met there, its rows
+    moved by ``base``: messages in their order, the first examples up to the limit."""
+    for message in hits.message.split("; "):
+        facts.hit(code, message=message, fix=hits.fix, unit=hits.unit, count=0)
+    into = facts.hits[code]
+    into.count += hits.count
+    for example in hits.examples:
+        if facts.limit is not None and len(into.examples) >= facts.limit:
+            break
+        into.examples.append(_shifted(example, base))
+    if hits.details and not into.details:
+        into.details = dict(hits.details)
+
+
+def merge(into: Tallies, part: Tallies, base: int) -> None:
+    """Add one range's tallies to the file's, its rows moved by ``base``."""
+    into.used.update(part.used)
+    for cid, example in part.first_of.items():
+        into.first_of.setdefault(cid, _shifted(example, base))
+    for image, examples in part.unlisted[0].items():
+        kept = into.unlisted[0].setdefault(image, [])
+        kept.extend(_shifted(e, base) for e in examples[: max(0, 3 - len(kept))])
+    into.unlisted[1].update(part.unlisted[1])
+    room = max(0, DEFERRED - len(into.deferred))
+    into.deferred.extend((box, im, _shifted(e, base)) for box, im, e in part.deferred[:room])
+    into.counts.update(part.counts)
+
+
+def _elements(view: Any, layout: Layout, key: str, path: str, size: int) -> Iterator[Any]:
+    """The elements of an array (images, categories) a block at a time, each block's pages
+    released once parsed; ``None`` for a block that does not parse."""
+    for start, end in blocks(view, *layout.arrays[key], size):
+        if end - start > OVERSIZE * size:
+            yield None
+            return
+        items = _parse(bytes(view[start:end]), path)
+        release(view, start, end)
+        yield items
+
+
+def read_blocks(
+    path: Path,
+    sink: RowSink,
+    facts: AnnotationFacts,
+    handlers: Mapping[str, Callable[[dict[str, Any]], None]],
+    job: tuple[Callable[..., None], Callable[[Any], Any]],
+    tables: tuple[dict[Any, tuple[float, float] | None], dict[Any, str] | None],
+    into: Tallies,
+    source: str,
+    background: int | None,
+    *,
+    cluster: Callable[..., Any] | None = None,
+    workers: int | None = None,
+    least: int | None = None,
+    size: int | None = None,
+) -> RowWriter | None:
+    """Read ``path`` the fast way: the image and category handlers called on each entry, the
+    annotations judged by ``job`` (the per-annotation function and the key of an image id)
+    against ``tables`` (image sizes, sources) in ``into``, hits added to ``facts``.
+
+    Returns:
+        the writer holding the rows (closed by the caller), or ``None``: the file is for the
+        sequential read, and the handlers may have been called (the caller forgets what they
+        kept). ``facts`` and ``into`` are changed only when a writer is returned.
+
+    Raises:
+        InputError: what a handler raises, where the sequential read raises it too.
+    """
+    import mmap
+
+    least = FAST_FROM if least is None else least
+    size = BLOCK if size is None else size
+    if cluster is None and path.stat().st_size < max(least, 1):
+        return None
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        layout = find_layout(view)
+        if layout is None or ("images" in layout.arrays and layout.before("annotations", "images")):
+            return None
+        cuts = blocks(view, *layout.arrays["annotations"], size)
+        if any(end - start > OVERSIZE * size for start, end in cuts):
+            return None  # no cut for long (one huge entry, entries that are no objects)
+        first = blocks(view, cuts[0][0], cuts[0][1], 1)[0] if cuts else (0, 0)
+        items = _parse(bytes(view[first[0] : first[1]]), str(path)) if cuts else None
+        if not items or type(items[0]) is not dict or "segments_info" in items[0]:
+            return None  # no annotations, or panoptic segments: keyed image/segment
+        present = [k for k in ("images", "categories") if k in layout.arrays]
+        early = [k for k in present if layout.before(k, "annotations")]
+        with _no_gc():
+            for key in early:
+                for items in _elements(view, layout, key, str(path), size):
+                    if items is None:
+                        return None
+                    for item in items:
+                        if type(item) is dict:  # the sequential head pass builds objects only
+                            handlers[key](item)
+    own = AnnotationFacts(facts.format, facts.why, limit=facts.limit)
+    tallies = Tallies()
+    tasks = _tasks(path, cuts, job, tables, source, background, facts.limit, workers)
+    writer = RowWriter(sink.folder / f"coco-{len(sink.paths)}.parquet", id_type="int")
+    try:
+        for part in _run(tasks, cluster, workers):
+            if not part.ok:
+                _abandon(writer)
+                return None
+            base = writer.rows
+            with _no_gc():
+                for columns in part.columns:
+                    writer.extend(columns)
+                writer.groups.extend(part.groups, sink.images.canonical)
+                for code, hits in part.hits.items():
+                    replay(own, code, hits, base)
+                merge(tallies, part.tallies, base)
+        late = [k for k in present if k not in early]  # categories after the annotations
+        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            for key in late:
+                for items in _elements(view, layout, key, str(path), size):
+                    if items is None:
+                        _abandon(writer)
+                        return None
+                    for item in items:  # every entry, as the sequential read's last pass
+                        handlers[key](item)
+    except BaseException:
+        _abandon(writer)
+        raise
+    for code, hits in own.hits.items():
+        replay(facts, code, hits)
+    merge(into, tallies, 0)
+    sink.adopt(writer)
+    return writer
+
+
+def _abandon(writer: RowWriter) -> None:
+    """Drop the rows of a fast read given up (the sequential read writes its own)."""
+    writer.close()
+    writer.path.unlink(missing_ok=True)
+
+
+def _tasks(
+    path: Path,
+    cuts: list[tuple[int, int]],
+    job: tuple[Callable[..., None], Callable[[Any], Any]],
+    tables: tuple[dict[Any, tuple[float, float] | None], dict[Any, str] | None],
+    source: str,
+    background: int | None,
+    limit: int | None,
+    workers: int | None,
+) -> list[Task]:
+    """The blocks in a few tasks per worker (the image table travels once per task), none of
+    more than ``TASK`` bytes (its rows come back at once)."""
+    per = -(-len(cuts) // (4 * (workers or len(os.sched_getaffinity(0)))))
+    per = max(1, min(per, TASK // max(1, cuts[0][1] - cuts[0][0]) if cuts else 1))
+    return [
+        Task(str(path), cuts[i : i + per], *tables, source, background, limit, *job)
+        for i in range(0, len(cuts), per)
+    ]
+
+
+def _run(
+    tasks: list[Task], cluster: Callable[..., Any] | None, workers: int | None
+) -> Iterator[Partial]:
+    """Each task's partial, in order: on the cluster, in worker processes, or inline."""
+    if cluster is not None:
+        for i in range(0, len(tasks), 8):
+            yield from cluster(judge, tasks[i : i + 8])
+        return
+    workers = workers or len(os.sched_getaffinity(0))
+    if workers < 2 or len(tasks) < 2:
+        for task in tasks:
+            yield judge(task)
+        return
+    import multiprocessing
+    import sys
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    # fork where it is safe (Linux), as the mask decoders: no importable __main__ needed
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
+        pending: deque[Future[Partial]] = deque()
+        todo = iter(tasks)
+        for task in todo:
+            pending.append(pool.submit(judge, task))
+            if len(pending) > workers:
+                break
+        while pending:
+            done = pending.popleft().result()
+            nxt = next(todo, None)
+            if nxt is not None:
+                pending.append(pool.submit(judge, nxt))
+            yield done

@@ -1,0 +1,300 @@
+"""COCO read in blocks (readers/cocolayout.py, readers/cocoblocks.py): the same rows, hits,
+counts and class map as the sequential read, in processes or inline; what the fast path does not
+know read the sequential way, errors and all."""
+
+from __future__ import annotations
+
+import json
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.errors import InputError
+from labelgate.readers import cocoblocks
+from labelgate.readers.coco import read_coco
+from labelgate.readers.cocolayout import blocks, find_layout
+from labelgate.readers.sink import RowSink, RowWriter
+
+SEQUENTIAL = 1 << 60  # a threshold no file reaches
+
+
+def document(seed: int, *, order: tuple[str, ...] = ("images", "annotations", "categories")) -> Any:
+    """A COCO document with the faults the reader names: boxes without area or outside their
+    image, unknown categories, unlisted images, malformed boxes and ids, crowd annotations."""
+    rng = random.Random(seed)
+    images = [
+        {"id": i, "file_name": f"part{i % 3}/{i}.jpg", "width": 640, "height": 480}
+        for i in range(40)
+    ]
+    images[3]["width"] = None
+    categories = [{"id": c, "name": f"class {c}"} for c in rng.sample(range(1, 40), 8)]
+    ids = [c["id"] for c in categories]
+    annotations: list[Any] = []
+    for n in range(300):
+        item: dict[str, Any] = {
+            "id": n + 1,
+            "image_id": rng.randrange(0, 44),
+            "category_id": rng.choice([*ids, 99, 0]),
+            "bbox": [rng.uniform(-5, 600), rng.uniform(0, 470), rng.uniform(-1, 90), 20.5],
+            "iscrowd": int(rng.random() < 0.1),
+            "segmentation": [[1.5, 2.5, 3.5, 4.5, 5.0, 6.0]],
+        }
+        fault = rng.randrange(40)
+        if fault == 0:
+            item["bbox"] = ["10", 2, 3, 4]
+        elif fault == 1:
+            item["category_id"] = "3"
+        elif fault == 2:
+            item["id"] = True
+        elif fault == 3:
+            item["image_id"] = [1]
+        elif fault == 4:
+            item["bbox"] = [1, 2, 3]
+        annotations.append(item)
+    whole = {"images": images, "annotations": annotations, "categories": categories}
+    return {"info": {"description": "generated"}} | {k: whole[k] for k in order}
+
+
+def read(path: Path, folder: Path, **fast: Any) -> tuple[Any, ...]:
+    """Everything a read gives: the rows, the facts, the class map, the files the scan reads."""
+    folder.mkdir()
+    sink = RowSink(folder)
+    facts = AnnotationFacts("coco", "test", limit=5)
+    found = read_coco(path, sink, facts, None, "file_name", **fast)
+    sink.close()
+    rows = [pq.read_table(p).to_pylist() for p in sink.paths]
+    groups = [pq.ParquetFile(p).metadata.num_row_groups for p in sink.paths]
+    plan = sink.image_rows()  # each row's image: the batches of images
+    images = None if plan is None else (plan.image.tolist(), plan.images, plan.without_boxes)
+    return rows, groups, facts, found, images
+
+
+MODES = {
+    "inline": {"least": 0, "block": 512, "workers": 1},
+    "processes": {"least": 0, "block": 700, "workers": 2},
+    "one block": {"least": 0, "workers": 2},
+}
+
+
+class TestSameAsSequential:
+    @pytest.mark.parametrize("mode", list(MODES))
+    @pytest.mark.parametrize("seed", [0, 1, 2])
+    @pytest.mark.parametrize("indent", [None, 2])
+    def test_generated_files_with_faults(
+        self, tmp_path: Path, seed: int, indent: int | None, mode: str
+    ) -> None:
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(document(seed), indent=indent))
+        spied: list[bool] = []
+        real = cocoblocks.read_blocks
+
+        def spy(*args: Any, **kwargs: Any) -> RowWriter | None:
+            writer = real(*args, **kwargs)
+            spied.append(writer is not None)
+            return writer
+
+        sequential = read(path, tmp_path / "a", least=SEQUENTIAL)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("labelgate.readers.coco.read_blocks", spy)
+            fast = read(path, tmp_path / "b", **MODES[mode])
+        assert spied == [True]  # read in blocks, not given back
+        assert fast == sequential
+        facts = sequential[2]
+        assert {"LG027", "LG028", "LG030", "LG031"} <= set(facts.hits)
+
+    def test_rows_cross_the_batch_of_65536(self, tmp_path: Path) -> None:
+        doc = document(3)
+        doc["annotations"] = [
+            {
+                "id": n,
+                "image_id": n % 40,
+                "category_id": doc["categories"][0]["id"],
+                "bbox": [1, 1, 2, 2],
+            }
+            for n in range(70_000)
+        ]
+        doc["annotations"][69_999]["bbox"] = [1, 1, 0, 2]
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(doc))
+        sequential = read(path, tmp_path / "a", least=SEQUENTIAL)
+        fast = read(path, tmp_path / "b", least=0, block=100_000, workers=2)
+        assert fast == sequential
+        assert sequential[1] == [2]  # two row groups either way
+        assert sequential[2].hits["LG027"].examples[0].row == 69_999
+
+
+class TestGivenBack:
+    """Layouts the fast path does not read: the sequential read gives the same answer."""
+
+    @pytest.mark.parametrize(
+        "order",
+        [
+            ("annotations", "images", "categories"),  # the images after the annotations
+            ("categories", "images", "annotations"),
+        ],
+    )
+    def test_other_orders(self, tmp_path: Path, order: tuple[str, ...]) -> None:
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(document(4, order=order)))
+        assert read(path, tmp_path / "b", least=0, block=300) == read(
+            path, tmp_path / "a", least=SEQUENTIAL
+        )
+
+    def test_a_cut_inside_a_string_gives_the_file_back(self, tmp_path: Path) -> None:
+        doc = document(5)
+        doc["annotations"][7]["note"] = '},{"images": [{"id": 1}]'
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(doc))
+        assert read(path, tmp_path / "b", least=0, block=64, workers=2) == read(
+            path, tmp_path / "a", least=SEQUENTIAL
+        )
+
+    @pytest.mark.parametrize(
+        ("fault", "words"),
+        [
+            (5, "an entry of annotations is not a JSON object"),
+            (
+                {"id": 2**70, "image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2]},
+                "not valid JSON",
+            ),
+            ({"id": 1, "deep": json.loads("[" * 70 + "]" * 70)}, "nested deeper than 64"),
+            ({"id": 2**63, "image_id": 1, "category_id": 1}, "not valid JSON"),
+        ],
+    )
+    def test_bad_annotations_fail_as_in_the_sequential_read(
+        self, tmp_path: Path, fault: Any, words: str
+    ) -> None:
+        doc = document(6)
+        doc["annotations"].insert(250, fault)
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(doc))
+        with pytest.raises(InputError, match=words):
+            read(path, tmp_path / "b", least=0, block=256, workers=2)
+
+    def test_entries_that_are_no_objects_are_never_parsed_whole(self, tmp_path: Path) -> None:
+        doc = document(10)
+        doc["annotations"] = list(range(20_000))  # no cut between objects: one huge block
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(doc))
+        parsed: list[int] = []
+        real = cocoblocks._parse
+
+        def spy(data: bytes, where: str) -> Any:
+            parsed.append(len(data))
+            return real(data, where)
+
+        with pytest.MonkeyPatch.context() as patch, pytest.raises(InputError, match="not a JSON"):
+            patch.setattr(cocoblocks, "_parse", spy)
+            read(path, tmp_path / "b", least=0, block=256)
+        assert all(n <= 8 * 256 for n in parsed)  # the sequential read refused it, entry by entry
+
+    def test_a_bad_category_after_the_annotations(self, tmp_path: Path) -> None:
+        doc = document(7)
+        doc["categories"].append({"id": "x", "name": "bad"})
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(doc))
+        with pytest.raises(InputError, match="category 'x' has no integer id"):
+            read(path, tmp_path / "b", least=0, block=256)
+
+
+class TestLayout:
+    def test_arrays_and_blocks(self) -> None:
+        text = json.dumps(document(8)).encode()
+        layout = find_layout(text)
+        assert layout is not None
+        start, end = layout.arrays["annotations"]
+        cuts = blocks(text, start, end, 1000)
+        assert len(cuts) > 10
+        parsed = [json.loads(b"[" + text[a:b] + b"]") for a, b in cuts]
+        assert [x for part in parsed for x in part] == json.loads(text)["annotations"]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            b'{"info": "images", "images": [], "annotations": [{"id": 1}]}',  # named first in a string
+            b'{"images": [], "annotations": [{"id": 1}], "extra": {}}',  # a key after the last
+            b'{"images": [], "annotations": [{"id": 1}]',  # unclosed
+            b'[{"images": [], "annotations": [{"id": 1}]}]',  # no object at the top
+        ],
+    )
+    def test_unknown_layouts_are_none(self, text: bytes) -> None:
+        assert find_layout(text) is None
+
+
+def test_extend_writes_the_batches_add_writes(tmp_path: Path) -> None:
+    one, many = (
+        RowWriter(tmp_path / "a.parquet", id_type="int"),
+        RowWriter(tmp_path / "b.parquet", id_type="int"),
+    )
+    for n in range(100_000):
+        one.add(n, n % 7, "s", None)
+    many.extend(
+        {
+            "id": list(range(60_000)),
+            "label": [n % 7 for n in range(60_000)],
+            "source": ["s"] * 60_000,
+        }
+    )
+    many.extend(
+        {
+            "id": list(range(60_000, 100_000)),
+            "label": [n % 7 for n in range(60_000, 100_000)],
+            "source": ["s"] * 40_000,
+        }
+    )
+    one.close()
+    many.close()
+    a, b = pq.ParquetFile(one.path), pq.ParquetFile(many.path)
+    assert a.metadata.num_row_groups == b.metadata.num_row_groups == 2
+    assert a.read().equals(b.read())
+    assert one.rows == many.rows == 100_000
+
+
+BASE = json.dumps(document(9)).encode()
+
+
+def outcome(path: Path, folder: Path, **fast: Any) -> Any:
+    try:
+        return read(path, folder, **fast)
+    except InputError as exc:
+        return str(exc)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, len(BASE) - 1),
+            st.integers(0, 3),
+            st.sampled_from(list(b'{}[],:"\\0123456789.-e xtn')),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_damaged_files_read_as_the_sequential_read(tmp_path: Path, edits: Any) -> None:
+    """Bytes inserted, removed or replaced anywhere: the read in blocks gives the sequential
+    read's rows and facts, or its error, word for word."""
+    text = bytearray(BASE)
+    for where, how, byte in edits:
+        at = min(where, len(text) - 1)  # an earlier removal shortened it
+        if how == 0:
+            text.insert(at, byte)
+        elif how == 1:
+            del text[at]
+        else:
+            text[at] = byte
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    path = folder / "coco.json"
+    path.write_bytes(bytes(text))
+    fast = outcome(path, folder / "b", least=0, block=400, workers=1)
+    assert fast == outcome(path, folder / "a", least=SEQUENTIAL)

@@ -1,0 +1,81 @@
+"""COCO read in blocks on a Dask cluster (a real scheduler, two worker processes on 127.0.0.1):
+the same report as the local read, the blocks judged by the cluster."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from labelgate import Contract
+from labelgate.readers import cocoblocks
+from labelgate.run.validation import report_of
+
+from .conftest import run_cli
+from .test_coco_blocks import document
+
+pytestmark = pytest.mark.slow  # a cluster: the full tier only
+
+distributed = pytest.importorskip("dask.distributed")
+
+
+@pytest.fixture(scope="module")
+def scheduler() -> Iterator[str]:
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=":0",
+        silence_logs=logging.ERROR,
+    )
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+def plain(report: Any) -> dict[str, Any]:
+    doc = report.to_dict()
+    doc.pop("environment")
+    out: dict[str, Any] = doc
+    return out
+
+
+def test_cluster_report_equals_the_local_report(
+    tmp_path: Path, scheduler: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "coco.json"
+    path.write_text(json.dumps(document(11), indent=1))
+    monkeypatch.setattr(cocoblocks, "BLOCK", 2_000)  # many blocks, many tasks
+    clusters: list[bool] = []
+    real = cocoblocks._run
+
+    def spy(tasks: Any, cluster: Any, workers: Any) -> Iterator[Any]:
+        clusters.append(cluster is not None)
+        return real(tasks, cluster, workers)
+
+    monkeypatch.setattr(cocoblocks, "_run", spy)
+    local = report_of([str(path)], Contract())
+    remote = report_of([str(path)], Contract(), dask=scheduler)
+    assert clusters == [True]  # the local read is sequential (a small file), the remote in blocks
+    assert plain(remote) == plain(local)
+    codes = {f.code for f in local.findings}
+    assert {"LG028", "LG030", "LG031"} <= codes
+
+
+def test_local_cluster_from_the_command_line(tmp_path: Path) -> None:
+    path = tmp_path / "coco.json"
+    path.write_text(json.dumps(document(12)))
+    args = ("validate", str(path), "--format", "json")
+    local = run_cli(*args)
+    remote = run_cli(*args, "--dask", "local[2]")
+    assert remote.returncode == local.returncode == 1, remote.stderr
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    a.pop("environment")
+    b.pop("environment")
+    assert a == b
