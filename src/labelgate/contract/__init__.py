@@ -26,6 +26,7 @@ from labelgate.io.bounded import yaml_problem
 from labelgate.io.files import load_yaml, read_small_text
 
 __all__ = [
+    "BOX_TASKS",
     "CITYSCAPES_TRAIN_IDS",
     "INT64",
     "LIMITS",
@@ -37,7 +38,19 @@ __all__ = [
     "cityscapes_value_map",
 ]
 
-TASKS = ("multiclass", "tokens", "soft", "multilabel", "segmentation", "detection")
+TASKS = (
+    "multiclass",
+    "tokens",
+    "soft",
+    "multilabel",
+    "segmentation",
+    "detection",
+    "instance",
+    "keypoints",
+)
+# The tasks whose rows are boxes (one class index each): instance and keypoints add the masks
+# and keypoints an annotation format carries, judged by the reader.
+BOX_TASKS = ("detection", "instance", "keypoints")
 LABEL_ENCODINGS = ("multi-hot", "indices")
 CHECK_CODES = CODES
 DEFAULT_IGNORE_INDEX = -100

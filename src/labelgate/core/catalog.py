@@ -386,6 +386,47 @@ CATALOG: tuple[Entry, ...] = (
         "class map",
         raised_by="contract",
     ),
+    Entry(
+        "LG044",
+        "malformed instance mask",
+        "COCO `segmentation` polygons (odd count, under 6 coordinates, not finite numbers) or RLEs "
+        "(`size` not the image's, counts not covering it, undecodable), and YOLO segment rows (odd "
+        "count, under 3 points), by annotation id or file:line: detectron2 drops them, pycocotools "
+        "raises or decodes garbage",
+        "warning",
+        "row",
+        shown_severity="error with --task instance, else warning",
+        raised_by="reader",
+    ),
+    Entry(
+        "LG045",
+        "instance metadata disagrees with its mask",
+        "a COCO annotation's `area` far from its polygon's or RLE's area, or `iscrowd` against "
+        "COCO's convention (RLE for crowds, polygons otherwise)",
+        "warning",
+        "row",
+        raised_by="reader",
+    ),
+    Entry(
+        "LG046",
+        "malformed keypoints",
+        "COCO `keypoints` not 3 values per keypoint of the category, visibility outside {0, 1, 2}, "
+        "non-finite coordinates, skeleton indices outside 1..len(keypoints); YOLO pose rows not "
+        "5 + K x dims values for data.yaml's `kpt_shape`",
+        "warning",
+        "row",
+        shown_severity="error with --task keypoints, else warning",
+        raised_by="reader",
+    ),
+    Entry(
+        "LG047",
+        "keypoint metadata disagrees",
+        "a COCO annotation's `num_keypoints` not the count of keypoints with visibility > 0, or "
+        "keypoints on a crowd annotation (training skips crowds)",
+        "warning",
+        "row",
+        raised_by="reader",
+    ),
 )
 
 _BY_CODE: dict[str, Entry] = {e.code: e for e in CATALOG}

@@ -52,6 +52,10 @@ Code = Literal[
     "LG038",
     "LG039",
     "LG040",
+    "LG044",
+    "LG045",
+    "LG046",
+    "LG047",
 ]
 
 CODES: tuple[Code, ...] = get_args(Code)
@@ -69,5 +73,9 @@ READER_CODES: frozenset[Code] = frozenset(
         "LG037",
         "LG038",
         "LG039",
+        "LG044",
+        "LG045",
+        "LG046",
+        "LG047",
     )
 )
