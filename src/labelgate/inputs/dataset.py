@@ -185,10 +185,7 @@ def _task(wanted: str | None, label_type: Any, column: str) -> str:
         return "segmentation"  # a mask's distinct values per row, with their pixel counts
     if wanted is not None and wanted != found:
         shape = "a scalar" if wanted in ("multiclass", *BOX_TASKS) else "a list"
-        raise UsageError(
-            f"task {wanted!r} needs {shape} label column; "
-            f"{column!r} is {label_type}"
-        )
+        raise UsageError(f"task {wanted!r} needs {shape} label column; {column!r} is {label_type}")
     return found
 
 

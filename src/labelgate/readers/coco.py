@@ -22,6 +22,7 @@ from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_tables
+from labelgate.readers.cocoshapes import CocoShapes, carries_shapes
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["CocoReader", "looks_like_coco", "read_coco"]
@@ -44,9 +45,11 @@ def read_coco(
     facts: AnnotationFacts,
     background: int | None,
     source_field: str | None = None,
+    task: str | None = None,
 ) -> ClassMap | None:
     """Stream ``path`` into rows in ``sink``; the source of a row is the file's name, or with
     ``source_field`` that field of the annotation's image (``file_name``, ``license``...).
+    Masks and keypoints are judged too (readers/cocoshapes.py; ``task``: the one named).
 
     Raises:
         InputError: the file is not valid JSON, or not COCO.
@@ -67,6 +70,7 @@ def read_coco(
     image_refs: Counter[Any] = Counter()  # image id not yet listed -> annotations naming it
     deferred: list[tuple[tuple[float, float, float, float], Any, Example]] = []  # before images
     counts: Counter[str] = Counter()
+    shapes = CocoShapes(facts, task)
 
     def image(item: dict[str, Any]) -> None:
         if not isinstance(item, dict):
@@ -89,6 +93,7 @@ def read_coco(
         if not isinstance(cid, int) or isinstance(cid, bool):
             raise InputError(f"category {cid!r} has no integer id", path=str(path))
         categories.append((cid, str(name)))
+        shapes.category(item)
 
     handlers = {"images": image, "categories": category}
     try:
@@ -120,6 +125,7 @@ def read_coco(
                     deferred,
                     counts,
                     background,
+                    shapes,
                 )
         for key in ("images", "categories"):
             if key not in done:
@@ -137,6 +143,7 @@ def read_coco(
         raise InputError("no images, annotations or categories: not a COCO file", path=str(path))
     for xyxy, image, example in deferred:
         check_box(facts, xyxy, images.get(image), example)
+    shapes.settle(images)
     _settle(facts, categories, used, first_of, (missing_image, image_refs), images)
     counts["annotations"] = writer.rows
     counts["categories"] = len(categories)
@@ -180,12 +187,17 @@ def _annotation(
     deferred: list[tuple[tuple[float, float, float, float], Any, Example]],
     counts: Counter[str],
     background: int | None,
+    shapes: CocoShapes | None = None,
 ) -> None:
     image = _key(item.get("image_id"))  # any JSON value: a list is no key of the tallies
     segments = item.get("segments_info")
     keyed = writer.id_type == "string"  # panoptic: segments keyed image/segment
     if segments is None and not keyed and _plain(item, images.get(image), used, background):
         writer.add(item["id"], item["category_id"], source, None)  # the usual case, at speed
+        if shapes is not None and carries_shapes(item):  # its mask and keypoints
+            cid, ident = item["category_id"], item["id"]
+            fast = Example(row=writer.rows - 1, id=ident, source=source, value=cid)
+            shapes.annotation(item, image, images, fast)
         if item.get("iscrowd"):
             counts["crowd"] += 1
         return
@@ -213,6 +225,8 @@ def _annotation(
             writer.add(ident if whole and segments is None else None, cid, source, None)
         used[cid] += 1
         first_of.setdefault(cid, example)
+        if shapes is not None and segments is None and carries_shapes(part):
+            shapes.annotation(part, image, images, example)
         check_background(facts, cid, background, example)
         if image not in images:
             unlisted[1][image] += 1
@@ -341,7 +355,9 @@ class CocoReader(Reader):
         found: ClassMap | None = None
         tables: dict[str, list[str]] = {}
         for path in paths:
-            own = read_coco(path, sink, facts, options.background, options.source_field)
+            own = read_coco(
+                path, sink, facts, options.background, options.source_field, options.task
+            )
             found = found or own
             if own is not None:
                 names = own.name_of()
