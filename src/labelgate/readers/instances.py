@@ -234,7 +234,8 @@ def _rle(
         return None, None  # counted once: its size is the fault
     runs: list[int] | None
     if isinstance(counts, list):
-        runs = counts if all(type(v) is int and v >= 0 for v in counts) else None
+        whole = all(_number(v) and v >= 0 and float(v).is_integer() for v in counts)
+        runs = [int(v) for v in counts] if whole else None  # pycocotools truncates 3.5 to 3
     elif isinstance(counts, str):
         runs = rle_counts(counts)
     else:
