@@ -20,6 +20,7 @@ pixels is refused.
 from __future__ import annotations
 
 import math
+from operator import mul, sub
 from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
@@ -60,13 +61,9 @@ def hit(
 def polygon_area(coords: list[float]) -> tuple[float, float]:
     """The shoelace area and the perimeter of one polygon ``[x1, y1, x2, y2, ...]``."""
     xs, ys = coords[0::2], coords[1::2]
-    n = len(xs)
-    twice = 0.0
-    perimeter = 0.0
-    for k in range(n):
-        j = (k + 1) % n
-        twice += xs[k] * ys[j] - xs[j] * ys[k]
-        perimeter += math.hypot(xs[j] - xs[k], ys[j] - ys[k])
+    xn, yn = xs[1:] + xs[:1], ys[1:] + ys[:1]  # each vertex's successor
+    twice = sum(map(mul, xs, yn)) - sum(map(mul, xn, ys))
+    perimeter = sum(map(math.hypot, map(sub, xn, xs), map(sub, yn, ys)))
     return abs(twice) / 2, perimeter
 
 
@@ -173,11 +170,11 @@ def _polygons(
     ys: list[float] = []
     broken = False
     for poly in seg:
-        if not isinstance(poly, list) or not all(_number(v) for v in poly):
+        if not isinstance(poly, list) or not all(type(v) is float or type(v) is int for v in poly):
             _malformed(facts, example, strict, "polygons that are not lists of numbers")
             broken = True
             continue
-        if not all(math.isfinite(v) for v in poly):
+        if not math.isfinite(sum(poly)) and not all(math.isfinite(v) for v in poly):
             _malformed(facts, example, strict, "polygon coordinates that are NaN or infinite")
             broken = True
             continue
