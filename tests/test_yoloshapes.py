@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from labelgate import Contract
 from labelgate.core.report import Finding, Report
 from labelgate.run.validation import run
@@ -53,6 +55,11 @@ class TestSegments:
         assert lines(found["LG028"]) == [4]
         assert by_code(validate(root))["LG044"].severity == "warning"
 
+    def test_a_file_mixing_boxes_and_segments_is_named(self, tmp_path: Path) -> None:
+        root = folder(tmp_path / "y", "0 0.5 0.5 0.2 0.2\n0 0.1 0.1 0.4 0.1 0.4 0.4\n")
+        found = by_code(validate(root, "instance"))
+        assert [e.id for e in found["LG044"].examples] == ["train/labels/a.txt"]
+
 
 POSE = NAMES + "kpt_shape: [2, 3]\n"
 
@@ -96,3 +103,13 @@ class TestPose:
         assert result.returncode == 2
         assert "kpt_shape must be [K, 2] or [K, 3]" in result.stderr
         assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "name", ["datumaro_roboflow_yolo", "datumaro_darknet_strict", "labelstudio_import_yolo"]
+)
+def test_real_yolo_folders_give_no_false_alarm(name: str, shared_real_world: Path) -> None:
+    root = shared_real_world / "annotations" / "yolo" / name
+    for task in (None, "instance", "keypoints"):
+        found = set(by_code(validate(root, task))) & {"LG028", "LG031", "LG044", "LG046"}
+        assert not found, (name, task)

@@ -22,7 +22,7 @@ from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.layout import any_file
 from labelgate.readers.sink import RowSink, RowWriter, in_int64
-from labelgate.readers.yoloshapes import check_pose, kpt_shape, row_fits
+from labelgate.readers.yoloshapes import check_mixed, check_pose, kpt_shape, row_fits
 
 __all__ = ["CLASS_LISTS", "YoloReader", "read_yolo"]
 
@@ -94,6 +94,7 @@ def _read_file(
     shapes: tuple[tuple[int, int] | None, str | None] = (None, None),
 ) -> int:
     kpt, task = shapes
+    widths: set[int] = set()  # the field counts of the file's rows
     objects = 0
     with path.open("rb") as f:
         for number, raw, _ in bounded_lines(f, _MAX_LINE):  # a line without end is not held
@@ -103,6 +104,7 @@ def _read_file(
             fields = line.split()
             example = Example(row=-1, id=f"{rel}:{number}", source=source)
             n = len(fields)
+            widths.add(n)
             if not row_fits(facts, n, kpt, example, task):  # a box, segment or pose row
                 continue
             try:
@@ -140,6 +142,7 @@ def _read_file(
                 else:
                     box = (min(xs), min(ys), max(xs), max(ys))
             check_box(facts, box, None, example, normalised=True)
+    check_mixed(facts, widths, kpt, Example(row=-1, id=rel, source=source), task)
     return objects
 
 

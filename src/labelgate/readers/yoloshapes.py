@@ -19,7 +19,7 @@ from labelgate.errors import InputError
 from labelgate.readers.boxes import PRINTED_TOLERANCE
 from labelgate.readers.instances import hit
 
-__all__ = ["check_pose", "kpt_shape", "row_fits"]
+__all__ = ["check_mixed", "check_pose", "kpt_shape", "row_fits"]
 
 
 def kpt_shape(root: Path) -> tuple[int, int] | None:
@@ -166,4 +166,26 @@ def check_pose(
             message="keypoints outside [0, 1]",
             fix="normalise keypoints by the image's width and height: ultralytics drops an "
             "image with a coordinate past 1.01",
+        )
+
+
+def check_mixed(
+    facts: AnnotationFacts,
+    widths: set[int],
+    kpt: tuple[int, int] | None,
+    example: Example,
+    task: str | None,
+) -> None:
+    """Count a label file (``example`` names it) mixing box rows and segment rows (LG044):
+    ultralytics asserts "labels mix segment and detection rows" and drops the image as corrupt
+    (``ultralytics/data/utils.py`` line 467), whatever the task but pose."""
+    if kpt is None and 5 in widths and any(n > 6 for n in widths):
+        hit(
+            facts,
+            "LG044",
+            example,
+            task == "instance",
+            message="label files mixing box rows and segment rows",
+            fix="write every object of an image in one form: ultralytics drops the image as "
+            "corrupt ('labels mix segment and detection rows')",
         )
