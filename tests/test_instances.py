@@ -4,14 +4,16 @@ severity set by --task, clean files clean (generated and real)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from labelgate import Contract
-from labelgate.core.report import Finding, Report
-from labelgate.readers.instances import polygon_area, rle_counts
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example, Finding, Report
+from labelgate.readers.instances import check_segmentation, finite, polygon_area, rle_counts
 from labelgate.run.validation import run
 
 from .conftest import run_cli
@@ -113,6 +115,16 @@ class TestRle:
 
     def test_polygon_area_is_the_shoelace(self) -> None:
         assert polygon_area(SQUARE) == (400.0, 80.0)
+
+    def test_an_integer_past_a_float_is_not_finite(self) -> None:
+        """ijson refuses integers past int64; a caller of the checks may hold one: no crash."""
+        assert not finite([1.0, 10**400]) and finite([1, 2.5]) and not finite([math.nan])
+        facts = AnnotationFacts(format="coco", why="test")
+        item = {"segmentation": [[10**400, 0, 30, 0, 30, 30]], "area": 10**400}
+        check_segmentation(facts, item, Example(row=0, id=1), False)
+        rle = {"segmentation": {"size": [2, 2], "counts": [10**400]}, "iscrowd": 1}
+        check_segmentation(facts, rle, Example(row=1, id=2), False)
+        assert [e.id for e in facts.hits["LG044"].examples] == [1, 2]
 
 
 class TestKeypoints:

@@ -33,6 +33,7 @@ __all__ = [
     "Extent",
     "check_extent",
     "check_segmentation",
+    "finite",
     "hit",
     "polygon_area",
     "rle_counts",
@@ -47,6 +48,15 @@ Extent = tuple[float, float, float, float]  # x0, y0, x1, y1 of the points, for 
 
 def _number(value: Any) -> bool:
     return type(value) is int or type(value) is float
+
+
+def finite(values: list[Any]) -> bool:
+    """Whether every number is finite as a float: NaN, infinity and a JSON integer past a
+    float's range (``math.isfinite(10**400)`` raises) are not."""
+    try:
+        return all(math.isfinite(v) for v in values)
+    except OverflowError:
+        return False
 
 
 def hit(
@@ -146,7 +156,9 @@ def check_extent(
             facts.hit(
                 "LG028",
                 example,
-                message=f"{what} with points past their image's edges",
+                message="polygons with points past their image's edges"
+                if what == "polygons"
+                else f"{what} past their image's edges",
                 fix="clip them to the image: a mask is cut at its edge, and detectron2 marks "
                 "such keypoints unlabelled",
             )
@@ -174,7 +186,7 @@ def _polygons(
             _malformed(facts, example, strict, "polygons that are not lists of numbers")
             broken = True
             continue
-        if not math.isfinite(sum(poly)) and not all(math.isfinite(v) for v in poly):
+        if not finite(poly):
             _malformed(facts, example, strict, "polygon coordinates that are NaN or infinite")
             broken = True
             continue
@@ -231,7 +243,9 @@ def _rle(
         return None, None  # counted once: its size is the fault
     runs: list[int] | None
     if isinstance(counts, list):
-        whole = all(_number(v) and v >= 0 and float(v).is_integer() for v in counts)
+        whole = all(
+            (type(v) is int or (type(v) is float and v.is_integer())) and v >= 0 for v in counts
+        )
         runs = [int(v) for v in counts] if whole else None  # pycocotools truncates 3.5 to 3
     elif isinstance(counts, str):
         runs = rle_counts(counts)
@@ -264,7 +278,7 @@ def _area(
     facts: AnnotationFacts, given: Any, computed: float, band: float, example: Example
 ) -> None:
     """Count an ``area`` further from the mask's than ``band`` (LG045)."""
-    if not _number(given) or not math.isfinite(given):
+    if not _number(given) or not finite([given]):
         return  # no area written: nothing to disagree with
     if abs(given - computed) > band:
         facts.hit(

@@ -12,12 +12,11 @@ otherwise), and ``num_keypoints`` or keypoints on a crowd are LG047. COCO's skel
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.instances import Extent, hit
+from labelgate.readers.instances import Extent, finite, hit
 
 __all__ = ["check_keypoint_count", "check_keypoints", "check_skeleton", "keypoint_names"]
 
@@ -87,7 +86,7 @@ def check_keypoints(
         return len(values), None
     xs, ys = values[0::3], values[1::3]
     vs = values[2::3]
-    if not all(math.isfinite(v) for v in values):
+    if not finite(values):
         hit(
             facts,
             "LG046",
