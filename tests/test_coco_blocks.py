@@ -34,7 +34,10 @@ def document(seed: int, *, order: tuple[str, ...] = ("images", "annotations", "c
         for i in range(40)
     ]
     images[3]["width"] = None
-    categories = [{"id": c, "name": f"class {c}"} for c in rng.sample(range(1, 40), 8)]
+    categories = [
+        {"id": c, "name": f"class {c}", "keypoints": ["a", "b"], "skeleton": [[1, 2 + c % 2]]}
+        for c in rng.sample(range(1, 40), 8)
+    ]
     ids = [c["id"] for c in categories]
     annotations: list[Any] = []
     for n in range(300):
@@ -46,6 +49,11 @@ def document(seed: int, *, order: tuple[str, ...] = ("images", "annotations", "c
             "iscrowd": int(rng.random() < 0.1),
             "segmentation": [[1.5, 2.5, 3.5, 4.5, 5.0, 6.0]],
         }
+        if rng.random() < 0.3:  # keypoints: 2 a category, sometimes 3, some visible
+            item["keypoints"] = [rng.uniform(0, 700), 5.0, rng.choice([0, 2, 3])] * rng.choice(
+                [2, 3]
+            )
+            item["num_keypoints"] = rng.randrange(3)
         fault = rng.randrange(40)
         if fault == 0:
             item["bbox"] = ["10", 2, 3, 4]

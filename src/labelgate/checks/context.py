@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from labelgate.contract import Contract
+from labelgate.contract import BOX_TASKS, Contract
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.codes import Code
@@ -67,7 +67,7 @@ class Context:
     @property
     def detection(self) -> bool:
         """Whether the rows are detection targets: ``--task detection``, or boxes a reader read."""
-        return self.contract.task == "detection" or (
+        return self.contract.task in BOX_TASKS or (
             self.annotations is not None and self.annotations.task == "detection"
         )
 

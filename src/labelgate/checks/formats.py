@@ -45,6 +45,7 @@ def format_finding(ctx: Context, code: Code) -> list[Finding]:
             fix=h.fix,
             examples=tuple(placed(e) for e in h.examples),
             details=dict(h.details),
+            severity=h.severity,
         )
     ]
 

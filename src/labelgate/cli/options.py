@@ -54,7 +54,8 @@ def contract_options(p: argparse.ArgumentParser) -> None:
         choices=TASKS,
         help="multiclass, tokens or soft (detected from the label column), multilabel: "
         "K multi-hot values per row, for BCEWithLogitsLoss, or detection: the boxes of an "
-        "annotation format (with --background, K counts the background)",
+        "annotation format (with --background, K counts the background); instance or keypoints: "
+        "the same boxes, their masks or keypoints checked as errors (LG044, LG046)",
     )
     p.add_argument(
         "--images",

@@ -12,9 +12,16 @@ from typing import Any
 
 from labelgate.contract.batching import Batching
 from labelgate.contract.bounds import INT64, LIMITS, bounded
-from labelgate.contract.classmap import ClassMap, load_class_map
+from labelgate.contract.classmap import ClassMap
+from labelgate.contract.fields import (
+    class_map_field,
+    column_field,
+    columns_field,
+    images_field,
+    model_field,
+)
 from labelgate.contract.frameworks import check_framework
-from labelgate.contract.modelmap import ModelMap, load_model_map
+from labelgate.contract.modelmap import ModelMap
 from labelgate.contract.values import (
     CITYSCAPES_TRAIN_IDS,
     cityscapes_value_map,
@@ -22,11 +29,12 @@ from labelgate.contract.values import (
     value_map,
 )
 from labelgate.core.catalog import CODES, SEVERITIES
-from labelgate.errors import ClassMapError, ContractError, InputError, UsageError
+from labelgate.errors import ClassMapError, ContractError, InputError
 from labelgate.io.bounded import yaml_problem
 from labelgate.io.files import load_yaml, read_small_text
 
 __all__ = [
+    "BOX_TASKS",
     "CITYSCAPES_TRAIN_IDS",
     "INT64",
     "LIMITS",
@@ -38,7 +46,19 @@ __all__ = [
     "cityscapes_value_map",
 ]
 
-TASKS = ("multiclass", "tokens", "soft", "multilabel", "segmentation", "detection")
+TASKS = (
+    "multiclass",
+    "tokens",
+    "soft",
+    "multilabel",
+    "segmentation",
+    "detection",
+    "instance",
+    "keypoints",
+)
+# The tasks whose rows are boxes (one class index each): instance and keypoints add the masks
+# and keypoints an annotation format carries, judged by the reader.
+BOX_TASKS = ("detection", "instance", "keypoints")
 LABEL_ENCODINGS = ("multi-hot", "indices")
 CHECK_CODES = CODES
 DEFAULT_IGNORE_INDEX = -100
@@ -337,11 +357,11 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
     return Contract(
         num_classes=data.get("num_classes"),
         task=data.get("task"),
-        label_column=_column(data.get("label_column")),
-        id_column=_column(data.get("id_column")),
-        source_column=_column(data.get("source_column")),
-        name_column=_column(data.get("name_column")),
-        class_map=_class_map(data.get("class_names"), base),
+        label_column=column_field(data.get("label_column")),
+        id_column=column_field(data.get("id_column")),
+        source_column=column_field(data.get("source_column")),
+        name_column=column_field(data.get("name_column")),
+        class_map=class_map_field(data.get("class_names"), base),
         ignore_index=data.get("ignore_index", DEFAULT_IGNORE_INDEX),
         background_index=data.get("background_index"),
         batching=Batching(
@@ -364,38 +384,13 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         pandera=_pandera_section(data.get("pandera")),
         color_map=color_map(data.get("color_map")),
         value_map=value_map(data.get("value_map")),
-        label_columns=_columns(data.get("label_columns")),
+        label_columns=columns_field(data.get("label_columns")),
         label_encoding=data.get("label_encoding"),
-        model=_model(data.get("model"), base),
-        images=_images(data.get("images"), base),
+        model=model_field(data.get("model"), base),
+        images=images_field(data.get("images"), base),
         framework=data.get("framework"),
         reduce_zero_label=data.get("reduce_zero_label"),
     )
-
-
-def _images(value: str | None, base: Path) -> str | None:
-    """The images folder of a detection input, relative to the contract's folder."""
-    return None if value is None else str(base / value)
-
-
-def _model(value: str | None, base: Path) -> ModelMap | None:
-    """The contract's ``model``: a Hugging Face model folder or config.json, relative to the
-    contract's folder."""
-    if value is None:
-        return None
-    target = Path(value)
-    try:
-        return load_model_map(target if target.is_absolute() else base / target)
-    except (InputError, UsageError) as exc:
-        raise ContractError(str(exc), key="model") from None
-
-
-def _columns(value: list[Any] | None) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    if not value:
-        raise ContractError("list at least one column", key="label_columns")
-    return tuple(str(v) for v in value)
 
 
 def _pandera_section(value: dict[str, Any] | None) -> Mapping[str, Any] | None:
@@ -420,28 +415,3 @@ def _pandera_section(value: dict[str, Any] | None) -> Mapping[str, Any] | None:
             f"pandera cannot read it: {' '.join(str(exc).split())[:300]}", key="pandera"
         ) from None
     return MappingProxyType(dict(value))
-
-
-def _column(value: str | int | None) -> str | None:
-    return None if value is None else str(value)
-
-
-def _class_map(value: list[Any] | dict[Any, Any] | str | None, base: Path) -> ClassMap | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        target = Path(value)
-        return load_class_map(target if target.is_absolute() else base / target)
-    if isinstance(value, list):
-        for i, name in enumerate(value):
-            if not isinstance(name, str):
-                raise ContractError(f"must be a string, got {name!r}", key=f"class_names[{i}]")
-        return ClassMap.from_names(value)
-    entries: list[tuple[int, str]] = []
-    for key, name in value.items():
-        if isinstance(key, bool) or not isinstance(key, int) or not isinstance(name, str):
-            raise ContractError(
-                f"a mapping must be index -> name, got {key!r}: {name!r}", key="class_names"
-            )
-        entries.append((key, name))
-    return ClassMap(tuple(entries))

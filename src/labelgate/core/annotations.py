@@ -24,6 +24,8 @@ class Hits:
         fix: what to do, in words.
         unit: what ``count`` counts.
         details: further evidence as plain data.
+        severity: the finding's severity where the reader's task decides it (``None``: the
+            catalog's), e.g. a malformed mask is an error only for ``--task instance``.
     """
 
     count: int = 0
@@ -32,6 +34,7 @@ class Hits:
     fix: str = ""
     unit: str = "rows"
     details: dict[str, Any] = field(default_factory=dict)
+    severity: str | None = None
 
 
 @dataclass(slots=True)

@@ -9,6 +9,7 @@ and its line in docs/checks.md.
 
 from __future__ import annotations
 
+from labelgate.core.catalog_detection import DETECTION_ENTRIES
 from labelgate.core.codes import Code
 from labelgate.core.entry import COMPONENTS, SCOPES, SEVERITIES, Entry
 
@@ -341,36 +342,7 @@ CATALOG: tuple[Entry, ...] = (
         "class map",
         raised_by="contract",
     ),
-    Entry(
-        "LG041",
-        "image missing",
-        "images an annotation names that are not in the images folder (`--images`, or the "
-        "format's conventional place), or whose file name leaves it (`..`, an absolute name, a "
-        "link pointing outside): the loader raises FileNotFoundError at that image",
-        "error",
-        "row",
-        raised_by="reader",
-    ),
-    Entry(
-        "LG042",
-        "image undecodable",
-        "image files that do not decode (truncated, not an image, an unknown format) or that "
-        "claim more pixels than Pillow decodes (a decompression bomb): the loader raises at "
-        "that image, often hours into training",
-        "error",
-        "row",
-        raised_by="reader",
-    ),
-    Entry(
-        "LG043",
-        "image size differs from the annotation's",
-        "images whose width and height, EXIF orientation applied, differ from what their "
-        "annotation file records: detectron2 raises SizeMismatchError; boxes normalised by "
-        "the recorded size land elsewhere",
-        "error",
-        "row",
-        raised_by="reader",
-    ),
+    *DETECTION_ENTRIES,
 )
 
 _BY_CODE: dict[str, Entry] = {e.code: e for e in CATALOG}

@@ -55,6 +55,10 @@ Code = Literal[
     "LG041",
     "LG042",
     "LG043",
+    "LG044",
+    "LG045",
+    "LG046",
+    "LG047",
 ]
 
 CODES: tuple[Code, ...] = get_args(Code)
@@ -75,5 +79,9 @@ READER_CODES: frozenset[Code] = frozenset(
         "LG041",
         "LG042",
         "LG043",
+        "LG044",
+        "LG045",
+        "LG046",
+        "LG047",
     )
 )

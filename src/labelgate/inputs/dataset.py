@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from labelgate.contract import Contract
+from labelgate.contract import BOX_TASKS, Contract
 from labelgate.core.batchplan import BatchPlan
 from labelgate.core.labels import is_list_type, is_soft_type
 from labelgate.errors import InputError, UsageError
@@ -57,7 +57,7 @@ class Dataset:
         assert self.contract.task is not None
         # Detection rows are boxes, one integer label each: judged in the multiclass shape (what
         # is particular to detection is read from the contract's task and the reader's facts).
-        return "multiclass" if self.contract.task == "detection" else self.contract.task
+        return "multiclass" if self.contract.task in BOX_TASKS else self.contract.task
 
     def chunks(
         self, columns: list[str] | None = None, *, every: bool = False, encoded: bool = False
@@ -186,15 +186,13 @@ def _task(wanted: str | None, label_type: Any, column: str) -> str:
         return "soft"  # integer lists read as probabilities (one-hot rows)
     if wanted == "multilabel" and is_list_type(label_type):
         return "multilabel"  # K multi-hot values per row, for BCEWithLogitsLoss
-    if wanted == "detection" and found == "multiclass":
-        return "detection"  # one row per box, its class index
+    if wanted in BOX_TASKS and found == "multiclass":
+        return wanted  # one row per box, its class index
     if wanted == "segmentation" and found == "tokens":
         return "segmentation"  # a mask's distinct values per row, with their pixel counts
     if wanted is not None and wanted != found:
-        raise UsageError(
-            f"task {wanted!r} needs {'a scalar' if wanted in ('multiclass', 'detection') else 'a list'} label column; "
-            f"{column!r} is {label_type}"
-        )
+        shape = "a scalar" if wanted in ("multiclass", *BOX_TASKS) else "a list"
+        raise UsageError(f"task {wanted!r} needs {shape} label column; {column!r} is {label_type}")
     return found
 
 

@@ -9,7 +9,6 @@ listed) is settled at the end from small per-id tallies.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
@@ -24,21 +23,12 @@ from labelgate.io.bounded import guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_tables
 from labelgate.readers.cocoblocks import Tallies, read_blocks
+from labelgate.readers.cocolayout import looks_like_coco, not_json
+from labelgate.readers.cocoshapes import CocoShapes, carries_shapes
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["CocoReader", "looks_like_coco", "read_coco"]
-
-_KEYS = (b'"images"', b'"annotations"', b'"categories"')
-
-
-def looks_like_coco(path: Path) -> bool:
-    """Whether the file is a JSON object naming one of COCO's arrays in its first 64 KB (the file
-    is not parsed: its images alone may fill many megabytes before the annotations)."""
-    with path.open("rb") as f:
-        head = f.read(1 << 16)
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return text.startswith(b"{") and any(re.search(k + rb"\s*:\s*\[", head) for k in _KEYS)
 
 
 def read_coco(
@@ -47,6 +37,7 @@ def read_coco(
     facts: AnnotationFacts,
     background: int | None,
     source_field: str | None = None,
+    task: str | None = None,
     *,
     cluster: Callable[..., Any] | None = None,
     least: int | None = None,
@@ -55,6 +46,7 @@ def read_coco(
 ) -> ClassMap | None:
     """Stream ``path`` into rows in ``sink``; the source of a row is the file's name, or with
     ``source_field`` that field of the annotation's image (``file_name``, ``license``...).
+    Masks and keypoints are judged too (readers/cocoshapes.py; ``task``: the one named).
 
     A file of ``least`` bytes or more (default ``cocoblocks.FAST_FROM``; any file with
     ``cluster``, a Dask map) is read in blocks of about ``block`` bytes on ``workers`` processes (default: the cores) or the cluster
@@ -80,6 +72,7 @@ def read_coco(
     image_refs: Counter[Any] = Counter()  # image id not yet listed -> annotations naming it
     deferred: list[tuple[tuple[float, float, float, float], Any, Example]] = []  # before images
     counts: Counter[str] = Counter()
+    shapes = CocoShapes(facts, task)
 
     def image(item: dict[str, Any]) -> None:
         if not isinstance(item, dict):
@@ -105,6 +98,7 @@ def read_coco(
         if not isinstance(cid, int) or isinstance(cid, bool):
             raise InputError(f"category {cid!r} has no integer id", path=str(path))
         categories.append((cid, str(name)))
+        shapes.category(item)
 
     handlers = {"images": image, "categories": category}
     into = Tallies(used, first_of, (missing_image, image_refs), deferred, counts)
@@ -122,13 +116,15 @@ def read_coco(
         workers=workers,
         least=least,
         size=block,
+        shapes=shapes,
     )
     if writer is not None:
-        return _finish(path, writer, facts, images, categories, into)
+        return _finish(path, writer, facts, (images, categories), into, shapes)
     # what a fast read gave up on had been read by the handlers: the sequential read starts clean
     images.clear()
     categories.clear()
     counts.clear()
+    shapes.forget()
     if sources is not None:
         sources.clear()
     try:
@@ -161,6 +157,7 @@ def read_coco(
                     counts,
                     background,
                     path.name,
+                    shapes,
                 )
         for key in ("images", "categories"):
             if key not in done:
@@ -170,27 +167,30 @@ def read_coco(
                     ):
                         handlers[key](item)
     except ijson.JSONError as exc:
-        raise InputError(_not_json(path, exc), path=str(path)) from None
+        raise InputError(not_json(path, exc), path=str(path)) from None
     if writer is None:
         writer = sink.rows(id_type="int")
-    return _finish(path, writer, facts, images, categories, into)
+    return _finish(path, writer, facts, (images, categories), into, shapes)
 
 
 def _finish(
     path: Path,
     writer: RowWriter,
     facts: AnnotationFacts,
-    images: dict[Any, tuple[float, float] | None],
-    categories: list[tuple[int, str]],
+    tables: tuple[dict[Any, tuple[float, float] | None], list[tuple[int, str]]],
     into: Tallies,
+    shapes: CocoShapes,
 ) -> ClassMap | None:
-    """What needs the whole file, once its rows are written: deferred boxes, the tallies."""
+    """What needs the whole file, once its rows are written: deferred boxes and shapes, the
+    tallies."""
+    images, categories = tables
     counts = into.counts
     writer.close()
     if not counts["images"] and not categories and not writer.rows:
         raise InputError("no images, annotations or categories: not a COCO file", path=str(path))
     for xyxy, image, example in into.deferred:
         check_box(facts, xyxy, images.get(image), example)
+    shapes.settle(images)
     _settle(facts, categories, into.used, into.first_of, into.unlisted, images)
     counts["annotations"] = writer.rows
     counts["categories"] = len(categories)
@@ -235,6 +235,7 @@ def _annotation(
     counts: Counter[str],
     background: int | None,
     file: str = "",
+    shapes: CocoShapes | None = None,
 ) -> None:
     image = _key(item.get("image_id"))  # any JSON value: a list is no key of the tallies
     group = (file, image)
@@ -242,6 +243,10 @@ def _annotation(
     keyed = writer.id_type == "string"  # panoptic: segments keyed image/segment
     if segments is None and not keyed and _plain(item, images.get(image), used, background):
         writer.add(item["id"], item["category_id"], source, None, group)  # the usual case
+        if shapes is not None and carries_shapes(item):  # its mask and keypoints
+            cid, ident = item["category_id"], item["id"]
+            fast = Example(row=writer.rows - 1, id=ident, source=source, value=cid)
+            shapes.annotation(item, image, images, fast)
         if item.get("iscrowd"):
             counts["crowd"] += 1
         return
@@ -269,6 +274,8 @@ def _annotation(
             writer.add(ident if whole and segments is None else None, cid, source, None, group)
         used[cid] += 1
         first_of.setdefault(cid, example)
+        if shapes is not None and segments is None and carries_shapes(part):
+            shapes.annotation(part, image, images, example)
         check_background(facts, cid, background, example)
         if image not in images:
             unlisted[1][image] += 1
@@ -411,6 +418,7 @@ class CocoReader(Reader):
                 facts,
                 options.background,
                 options.source_field,
+                options.task,
                 cluster=options.cluster,
             )
             found = found or own
@@ -420,20 +428,3 @@ class CocoReader(Reader):
         check_tables(facts, tables)
         why = "the COCO categories (index = category id)"
         return Read(found, why + (f" of {paths[0].name}" if len(paths) > 1 else ""))
-
-
-_MAGIC = {b"PAR1": "a Parquet file", b"\x89PNG": "a PNG image", b"PK\x03\x04": "a zip archive"}
-
-
-def _not_json(path: Path, exc: Exception) -> str:
-    """Why a file is not JSON, in words: what it is when its first bytes say so, else the
-    parser's reason without the bytes it quotes (a binary file's would reach the terminal)."""
-    with path.open("rb") as f:
-        head = f.read(4)
-    for magic, what in _MAGIC.items():
-        if head.startswith(magic):
-            return f"not valid JSON: {what} (for a label table, --input-format table or auto)"
-    raw = exc.args[0] if exc.args else ""
-    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-    first = "".join(c for c in text.split("\n", 1)[0] if c.isprintable()).strip()
-    return f"not valid JSON ({first[:80] or type(exc).__name__})"

@@ -10,6 +10,7 @@ back (``None``), and the reader reads the file the sequential way, errors and al
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 from collections import Counter
@@ -25,6 +26,7 @@ from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
+from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import GroupCodes
 from labelgate.readers.sink import RowSink, RowWriter
 
@@ -70,6 +72,7 @@ class Task:
     limit: int | None
     annotate: Callable[..., None]
     key: Callable[[Any], Any]
+    shapes: CocoShapes | None = None  # masks and keypoints: the keypoint names known
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,7 @@ class Partial:
     hits: dict[Code, Hits] = field(default_factory=dict)
     tallies: Tallies = field(default_factory=Tallies)
     groups: GroupCodes = field(default_factory=GroupCodes)  # each row's image, in order
+    shapes: CocoShapes | None = None  # masks and keypoints waiting for the whole file
 
 
 class _Collected(RowWriter):
@@ -137,6 +141,7 @@ def judge(task: Task) -> Partial:
     facts = AnnotationFacts("coco", "", limit=task.limit)
     tallies = Tallies()
     writer = _Collected()
+    shapes = None if task.shapes is None else task.shapes.worker(facts)
     unlisted = tallies.unlisted
     with _no_gc(), Path(task.path).open("rb") as f:
         for start, end in task.ranges:
@@ -161,9 +166,12 @@ def judge(task: Task) -> Partial:
                     tallies.counts,
                     task.background,
                     Path(task.path).name,  # rows name their image as the image table does
+                    shapes,
                 )
         writer.close()
-    return Partial(True, writer.rows, writer.columns, facts.hits, tallies, writer.groups)
+    if shapes is not None:
+        shapes.facts = AnnotationFacts("coco", "")  # sent back without the hits sent already
+    return Partial(True, writer.rows, writer.columns, facts.hits, tallies, writer.groups, shapes)
 
 
 def _shifted(example: Example, base: int) -> Example:
@@ -226,6 +234,7 @@ def read_blocks(
     workers: int | None = None,
     least: int | None = None,
     size: int | None = None,
+    shapes: CocoShapes | None = None,
 ) -> RowWriter | None:
     """Read ``path`` the fast way: the image and category handlers called on each entry, the
     annotations judged by ``job`` (the per-annotation function and the key of an image id)
@@ -269,6 +278,8 @@ def read_blocks(
     own = AnnotationFacts(facts.format, facts.why, limit=facts.limit)
     tallies = Tallies()
     tasks = _tasks(path, cuts, job, tables, source, background, facts.limit, workers)
+    if shapes is not None:
+        tasks = [replace(t, shapes=shapes.worker(AnnotationFacts("coco", ""))) for t in tasks]
     writer = RowWriter(sink.folder / f"coco-{len(sink.paths)}.parquet", id_type="int")
     try:
         for part in _run(tasks, cluster, workers):
@@ -280,6 +291,8 @@ def read_blocks(
                 for columns in part.columns:
                     writer.extend(columns)
                 writer.groups.extend(part.groups, sink.images.canonical)
+                if shapes is not None and part.shapes is not None:
+                    shapes.adopt(part.shapes, functools.partial(_shifted, base=base))
                 for code, hits in part.hits.items():
                     replay(own, code, hits, base)
                 merge(tallies, part.tallies, base)

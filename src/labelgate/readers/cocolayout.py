@@ -1,4 +1,5 @@
-"""Where a COCO file's top-level arrays lie in its bytes, and those arrays cut into blocks of whole
+"""What a COCO file's first bytes say (COCO or not, and what a file that is not JSON is), where its
+top-level arrays lie in its bytes, and those arrays cut into blocks of whole
 elements that a fast parser reads on its own (``readers/cocoblocks.py``).
 
 No byte is trusted on its face: an array found by its key is taken only when the rest of the file
@@ -12,12 +13,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from labelgate.errors import InputError
 from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 
-__all__ = ["Layout", "blocks", "find_layout", "release"]
+__all__ = ["Layout", "blocks", "find_layout", "looks_like_coco", "not_json", "release"]
 
 KEYS = ("images", "annotations", "categories")
 _KEY = re.compile(rb'"(images|annotations|categories)"\s*:\s*\[')
@@ -136,3 +138,32 @@ def blocks(view: Any, start: int, end: int, size: int) -> list[tuple[int, int]]:
         out.append((start, match.start() + 1))
         start = match.end() - 1
     return out
+
+
+_KEYS = (b'"images"', b'"annotations"', b'"categories"')
+
+
+def looks_like_coco(path: Path) -> bool:
+    """Whether the file is a JSON object naming one of COCO's arrays in its first 64 KB (the file
+    is not parsed: its images alone may fill many megabytes before the annotations)."""
+    with path.open("rb") as f:
+        head = f.read(1 << 16)
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text.startswith(b"{") and any(re.search(k + rb"\s*:\s*\[", head) for k in _KEYS)
+
+
+_MAGIC = {b"PAR1": "a Parquet file", b"\x89PNG": "a PNG image", b"PK\x03\x04": "a zip archive"}
+
+
+def not_json(path: Path, exc: Exception) -> str:
+    """Why a file is not JSON, in words: what it is when its first bytes say so, else the
+    parser's reason without the bytes it quotes (a binary file's would reach the terminal)."""
+    with path.open("rb") as f:
+        head = f.read(4)
+    for magic, what in _MAGIC.items():
+        if head.startswith(magic):
+            return f"not valid JSON: {what} (for a label table, --input-format table or auto)"
+    raw = exc.args[0] if exc.args else ""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    first = "".join(c for c in text.split("\n", 1)[0] if c.isprintable()).strip()
+    return f"not valid JSON ({first[:80] or type(exc).__name__})"

@@ -23,6 +23,7 @@ from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.layout import any_file
 from labelgate.readers.sink import RowSink, RowWriter, in_int64
+from labelgate.readers.yoloshapes import check_mixed, check_pose, kpt_shape, row_fits
 
 __all__ = ["CLASS_LISTS", "YoloReader", "read_yolo"]
 
@@ -32,11 +33,17 @@ _MAX_LINE = 1 << 20  # bytes: a label line longer than this is not a label line
 
 
 def read_yolo(
-    root: Path, sink: RowSink, facts: AnnotationFacts, background: int | None
+    root: Path,
+    sink: RowSink,
+    facts: AnnotationFacts,
+    background: int | None,
+    task: str | None = None,
 ) -> ClassMap | None:
-    """Read every label file under ``root`` into rows in ``sink``."""
+    """Read every label file under ``root`` into rows in ``sink``; segment and pose rows are
+    judged too (readers/yoloshapes.py; ``task``: the one named)."""
     facts.task = "detection"
     found = _class_list(root)
+    shape = kpt_shape(root)
     writer = sink.rows()
     counts: Counter[str] = Counter()
     files = sorted(p for p in root.rglob("*.txt") if p.name not in _NOT_LABELS and p.is_file())
@@ -47,7 +54,7 @@ def read_yolo(
         source = parts[0] if len(parts) > 1 else root.name
         counts["label_files"] += 1
         sink.images.add(_image(root, path, rel))
-        objects = _read_file(path, rel, source, writer, facts, background)
+        objects = _read_file(path, rel, source, writer, facts, background, (shape, task))
         counts["objects"] += objects
         if objects == 0:
             counts["images_without_objects"] += 1
@@ -98,7 +105,10 @@ def _read_file(
     writer: RowWriter,
     facts: AnnotationFacts,
     background: int | None,
+    shapes: tuple[tuple[int, int] | None, str | None] = (None, None),
 ) -> int:
+    kpt, task = shapes
+    widths: set[int] = set()  # the field counts of the file's rows
     objects = 0
     with path.open("rb") as f:
         for number, raw, _ in bounded_lines(f, _MAX_LINE):  # a line without end is not held
@@ -108,14 +118,8 @@ def _read_file(
             fields = line.split()
             example = Example(row=-1, id=f"{rel}:{number}", source=source)
             n = len(fields)
-            if n != 5 and (n < 7 or n % 2 == 0):
-                facts.hit(
-                    "LG031",
-                    example,
-                    message="YOLO lines that are neither 'class cx cy w h' (5 fields) nor a "
-                    "polygon 'class x1 y1 x2 y2 x3 y3 ...'",
-                    fix="rewrite these lines; a loader splitting on spaces misreads them",
-                )
+            widths.add(n)
+            if not row_fits(facts, n, kpt, example, task):  # a box, segment or pose row
                 continue
             try:
                 cls = int(fields[0])
@@ -140,8 +144,10 @@ def _read_file(
                 value=cls,
             )
             check_background(facts, cls, background, example)
-            if n == 5:
-                cx, cy, w, h = values
+            if n == 5 or kpt is not None:
+                cx, cy, w, h = values[:4]
+                if n > 5 and kpt is not None:
+                    check_pose(facts, values, kpt, example, task)
                 box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
             else:
                 xs, ys = values[0::2], values[1::2]
@@ -150,6 +156,7 @@ def _read_file(
                 else:
                     box = (min(xs), min(ys), max(xs), max(ys))
             check_box(facts, box, None, example, normalised=True)
+    check_mixed(facts, widths, kpt, Example(row=-1, id=rel, source=source), task)
     return objects
 
 
@@ -184,5 +191,5 @@ class YoloReader(Reader):
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
-        found = read_yolo(paths[0], sink, facts, options.background)
+        found = read_yolo(paths[0], sink, facts, options.background, options.task)
         return Read(found, "the YOLO class list" if found is not None else "")

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labelgate.contract import Contract
+from labelgate.contract import BOX_TASKS, Contract
 from labelgate.errors import UsageError
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
@@ -126,9 +126,9 @@ def with_format(resolution: Resolution, opened: Opened) -> None:
         if contract.task not in (None, "segmentation"):
             raise UsageError(f"masks are read for the segmentation task, not {contract.task!r}")
         resolution.found("task", "segmentation", f"the {opened.format} reader")
-    if contract.task == "detection" and opened.facts.task != "detection":
+    if contract.task in BOX_TASKS and opened.facts.task != "detection":
         raise UsageError(
-            f"--task detection reads boxes (COCO, YOLO, VOC, CVAT, Label Studio, LabelMe); "
+            f"--task {contract.task} reads boxes (COCO, YOLO, VOC, CVAT, Label Studio, LabelMe); "
             f"this {opened.format} input holds {opened.facts.task} labels"
         )
     if opened.facts.task == "detection":

@@ -12,7 +12,7 @@ import numpy as np
 
 from labelgate.checks import Context, run_checks
 from labelgate.checks.section import check_section
-from labelgate.contract import Contract
+from labelgate.contract import BOX_TASKS, Contract
 from labelgate.core.environment import environment
 from labelgate.core.report import Example, Finding, Report
 from labelgate.errors import UsageError
@@ -266,7 +266,7 @@ def _validate(
             *tables.notes(columns, label_type, task, schemas[0], files),
             *(
                 [DETECTION_BATCHES]
-                if contract.task == "detection" and ctx.annotations is None
+                if contract.task in BOX_TASKS and ctx.annotations is None
                 else []
             ),
         ),
