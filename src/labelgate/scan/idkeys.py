@@ -19,7 +19,6 @@ import numpy as np
 
 from labelgate.core.arrow import bool_mask, numbers
 from labelgate.scan.idbitmap import IdBitmap, packed_ids, sorted_ids
-from labelgate.scan.idbloom import HashBloom, probe
 
 __all__ = [
     "PAIR",
@@ -203,9 +202,6 @@ class IdKeys:
             repeats fit the budget: no pair is kept for them; ``None`` once given up (the rows
             it held are then keyed again, see ``missing``) and for hashed ids.
         dense_nulls: the count and first few rows of null ids that the bitmap's rows hold.
-        hashed: hashed ids in a Bloom filter (``labelgate.scan.idbloom``) while their
-            candidate repeats fit the budget: no pair is kept for them; ``None`` once given up
-            (the rows it held are then keyed again) and for integer ids.
     """
 
     def __init__(self, rows: int, memory: int, *, integer: bool, limit: int | None) -> None:
@@ -223,7 +219,6 @@ class IdKeys:
         self._files: list[Any] = []
         self.dense = IdBitmap(memory // RESOLVERS) if integer else None
         self.dense_nulls: tuple[int, Array] = (0, np.zeros(0, np.int64))
-        self.hashed = None if integer else HashBloom(rows, memory // RESOLVERS)
 
     def __enter__(self) -> IdKeys:
         if self.parts > 1:
@@ -242,8 +237,6 @@ class IdKeys:
     def add(self, col: Any, first_row: int) -> None:
         """Key the ids of rows ``first_row``, ``first_row + 1``, ... (an Arrow array)."""
         if self.dense is not None and self._add_dense(col, first_row):
-            return
-        if self.hashed is not None and self._add_hashed(col, first_row):
             return
         pairs, null_rows = keyed_pairs(col, first_row, integer=self.integer)
         big = self.parts > 1 and len(pairs) >= _FLUSH // 8
@@ -284,21 +277,6 @@ class IdKeys:
             if self.dense is None:
                 return False
             return self._settled(self.dense.add(ids, first_row, len(col)), null_rows)
-
-    def _add_hashed(self, col: Any, first_row: int) -> bool:
-        """Add these ids' hashes to the Bloom filter (hashed on this worker's thread, outside
-        the lock); False where the filter is (or is now) given up."""
-        bloom = self.hashed
-        if bloom is None:
-            return False
-        hashes = probe(hash_keys(col), bloom.width)
-        with self._lock:
-            if self.hashed is not bloom:  # given up meanwhile
-                return False
-            if bloom.add(hashes, first_row, len(col)):
-                return True
-            self.hashed = None  # its rows are missing again, and keyed as pairs
-            return False
 
     def _settled(self, added: bool, null_rows: Array) -> bool:
         """After the bitmap took a slice (``added``) or refused it: its null rows noted, or the
@@ -344,8 +322,7 @@ class IdKeys:
         out: list[tuple[int, int]] = []
         at = 0
         dense = [] if self.dense is None else [(f, n) for f, n, _, _ in self.dense.spans]
-        hashed = [] if self.hashed is None else self.hashed.spans
-        for start, n in sorted(self.covered + dense + hashed):
+        for start, n in sorted(self.covered + dense):
             if start > at:
                 out.append((at, start))
             at = max(at, start + n)

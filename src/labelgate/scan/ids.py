@@ -14,8 +14,7 @@ import numpy as np
 from labelgate.core.report import Example
 from labelgate.io.sources import typed
 from labelgate.scan.idbitmap import IdBitmap
-from labelgate.scan.idbloom import HashBloom, candidate_filter
-from labelgate.scan.idkeys import PAIR, RESOLVERS, IdKeys, hash_keys, integer_keys
+from labelgate.scan.idkeys import PAIR, RESOLVERS, IdKeys, integer_keys
 from labelgate.scan.kernel import SLICE_ROWS, unreadable
 from labelgate.scan.result import ID_MEMORY, DuplicateIds, ScanResult
 
@@ -67,8 +66,6 @@ def duplicate_ids(
         _key_missing(keyed, data, column, scan.rows)
         if keyed.dense is not None:
             return _resolve_dense(keyed.dense, keyed.dense_nulls, data, column, scan, limit)
-        if keyed.hashed is not None:
-            return _resolve_hashed(keyed.hashed, data, column, scan, limit, memory)
         return _resolve(keyed, data, column, scan, limit, memory)
 
 
@@ -166,34 +163,6 @@ def _resolve_dense(
             found.append(pairs)
         tally.add(*repeats(np.concatenate(found)))
     tally.add_nulls(*nulls)
-    return tally.result(data, column, scan)
-
-
-def _resolve_hashed(
-    bloom: HashBloom,
-    data: Dataset,
-    column: str,
-    scan: ScanResult,
-    limit: int | None,
-    memory: int,
-) -> DuplicateIds:
-    """The repeats, from the hashes the Bloom filter found possibly repeated: every id hashed
-    again, the rows of those hashes kept as pairs, equal hashes confirmed on the real ids."""
-    tally = Tally(limit)
-    found = bloom.found()
-    if len(found):
-        among = candidate_filter(found)
-        kept = []
-        for start, batch in _batches(data, [column], lambda first, end: True):
-            keys = hash_keys(batch.column(0))
-            hit = among(keys)
-            pairs = np.empty(len(hit), PAIR)
-            pairs["key"], pairs["row"] = keys[hit], start + hit
-            kept.append(pairs)
-        del found, among
-        to_confirm = repeated_pairs(np.concatenate(kept))
-        if len(to_confirm):
-            tally.add(*confirmed(to_confirm, lambda r: values_at(r, data, [column]), memory))
     return tally.result(data, column, scan)
 
 
