@@ -28,18 +28,13 @@ from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.colours import known_table
 from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.maskdecode import (
-    EMPTY,
-    MASK_SUFFIXES,
-    ClusterMap,
-    Decoded,
-    decoded,
-)
+from labelgate.readers.maskdecode import EMPTY, MASK_SUFFIXES, Decoded
 from labelgate.readers.masklayout import (
     dataset_meta,
     looks_like_masks,
     mask_listing,
 )
+from labelgate.readers.maskpool import ClusterMap, decoded
 from labelgate.readers.maskrows import mask_batch
 
 if TYPE_CHECKING:
@@ -134,6 +129,8 @@ def _note_left_out(
 ) -> None:
     """Name the mask files of ``folder`` the reader leaves out (a second kind of mask: Cityscapes'
     colour, instanceIds or labelIds beside the trainIds), so none is skipped without a word."""
+    if len(kept) == len(every):  # kept is drawn from every: none left out
+        return
     chosen = set(kept)
     left = [p for p in every if p not in chosen]
     if left:
@@ -251,10 +248,12 @@ def _account(
     if len(seen.white) < room and len(values) and values[-1] == 255 and values.max() == 255:
         px = int(d.pixels[values == 255][0])
         seen.white.append(Example(row=row, id=d.path, value=255, pixels=px))
-    ids = (values >= 19) & (values <= 33)
-    if ids.any() and len(seen.high) < room:
-        shown = values[ids].tolist()
-        seen.high.append(Example(row=row, id=d.path, value=shown, pixels=int(d.pixels[ids].sum())))
+    if len(seen.high) < room:  # the examples kept: no look at the other masks' values
+        ids = (values >= 19) & (values <= 33)
+        if ids.any():
+            shown = values[ids].tolist()
+            px = int(d.pixels[ids].sum())
+            seen.high.append(Example(row=row, id=d.path, value=shown, pixels=px))
 
 
 def _whole(facts: AnnotationFacts, seen: _Seen, k: int | None, mapped: bool) -> None:
