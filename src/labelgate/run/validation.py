@@ -162,9 +162,13 @@ def run(
             if opened.format == "masks":
                 client = None  # the cluster decoded the masks; their histograms are a few rows
             elif client is not None and opened.converted:
-                raise UsageError(
-                    f"--dask reads Parquet tables and masks; {opened.format} is read locally"
-                )
+                if opened.facts is None or not opened.facts.counts.get("images_checked"):
+                    raise UsageError(
+                        "--dask reads Parquet tables, masks and the images of a detection input; "
+                        f"{opened.format} is read locally, and no images of it were found to "
+                        "check (--images DIR names them)"
+                    )
+                client = None  # the cluster opened the images; the boxes are read here
             opened = framework_rows(opened, contract)
             with_format(resolution, opened)
             paths, facts = opened.paths, opened.facts
