@@ -3,10 +3,10 @@ chunk's summaries sent back packed: the histograms of its masks concatenated int
 the few fields a mask has, in lists, instead of a pickled object and two arrays per mask.
 
 A worker decodes at Pillow's pace; what the parent does per mask is the rest of the cost, and on
-two cores every CPU second of the parent is taken from a worker. So the workers do all the work
-of a mask, the parent unpacks plain lists and array views, and the pool pulls its next chunk as
-soon as one is done (``imap_unordered``), the parent putting the chunks back in order before
-any mask is counted: the report does not depend on which worker finished first.
+two cores every CPU second of the parent is taken from a worker. So the workers decode and
+summarise, the parent unpacks plain lists and array views, and each worker takes the next chunk
+as soon as it is done with one (``imap_unordered``), the parent putting the chunks back in order
+before any mask is counted: the report does not depend on which worker finished first.
 """
 
 from __future__ import annotations
