@@ -28,6 +28,11 @@ def run_bounded(
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     environ = {**os.environ, **(env or {})}
+    # glibc reserves 64 MB of address space per thread arena: with Arrow's and the id check's
+    # threads the cap then counts reservations, not use (a two-mask run reserves 1.7 GB, and
+    # fails thread creation under the cap or not by import order); two arenas keep the cap on
+    # what the run allocates
+    environ.setdefault("MALLOC_ARENA_MAX", "2")
     environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(SRC), environ.get("PYTHONPATH", "")) if p
     )

@@ -231,8 +231,8 @@ def validate(
         max_examples: offending rows listed per finding (0: all).
         strict: whether warnings fail the run.
         threads: threads scanning Parquet row groups (streaming engine only).
-        dask: a Dask cluster to scan them on, ``local[N]`` or a scheduler's address (streaming
-            engine only).
+        dask: a Dask cluster to scan them on (Parquet row groups, masks, a detection input's
+            images), ``local[N]`` or a scheduler's address (streaming engine only).
         id_memory: bytes the duplicate-id check may hold before it spills to temporary files
             (default 128 MB; streaming engine only).
         gx_docs: with ``engine="gx"``, a folder where GX builds its Data Docs.

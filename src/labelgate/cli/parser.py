@@ -123,8 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument(
         "--dask",
         metavar="ADDRESS",
-        help="run the row groups on a Dask cluster: local[N] starts N local worker processes; "
-        "tcp://host:8786 joins a running scheduler (needs labelgate[dask])",
+        help="run the row groups, the masks or a detection input's images on a Dask cluster: "
+        "local[N] starts N local worker processes; tcp://host:8786 joins a running scheduler "
+        "(needs labelgate[dask])",
     )
     sm = _command(
         sub,

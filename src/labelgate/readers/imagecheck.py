@@ -22,7 +22,14 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.imagedecode import LEAVES, LINK_LEAVES, MISSING, Probe, probe_all
+from labelgate.readers.imagedecode import (
+    LEAVES,
+    LINK_LEAVES,
+    MISSING,
+    ClusterMap,
+    Probe,
+    probe_all,
+)
 from labelgate.readers.imageindex import ImageIndex, ImageRecord
 
 __all__ = ["IMAGE_SUFFIXES", "check_images", "resolve"]
@@ -54,8 +61,10 @@ def check_images(
     *,
     workers: int | None = None,
     progress: Progress | None = None,
+    cluster: ClusterMap | None = None,
 ) -> None:
-    """Check every image ``index`` lists (see the module); faults go to ``facts``."""
+    """Check every image ``index`` lists (see the module); faults go to ``facts``. The images
+    are opened on ``workers`` processes, or on a Dask cluster through ``cluster``."""
     records = [r for r in index.records if r.file is not None]
     if not records:
         return
@@ -88,7 +97,7 @@ def check_images(
             "keeps them (--images DIR names one)"
         )
     _listing.cache_clear()  # YOLO's folder listings: this run's alone
-    for done, (r, p) in enumerate(_probed(todo, workers), 1):
+    for done, (r, p) in enumerate(_probed(todo, workers, cluster), 1):
         if progress is not None and done % 256 == 0:
             progress(done, len(todo))
         _judge(facts, r, p)
@@ -96,10 +105,10 @@ def check_images(
 
 
 def _probed(
-    todo: list[tuple[ImageRecord, str, str]], workers: int | None
+    todo: list[tuple[ImageRecord, str, str]], workers: int | None, cluster: ClusterMap | None
 ) -> Iterator[tuple[ImageRecord, Probe]]:
     at = 0
-    for chunk in probe_all([(p, root) for _, p, root in todo], workers):
+    for chunk in probe_all([(p, root) for _, p, root in todo], workers, cluster):
         for p in chunk:
             yield todo[at][0], p
             at += 1

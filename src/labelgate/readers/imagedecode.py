@@ -16,13 +16,13 @@ import os
 import stat
 import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from labelgate.readers.maskfile import MAX_MASK_PIXELS
 
-__all__ = ["LEAVES", "LINK_LEAVES", "MISSING", "Probe", "probe", "probe_all"]
+__all__ = ["LEAVES", "LINK_LEAVES", "MISSING", "ClusterMap", "Probe", "probe", "probe_all"]
 
 MISSING = "images missing from the images folder"
 LEAVES = "file names that leave the images folder (an absolute name or a '..' part)"
@@ -125,10 +125,28 @@ def _probe_chunk(paths: list[tuple[str, str]]) -> list[Probe]:
     return [probe(p, root) for p, root in paths]
 
 
-def probe_all(paths: list[tuple[str, str]], workers: int | None = None) -> Iterator[list[Probe]]:
+# [fn(x) for x in items], in order, on a cluster (labelgate.run.distributed.cluster_map).
+ClusterMap = Callable[
+    [Callable[[list[tuple[str, str]]], list[Probe]], list[list[tuple[str, str]]]],
+    list[list[Probe]],
+]
+WINDOW = 64  # chunks handed to a cluster at a time: the futures held stay bounded
+
+
+def probe_all(
+    paths: list[tuple[str, str]],
+    workers: int | None = None,
+    cluster: ClusterMap | None = None,
+) -> Iterator[list[Probe]]:
     """Every image probed, in order, a chunk at a time: inline for a few, else on ``workers``
-    processes (default: the cores available), a bounded number of chunks in flight."""
+    processes (default: the cores available) or through ``cluster`` (a Dask map: each worker
+    opens the files by their paths, which must be the same there), a bounded number of chunks
+    in flight."""
     chunks = [paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK)]
+    if cluster is not None:
+        for i in range(0, len(chunks), WINDOW):
+            yield from cluster(_probe_chunk, chunks[i : i + WINDOW])
+        return
     workers = workers or len(os.sched_getaffinity(0))
     if len(paths) <= INLINE or workers < 2:
         for chunk in chunks:

@@ -1,11 +1,10 @@
 """Decoding one mask into its histogram, and what its encoding says: lossy saves, colour masks,
-unreadable files; on every core in processes, or on a Dask cluster."""
+unreadable files (``maskpool`` runs it on every core, or on a Dask cluster)."""
 
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,16 +18,12 @@ if TYPE_CHECKING:
     pass
 
 __all__ = [
-    "CHUNK",
     "EMPTY",
     "I64",
-    "INLINE",
     "LOSSY_SUFFIXES",
     "MASK_SUFFIXES",
-    "ClusterMap",
     "Decoded",
     "decode",
-    "decoded",
     "pack_rgb",
     "unreadable",
 ]
@@ -255,71 +250,3 @@ def pack_rgb(rgb: npt.NDArray[Any]) -> I64:
     packed: I64 = (rgb[..., 0].astype(np.int64) << 16) | (rgb[..., 1].astype(np.int64) << 8)
     packed |= rgb[..., 2]
     return packed
-
-
-Chunk = tuple[list[str], str, dict[int, int] | None]  # mask paths, their root, the colour map
-
-
-def _decode_chunk(args: Chunk) -> list[Decoded]:
-    paths, root, colour_map = args
-    return [decode(p, root, colour_map) for p in paths]
-
-
-# [fn(x) for x in items], in order, on a cluster (labelgate.run.distributed.cluster_map).
-ClusterMap = Callable[[Callable[[Chunk], list[Decoded]], list[Chunk]], list[list[Decoded]]]
-CHUNK = 16  # masks per task
-INLINE = 64  # up to this many masks, no worker processes
-
-
-def decoded(
-    files: list[Path],
-    root: Path,
-    colour_map: Mapping[int, int] | None,
-    *,
-    workers: int | None = None,
-    cluster: ClusterMap | None = None,
-) -> Iterator[Decoded]:
-    """Every mask decoded, in order: inline for a few, else on ``workers`` processes (default:
-    the cores available) or through ``cluster`` (a Dask map), a bounded number of chunks in
-    flight."""
-    cmap = None if colour_map is None else dict(colour_map)
-    chunks = [
-        ([str(p) for p in files[i : i + CHUNK]], str(root), cmap)
-        for i in range(0, len(files), CHUNK)
-    ]
-    if cluster is not None:
-        window = 64
-        for i in range(0, len(chunks), window):
-            for done in cluster(_decode_chunk, chunks[i : i + window]):
-                yield from done
-        return
-    workers = workers or len(os.sched_getaffinity(0))
-    if len(files) <= INLINE or workers < 2:
-        for chunk in chunks:
-            yield from _decode_chunk(chunk)
-        return
-    yield from _in_processes(chunks, workers)
-
-
-def _in_processes(chunks: list[Chunk], workers: int) -> Iterator[Decoded]:
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    # fork where it is safe (Linux): the workers touch only Pillow and numpy, and fork needs no
-    # importable __main__ (a notebook, a script without a main guard); spawn elsewhere.
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        pending: deque[Future[list[Decoded]]] = deque()
-        todo = iter(chunks)
-        for chunk in todo:
-            pending.append(pool.submit(_decode_chunk, chunk))
-            if len(pending) >= 4 * workers:
-                break
-        while pending:
-            done = pending.popleft().result()
-            nxt = next(todo, None)
-            if nxt is not None:
-                pending.append(pool.submit(_decode_chunk, nxt))
-            yield from done

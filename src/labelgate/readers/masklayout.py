@@ -21,6 +21,7 @@ __all__ = [
     "looks_like_masks",
     "mask_files",
     "mask_files_all",
+    "mask_listing",
     "mask_paths",
     "mask_root",
 ]
@@ -73,7 +74,10 @@ def mask_root(root: Path) -> Path:
 def mask_files(root: Path) -> list[Path]:
     """The mask files under ``root`` (links not followed), in sorted path order; for a
     Cityscapes tree, the ``*_labelTrainIds`` files where there are any, else ``*_labelIds``."""
-    paths = mask_files_all(root)
+    return _chosen(mask_files_all(root))
+
+
+def _chosen(paths: list[Path]) -> list[Path]:
     train = [p for p in paths if p.name.endswith(("_labelTrainIds.png", "_labelTrainIds.tif"))]
     ids = [p for p in paths if p.name.endswith(("_labelIds.png", "_labelIds.tif"))]
     if train or ids:  # Cityscapes: colour, instanceIds and polygons are not class masks
@@ -100,15 +104,27 @@ def mask_paths(root: Path) -> tuple[Path, list[Path]]:
     Raises:
         InputError: no mask file is found.
     """
+    base, files, _ = mask_listing(root)
+    return base, files
+
+
+def mask_listing(root: Path) -> tuple[Path, list[Path], list[Path]]:
+    """``mask_paths``, and every mask file of its folder, those of another kind included (none
+    for a single file), from one walk of the folder.
+
+    Raises:
+        InputError: no mask file is found.
+    """
     from labelgate.errors import InputError
 
     base = mask_root(root)
-    files = [root] if root.is_file() else mask_files(base)
+    every = [] if root.is_file() else mask_files_all(base)
+    files = [root] if root.is_file() else _chosen(every)
     if not files:
         raise InputError(
             f"no mask files ({', '.join(MASK_SUFFIXES)}) found under this folder", path=str(root)
         )
-    return base, files
+    return base, files, every
 
 
 def looks_like_masks(root: Path) -> str | None:

@@ -17,7 +17,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,19 +28,14 @@ from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.colours import known_table
 from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.maskdecode import (
-    EMPTY,
-    MASK_SUFFIXES,
-    ClusterMap,
-    Decoded,
-    decoded,
-)
+from labelgate.readers.maskdecode import EMPTY, MASK_SUFFIXES, Decoded
 from labelgate.readers.masklayout import (
     dataset_meta,
     looks_like_masks,
-    mask_files_all,
-    mask_paths,
+    mask_listing,
 )
+from labelgate.readers.maskpool import ClusterMap, decoded
+from labelgate.readers.maskrows import mask_batch
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -81,15 +76,15 @@ def read_masks(
     import pyarrow as pa
 
     facts.task = "segmentation"
-    found = [mask_paths(root) for root in roots]
+    found = [mask_listing(root) for root in roots]
     base = found[0][0]
     if len(found) > 1:
-        base = Path(os.path.commonpath([str(b) for b, _ in found]))
+        base = Path(os.path.commonpath([str(b) for b, _, _ in found]))
         facts.notes.append(f"{len(roots)} mask paths read as one input, ids relative to {base}")
-    files = [f for _, fs in found for f in fs]
-    for (folder, kept), root in zip(found, roots, strict=True):
+    files = [f for _, fs, _ in found for f in fs]
+    for (folder, kept, every), root in zip(found, roots, strict=True):
         if root.is_dir():
-            _note_left_out(facts, folder, kept)
+            _note_left_out(facts, folder, kept, every)
     schema = pa.schema(
         [
             ("id", pa.string()),
@@ -117,15 +112,27 @@ def _image_of(d: Decoded) -> ImageRecord:
     """The image a mask pairs with (``--images``): the mask's path with any image suffix, and
     the mask's width and height."""
     size = None if d.error is not None else (float(d.shape[1]), float(d.shape[0]))
-    stem = str(PurePosixPath(d.path).with_suffix(""))
+    stem = _without_suffix(d.path)
     return ImageRecord(d.path, d.path, stem, size, None, stem=True)
 
 
-def _note_left_out(facts: AnnotationFacts, folder: Path, kept: list[Path]) -> None:
+def _without_suffix(path: str) -> str:
+    """``str(PurePosixPath(path).with_suffix(""))`` for a normalised relative path, without a
+    Path object per mask: the last suffix of its name, as pathlib finds it, removed."""
+    folder, slash, name = path.rpartition("/")
+    at = name.rfind(".")
+    return folder + slash + name[:at] if 0 < at < len(name) - 1 else path
+
+
+def _note_left_out(
+    facts: AnnotationFacts, folder: Path, kept: list[Path], every: list[Path]
+) -> None:
     """Name the mask files of ``folder`` the reader leaves out (a second kind of mask: Cityscapes'
     colour, instanceIds or labelIds beside the trainIds), so none is skipped without a word."""
+    if len(kept) == len(every):  # kept is drawn from every: none left out
+        return
     chosen = set(kept)
-    left = [p for p in mask_files_all(folder) if p not in chosen]
+    left = [p for p in every if p not in chosen]
     if left:
         shown = ", ".join(p.name for p in left[:3]) + (", ..." if len(left) > 3 else "")
         facts.notes.append(
@@ -137,15 +144,12 @@ def _note_left_out(facts: AnnotationFacts, folder: Path, kept: list[Path]) -> No
 def _rows(batch: list[Decoded], schema: pa.Schema, seen: _Seen) -> pa.RecordBatch:
     """The masks' rows, the histograms concatenated once (no Python list per mask), and the
     folder's value totals updated from them."""
-    import pyarrow as pa
 
-    read = [d.values is not None for d in batch]
+    read = np.array([d.values is not None for d in batch], dtype=bool)
     lengths = np.array([0 if d.values is None else len(d.values) for d in batch], np.int64)
-    offsets = pa.array(np.concatenate(([0], np.cumsum(lengths))).astype(np.int32))
     parts = [d.values for d in batch if d.values is not None]
     values = np.concatenate(parts) if parts else EMPTY
     pixels = np.concatenate([d.pixels for d in batch if d.values is not None] or [EMPTY])
-    null = pa.array(~np.array(read, dtype=bool))
     if len(values):
         distinct, at = np.unique(values, return_inverse=True)
         totals = np.bincount(at, weights=pixels).astype(np.int64).tolist()
@@ -153,16 +157,7 @@ def _rows(batch: list[Decoded], schema: pa.Schema, seen: _Seen) -> pa.RecordBatc
         for v, px, n in zip(distinct.tolist(), totals, holding, strict=True):
             seen.values[v] += px
             seen.masks_with[v] += n
-    paths = [d.path for d in batch]
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.array(paths, pa.string()),
-            pa.ListArray.from_arrays(offsets, pa.array(values, pa.int64()), mask=null),
-            pa.ListArray.from_arrays(offsets, pa.array(pixels, pa.int64()), mask=null),
-            pa.array([p.rpartition("/")[0] or "." for p in paths], pa.string()),
-        ],
-        schema=schema,
-    )
+    return mask_batch(schema, [d.path for d in batch], lengths, read, values, pixels)
 
 
 def _batched(items: Iterable[Decoded], size: int = 4096) -> Iterator[list[Decoded]]:
@@ -253,10 +248,12 @@ def _account(
     if len(seen.white) < room and len(values) and values[-1] == 255 and values.max() == 255:
         px = int(d.pixels[values == 255][0])
         seen.white.append(Example(row=row, id=d.path, value=255, pixels=px))
-    ids = (values >= 19) & (values <= 33)
-    if ids.any() and len(seen.high) < room:
-        shown = values[ids].tolist()
-        seen.high.append(Example(row=row, id=d.path, value=shown, pixels=int(d.pixels[ids].sum())))
+    if len(seen.high) < room:  # the examples kept: no look at the other masks' values
+        ids = (values >= 19) & (values <= 33)
+        if ids.any():
+            shown = values[ids].tolist()
+            px = int(d.pixels[ids].sum())
+            seen.high.append(Example(row=row, id=d.path, value=shown, pixels=px))
 
 
 def _whole(facts: AnnotationFacts, seen: _Seen, k: int | None, mapped: bool) -> None:

@@ -108,7 +108,14 @@ def read_input(
 
         fmt = opened.format
         if fmt != "masks" or contract.images is not None:  # masks: only with --images
-            check_images(opened.images[0], fmt, contract.images, opened.facts, progress=progress)
+            check_images(
+                opened.images[0],
+                fmt,
+                contract.images,
+                opened.facts,
+                progress=progress,
+                cluster=options.cluster,
+            )
     elif contract.images is not None:
         raise UsageError(
             f"--images checks the images of a detection input (COCO, YOLO, VOC...); this "

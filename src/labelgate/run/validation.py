@@ -162,9 +162,13 @@ def run(
             if opened.format in ("masks", "coco"):
                 client = None  # the cluster read the masks or COCO blocks; their rows are local
             elif client is not None and opened.converted:
-                raise UsageError(
-                    f"--dask reads Parquet tables, masks and COCO; {opened.format} is read locally"
-                )
+                if opened.facts is None or not opened.facts.counts.get("images_checked"):
+                    raise UsageError(
+                        "--dask reads Parquet tables, masks, COCO and the images of a detection "
+                        f"input; {opened.format} is read locally, and no images of it were found "
+                        "to check (--images DIR names them)"
+                    )
+                client = None  # the cluster opened the images; the boxes are read here
             opened = framework_rows(opened, contract)
             with_format(resolution, opened)
             paths, facts = opened.paths, opened.facts

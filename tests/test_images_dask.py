@@ -1,0 +1,75 @@
+"""The image checks (LG041-LG043) of a detection input on a Dask cluster: the same report as on
+the local process pool, the boxes read where labelgate runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from labelgate import Contract
+from labelgate.errors import UsageError
+from labelgate.render import render
+from labelgate.run.validation import run
+
+from .conftest import run_cli
+from .test_images import coco, jpeg, planted  # noqa: F401 - the fixture, shared
+
+pytest.importorskip("dask.distributed")
+pytestmark = pytest.mark.slow  # a local cluster starts worker processes
+
+
+def plain(text: str) -> dict[str, object]:
+    doc = json.loads(text)
+    doc.pop("environment", None)
+    return doc  # type: ignore[no-any-return]
+
+
+def test_planted_faults_on_a_cluster_equal_the_local_report(
+    planted: Path,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from labelgate.run import distributed
+
+    mapped: list[str] = []
+    real = distributed.cluster_map
+
+    def spy(client: Any, fn: Any, items: list[Any]) -> list[Any]:
+        mapped.append(fn.__name__)
+        return real(client, fn, items)
+
+    monkeypatch.setattr(distributed, "cluster_map", spy)
+    contract = Contract(num_classes=2)
+    local = run([str(planted)], contract, max_examples=0).report
+    assert mapped == []
+    remote = run([str(planted)], contract, max_examples=0, dask="local[2]").report
+    assert mapped == ["_probe_chunk"]  # the images were opened on the cluster
+    assert {f.code for f in remote.findings} >= {"LG041", "LG042", "LG043"}
+    assert plain(render(remote, "json")) == plain(render(local, "json"))
+
+
+def test_many_images_on_a_cluster_from_the_command_line(tmp_path: Path) -> None:
+    names = []
+    for n in range(200):
+        jpeg(tmp_path / f"{n}.jpg", (16, 12))
+        names.append((f"{n}.jpg", 16, 12 if n not in (3, 150) else 13))
+    path = str(coco(tmp_path, names))
+    local = run_cli("validate", path, "--format", "json", "--max-examples", "0")
+    remote = run_cli(
+        "validate", path, "--format", "json", "--max-examples", "0", "--dask", "local[2]"
+    )
+    assert remote.returncode == local.returncode == 1, remote.stderr
+    doc = plain(remote.stdout)
+    assert doc == plain(local.stdout)
+    (finding,) = doc["findings"]  # type: ignore[misc]
+    assert finding["code"] == "LG043"
+    assert {e["id"] for e in finding["examples"]} == {"image 4", "image 151"}
+
+
+def test_a_detection_input_without_its_images_is_refused_on_a_cluster(tmp_path: Path) -> None:
+    (tmp_path / "annotations").mkdir()
+    path = coco(tmp_path / "annotations", [("a.jpg", 16, 12)])  # no images anywhere
+    with pytest.raises(UsageError, match="no images of it were found to check"):
+        run([str(path)], Contract(num_classes=2), dask="local[1]")
