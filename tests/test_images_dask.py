@@ -45,7 +45,8 @@ def test_planted_faults_on_a_cluster_equal_the_local_report(
     local = run([str(planted)], contract, max_examples=0).report
     assert mapped == []
     remote = run([str(planted)], contract, max_examples=0, dask="local[2]").report
-    assert mapped == ["_probe_chunk"]  # the images were opened on the cluster
+    # the COCO file's annotations were judged, and its images opened, on the cluster
+    assert mapped == ["judge", "_probe_chunk"]
     assert {f.code for f in remote.findings} >= {"LG041", "LG042", "LG043"}
     assert plain(render(remote, "json")) == plain(render(local, "json"))
 
