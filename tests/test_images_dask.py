@@ -70,7 +70,19 @@ def test_many_images_on_a_cluster_from_the_command_line(tmp_path: Path) -> None:
 
 
 def test_a_detection_input_without_its_images_is_refused_on_a_cluster(tmp_path: Path) -> None:
+    (tmp_path / "Annotations").mkdir()  # VOC, read locally, and no JPEGImages/ beside it
+    (tmp_path / "Annotations" / "a.xml").write_text(
+        "<annotation><filename>a.jpg</filename><size><width>16</width><height>12</height>"
+        "</size><object><name>cat</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax>"
+        "<ymax>5</ymax></bndbox></object></annotation>"
+    )
+    with pytest.raises(UsageError, match="no images of it were found to check"):
+        run([str(tmp_path / "Annotations")], Contract(num_classes=2), dask="local[1]")
+
+
+def test_a_coco_file_without_its_images_is_read_on_a_cluster(tmp_path: Path) -> None:
     (tmp_path / "annotations").mkdir()
     path = coco(tmp_path / "annotations", [("a.jpg", 16, 12)])  # no images anywhere
-    with pytest.raises(UsageError, match="no images of it were found to check"):
-        run([str(path)], Contract(num_classes=2), dask="local[1]")
+    remote = run([str(path)], Contract(num_classes=2), dask="local[1]").report
+    local = run([str(path)], Contract(num_classes=2)).report
+    assert plain(render(remote, "json")) == plain(render(local, "json"))
