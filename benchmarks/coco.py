@@ -108,7 +108,7 @@ def make(path: Path, megabytes: int) -> None:
                 "image_id": n % images,
                 "category_id": cat,
                 "bbox": box,
-                "area": round(box[2] * box[3], 2),
+                "area": round(box[2] * box[3] / 2, 2),  # the triangle below
                 "iscrowd": 0,
                 "segmentation": [
                     [box[0], box[1], box[0] + box[2], box[1], box[0], box[1] + box[3]]

@@ -101,3 +101,10 @@ class TestBijection:
 
     def test_empty_name(self) -> None:
         assert ClassMap.from_names(["a", " ", "c"]).problems(3) == ["empty class name at index 1"]
+
+
+def test_a_csv_with_a_lone_carriage_return_is_a_class_map_error(tmp_path: Path) -> None:
+    path = tmp_path / "classes.csv"
+    path.write_bytes(b"\r0")  # found by the class-map fuzz test: the csv module raised
+    with pytest.raises(ClassMapError):
+        load_class_map(path)

@@ -181,3 +181,18 @@ def test_real_coco_files_give_no_false_alarm(name: str, shared_real_world: Path)
     for task in (None, "instance", "keypoints"):
         found = set(by_code(validate(path, task))) & {"LG028", "LG044", "LG045", "LG046", "LG047"}
         assert found == REAL[name], (name, task)
+
+
+class TestOneRecordOneCount:
+    def test_a_box_and_its_polygon_past_the_image_are_one_row_of_lg028(
+        self, tmp_path: Path
+    ) -> None:
+        past = [90.0, 10.0, 130.0, 10.0, 90.0, 30.0]  # x to 130 in an image 100 wide
+        anns = [
+            ann(1, bbox=[90, 10, 40, 20], segmentation=[past], area=400.0),
+            ann(2, bbox=[10, 10, 20, 20], segmentation=[past], area=400.0),  # polygon only
+        ]
+        found = by_code(validate(write(tmp_path / "a.json", anns)))["LG028"]
+        assert found.count == 2  # annotation 1 once, although its box and polygon both pass
+        assert sorted(ids(found)) == [1, 2]
+        assert "boxes" in found.message and "polygons" in found.message

@@ -281,7 +281,12 @@ def _is_index(value: Any) -> bool:
 
 
 def _from_csv(text: str, origin: str) -> ClassMap:
-    rows = [row for row in csv.reader(io.StringIO(text)) if row and any(c.strip() for c in row)]
+    try:  # newline="": a lone carriage return ends a row, as the csv module wants
+        rows = [
+            r for r in csv.reader(io.StringIO(text, newline="")) if r and any(c.strip() for c in r)
+        ]
+    except csv.Error as exc:
+        raise ClassMapError(f"not a CSV file ({exc})", path=origin) from None
     if rows and not _is_index(rows[0][0]):
         check_header(rows[0], origin)
         rows = rows[1:]  # a header such as "index,name"

@@ -11,6 +11,8 @@ from labelgate.core.report import Example
 
 __all__ = ["AnnotationFacts", "Hits"]
 
+_SEEN = 100_000  # records remembered per code, to count each once
+
 
 @dataclass(slots=True)
 class Hits:
@@ -61,6 +63,7 @@ class AnnotationFacts:
     limit: int | None = 20
     background: int | None = None
     notes: list[str] = field(default_factory=list)
+    seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(
         self,
@@ -73,7 +76,9 @@ class AnnotationFacts:
         count: int = 1,
     ) -> Hits:
         """Count ``count`` records failing ``code`` (the first fix stands; up to five different
-        messages are kept, joined).
+        messages are kept, joined). A record is counted once per code: a COCO annotation whose
+        box and polygon both pass its image's edge is one row of LG028 (records are told apart
+        by id and source, for the first ``_SEEN`` of each code).
 
         Raises:
             ValueError: ``code`` is not one the catalog says readers raise (it would be dropped).
@@ -83,8 +88,16 @@ class AnnotationFacts:
         h = self.hits.get(code)
         if h is None:
             h = self.hits[code] = Hits(message=message, fix=fix, unit=unit)
+            self.seen.pop(code, None)  # a finding taken away and started again counts anew
         elif message not in h.message.split("; ") and h.message.count("; ") < 4:
             h.message += "; " + message
+        if count == 1 and example is not None and type(example.id) in (int, str):
+            seen = self.seen.setdefault(code, set())
+            record = (example.id, example.source)
+            if record in seen:
+                return h  # the record is counted already; its new message is kept above
+            if len(seen) < _SEEN:
+                seen.add(record)
         h.count += count
         if example is not None and (self.limit is None or len(h.examples) < self.limit):
             h.examples.append(example)

@@ -138,7 +138,10 @@ def _csv_header(file: InputFile) -> list[str] | None:
     """
     with Path(file.path).open(encoding="utf-8", newline="") as f:
         first = f.readline()
-    fields = next(csv.reader(io.StringIO(first)), [])
+    try:
+        fields = next(csv.reader(io.StringIO(first, newline="")), [])
+    except csv.Error:
+        return None  # the scan reads the file and words what is wrong with it
     if any(field.strip().lstrip("+-").isdigit() for field in fields):
         return [str(i) for i in range(len(fields))]
     return None

@@ -87,6 +87,7 @@ class Partial:
     tallies: Tallies = field(default_factory=Tallies)
     groups: GroupCodes = field(default_factory=GroupCodes)  # each row's image, in order
     shapes: CocoShapes | None = None  # masks and keypoints waiting for the whole file
+    seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict)  # records counted
 
 
 class _Collected(RowWriter):
@@ -171,16 +172,25 @@ def judge(task: Task) -> Partial:
         writer.close()
     if shapes is not None:
         shapes.facts = AnnotationFacts("coco", "")  # sent back without the hits sent already
-    return Partial(True, writer.rows, writer.columns, facts.hits, tallies, writer.groups, shapes)
+    return Partial(
+        True, writer.rows, writer.columns, facts.hits, tallies, writer.groups, shapes, facts.seen
+    )
 
 
 def _shifted(example: Example, base: int) -> Example:
     return example if example.row < 0 or not base else replace(example, row=example.row + base)
 
 
-def replay(facts: AnnotationFacts, code: Code, hits: Hits, base: int = 0) -> None:
+def replay(
+    facts: AnnotationFacts,
+    code: Code,
+    hits: Hits,
+    base: int = 0,
+    seen: set[tuple[Any, Any]] | None = None,
+) -> None:
     """Add one range's hits of ``code`` to ``facts`` as if they had been met there, its rows
-    moved by ``base``: messages in their order, the first examples up to the limit."""
+    moved by ``base``: messages in their order, the first examples up to the limit, the records
+    it counted (``seen``) remembered so that none is counted again."""
     for message in hits.message.split("; "):
         facts.hit(code, message=message, fix=hits.fix, unit=hits.unit, count=0)
     into = facts.hits[code]
@@ -191,6 +201,8 @@ def replay(facts: AnnotationFacts, code: Code, hits: Hits, base: int = 0) -> Non
         into.examples.append(_shifted(example, base))
     if hits.details and not into.details:
         into.details = dict(hits.details)
+    if seen:
+        facts.seen.setdefault(code, set()).update(seen)
 
 
 def merge(into: Tallies, part: Tallies, base: int) -> None:
@@ -294,7 +306,7 @@ def read_blocks(
                 if shapes is not None and part.shapes is not None:
                     shapes.adopt(part.shapes, functools.partial(_shifted, base=base))
                 for code, hits in part.hits.items():
-                    replay(own, code, hits, base)
+                    replay(own, code, hits, base, part.seen.get(code))
                 merge(tallies, part.tallies, base)
         late = [k for k in present if k not in early]  # categories after the annotations
         with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
@@ -309,7 +321,7 @@ def read_blocks(
         _abandon(writer)
         raise
     for code, hits in own.hits.items():
-        replay(facts, code, hits)
+        replay(facts, code, hits, 0, own.seen.get(code))
     merge(into, tallies, 0)
     sink.adopt(writer)
     return writer

@@ -121,7 +121,10 @@ def _colour_table(path: Path) -> bool:
             first = f.readline(4096).decode("utf-8-sig", errors="replace")
     except OSError:
         return False
-    header = {c.strip().lower() for c in next(csv.reader(io.StringIO(first)), [])}
+    try:
+        header = {c.strip().lower() for c in next(csv.reader(io.StringIO(first, newline="")), [])}
+    except csv.Error:
+        return False  # no CSV header at all
     return {"r", "g", "b"} <= header and bool(header & {"name", "label", "class", "class_name"})
 
 
