@@ -196,3 +196,18 @@ class TestOneRecordOneCount:
         assert found.count == 2  # annotation 1 once, although its box and polygon both pass
         assert sorted(ids(found)) == [1, 2]
         assert "boxes" in found.message and "polygons" in found.message
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        ([1.5, 2, 3.25], True),
+        ([1e308, 1e308], True),  # the sum overflows; every value is finite
+        ([1.0, math.nan], False),
+        ([math.inf, -math.inf], False),
+        ([1, 10**400], False),  # past a float's range
+        ([], True),
+    ],
+)
+def test_finite_takes_every_value_as_a_float(values: list[Any], expected: bool) -> None:
+    assert finite(values) is expected

@@ -142,6 +142,8 @@ def judge(task: Task) -> Partial:
     facts = AnnotationFacts("coco", "", limit=task.limit)
     tallies = Tallies()
     writer = _Collected()
+    name = Path(task.path).name
+    writer.groups.seed((name, key) for key in task.images)  # codes the parent shares
     shapes = None if task.shapes is None else task.shapes.worker(facts)
     unlisted = tallies.unlisted
     with _no_gc(), Path(task.path).open("rb") as f:
@@ -166,7 +168,7 @@ def judge(task: Task) -> Partial:
                     tallies.deferred,
                     tallies.counts,
                     task.background,
-                    Path(task.path).name,  # rows name their image as the image table does
+                    name,  # rows name their image as the image table does
                     shapes,
                 )
         writer.close()
@@ -293,6 +295,7 @@ def read_blocks(
     if shapes is not None:
         tasks = [replace(t, shapes=shapes.worker(AnnotationFacts("coco", ""))) for t in tasks]
     writer = RowWriter(sink.folder / f"coco-{len(sink.paths)}.parquet", id_type="int")
+    writer.groups.seed((path.name, key) for key in tables[0])  # as each task seeds its own
     try:
         for part in _run(tasks, cluster, workers):
             if not part.ok:

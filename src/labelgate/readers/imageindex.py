@@ -11,7 +11,7 @@ checks (``readers/imagecheck.py``) open the files recorded here.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,16 +73,27 @@ class GroupCodes:
 
     Attributes:
         codes: per row, the position of its key in ``keys`` (-1: the row names no image).
-        keys: the keys met, in the order first met.
+        keys: the keys met, in the order first met (after the ``seeded`` ones).
+        seeded: how many keys were given in advance (``seed``): the images listed, whose codes
+            a worker and its parent agree on without sending the keys.
     """
 
     def __init__(self) -> None:
         self.codes = array("q")
         self.keys: list[Any] = []
         self._code: dict[Any, int] = {}
+        self.seeded = 0
 
     def __len__(self) -> int:
         return len(self.codes)
+
+    def seed(self, keys: Iterable[Any]) -> None:
+        """Give the listed images' keys in advance, in their order (before any row)."""
+        for key in keys:
+            if key not in self._code:
+                self._code[key] = len(self.keys)
+                self.keys.append(key)
+        self.seeded = len(self.keys)
 
     def append(self, key: Any) -> None:
         """Name the next row's image (``None``: it names none)."""
@@ -98,10 +109,16 @@ class GroupCodes:
     def extend(self, other: GroupCodes, canonical: Callable[[Any], Any] | None = None) -> None:
         """The rows of ``other`` appended, their codes translated to this table's; a key new to
         this table is kept as ``canonical`` gives it (the image index's own key object, so that
-        keys unpickled from a worker's result do not outlive it)."""
+        keys unpickled from a worker's result do not outlive it). Codes of keys both tables
+        were seeded with alike stay as they are."""
         table = np.empty(len(other.keys) + 1, dtype=np.int64)
         table[-1] = -1  # code -1 (no image) indexes the last slot
-        for i, key in enumerate(other.keys):
+        start = 0
+        if other.seeded and other.seeded == self.seeded:
+            table[: other.seeded] = np.arange(other.seeded)
+            start = other.seeded
+        for i in range(start, len(other.keys)):
+            key = other.keys[i]
             if canonical is not None:
                 key = canonical(key)
             code = self._code.get(key)
@@ -113,14 +130,16 @@ class GroupCodes:
         if codes is not None:
             self.codes.frombytes(table[codes].tobytes())
 
-    def __getstate__(self) -> tuple[bytes, list[Any]]:
-        return self.codes.tobytes(), self.keys  # the lookup table is rebuilt, not sent
+    def __getstate__(self) -> tuple[bytes, list[Any], int]:
+        # the seeded keys and the lookup table stay behind: the receiver was seeded alike
+        return self.codes.tobytes(), self.keys[self.seeded :], self.seeded
 
-    def __setstate__(self, state: tuple[bytes, list[Any]]) -> None:
+    def __setstate__(self, state: tuple[bytes, list[Any], int]) -> None:
         self.codes = array("q")
         self.codes.frombytes(state[0])
-        self.keys = state[1]
-        self._code = {key: i for i, key in enumerate(self.keys)}
+        self.seeded = state[2]
+        self.keys = [None] * self.seeded + state[1]
+        self._code = {key: self.seeded + i for i, key in enumerate(state[1])}
 
 
 class ImageIndex:
