@@ -190,3 +190,11 @@ def test_real_exports_batch_images_and_raise_no_image_finding(
         boxed = {a["image_id"] for a in data["annotations"]}
         assert read["images_without_boxes"] == len(data["images"]) - len(boxed)
         assert doc["batches"]["count"] == -(-len(data["images"]) // 4)
+
+
+def test_the_report_header_says_detection_and_counts_images(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", [1, 2, 3, 4, 5], {1: [1], 2: [1], 4: [2]})
+    result = run_cli("validate", str(path), "--batch-size", "2", "--framework", "detectron2")
+    header = result.stdout.splitlines()[1]
+    assert "task detection (detectron2)" in header  # not the rows' multiclass shape
+    assert "3 batches of 2 images" in header

@@ -18,6 +18,7 @@ __all__ = [
     "example_value",
     "plain",
     "quoted",
+    "task_shown",
     "verdict",
 ]
 
@@ -67,6 +68,17 @@ def base_paths(report: Report) -> str | None:
     shown = ", ".join(str(f["path"]) for f in files[:3])
     more = len(files) - 3
     return (shown or "(no file)") + (f" (+{more} files)" if more > 0 else "")
+
+
+def task_shown(report: Report) -> str:
+    """The task in words: a detection reader's boxes say detection (the rows are judged in the
+    multiclass shape), with the framework named when one is."""
+    task = str(report.contract.get("task"))
+    annotations = report.input.get("annotations") or {}
+    if task in ("None", "multiclass") and annotations.get("task") == "detection":
+        task = "detection"
+    framework = report.contract.get("framework")
+    return f"{task} ({framework})" if framework else task
 
 
 def verdict(report: Report) -> str:

@@ -272,7 +272,8 @@ def render_html(report: Report) -> str:
         + "</p>",
         f"<p>rows {c['rows']} = usable {c['usable']} + ignored {c['ignored']} + rejected {c['rejected']}; "
         f"K={_e(report.contract.get('num_classes'))}, ignore_index={_e(report.contract.get('ignore_index'))}, "
-        f"{_e(report.batches['count'])} batches of {_e(report.batches['size'])}</p>",
+        f"{_e(report.batches['count'])} batches of {_e(report.batches['size'])}"
+        f"{' ' + _e(report.batches['unit']) if report.batches.get('unit') else ''}</p>",
     ]
     if report.findings:
         parts.append(

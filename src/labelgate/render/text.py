@@ -6,7 +6,7 @@ import re
 import textwrap
 
 from labelgate.core.report import Example, Finding, Report
-from labelgate.render.common import base_paths, counted, quoted
+from labelgate.render.common import base_paths, counted, quoted, task_shown
 from labelgate.render.terminal import no_commands
 
 __all__ = ["render_text"]
@@ -90,8 +90,9 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
         ignore = report.contract.get("ignore_index")
         b = report.batches
         console.print(
-            f"K={k}, ignore_index={ignore}, task {report.contract.get('task')}, "
+            f"K={k}, ignore_index={ignore}, task {escape(task_shown(report))}, "
             f"{b['count']} batch{'' if b['count'] == 1 else 'es'} of {b['size']}"
+            + (f" {b['unit']}" if b.get("unit") else "")
             + (", drop_last" if b["drop_last"] else "")
             + (f", shuffle seed {b['shuffle_seed']}" if b["shuffle_seed"] is not None else "")
         )
