@@ -17,6 +17,7 @@ import stat
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -56,6 +57,22 @@ class Probe:
 def probe(path: str, root: str) -> Probe:
     """Open ``path`` (inside the images folder ``root``) as an image, within the pixel bound;
     never raises for a bad file."""
+    with _quiet():
+        return _probe(path, root)
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Pillow's DecompressionBombWarning silenced (the pixel bound is checked here), once for
+    a chunk of images rather than once per image."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _probe(path: str, root: str) -> Probe:
     try:
         # os, not pathlib: this runs once per image, and a Path per call costs more than the stat
         st = os.lstat(path)
@@ -82,27 +99,24 @@ def _inside(path: str, root: str) -> bool:
 
 
 def _opened(f: BinaryIO) -> Probe:
-    import warnings
-
     from PIL import Image
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # Pillow's DecompressionBombWarning: bounded below
-            im = Image.open(f)
-            w, h = im.size
-            if w * h > MAX_MASK_PIXELS:
-                return Probe(
-                    error=f"a decompression bomb: {w} x {h} pixels, over the "
-                    f"{MAX_MASK_PIXELS:,} Pillow decodes",
-                    bomb=True,
-                    size=(w, h),
-                )
-            orientation = 1
-            if "exif" in im.info or im.format in ("TIFF", "MPO"):
-                orientation = int(im.getexif().get(0x0112, 1) or 1)
-            fmt = im.format
-            im.verify()
+        # the caller silenced Pillow's DecompressionBombWarning: the pixel bound is checked here
+        im = Image.open(f)
+        w, h = im.size
+        if w * h > MAX_MASK_PIXELS:
+            return Probe(
+                error=f"a decompression bomb: {w} x {h} pixels, over the "
+                f"{MAX_MASK_PIXELS:,} Pillow decodes",
+                bomb=True,
+                size=(w, h),
+            )
+        orientation = 1
+        if "exif" in im.info or im.format in ("TIFF", "MPO"):
+            orientation = int(im.getexif().get(0x0112, 1) or 1)
+        fmt = im.format
+        im.verify()
         if fmt == "JPEG":
             f.seek(-min(_TAIL, f.seek(0, os.SEEK_END)), os.SEEK_END)
             if b"\xff\xd9" not in f.read():
@@ -122,7 +136,8 @@ def _reason(exc: BaseException) -> str:
 
 def _probe_chunk(paths: list[tuple[str, str]]) -> list[Probe]:
     _inside.cache_clear()  # folders' links as they are now, shared by this chunk's images
-    return [probe(p, root) for p, root in paths]
+    with _quiet():
+        return [_probe(p, root) for p, root in paths]
 
 
 # [fn(x) for x in items], in order, on a cluster (labelgate.run.distributed.cluster_map).

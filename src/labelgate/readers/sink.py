@@ -148,6 +148,8 @@ class RowSink:
 
     def image_rows(self) -> ImageRows | None:
         """The image of each row written (``None``: a row names no image, or none was listed)."""
+        if len(self._writers) == 1:  # the usual case: its codes as they are, not a copy
+            return self.images.rows_to_images(self._writers[0].groups)
         groups = GroupCodes()
         for writer in self._writers:
             groups.extend(writer.groups)
