@@ -26,11 +26,12 @@ import argparse
 import json
 import os
 import platform
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compare import measured
 
 PLAIN = """
 import json, sys
@@ -131,24 +132,6 @@ def from_report(text: str) -> dict[str, int]:
     return out
 
 
-def run(argv: list[str]) -> tuple[float, float, float, str]:
-    """Run a command in a fresh process: wall seconds, peak RSS in MB (the largest of the process
-    and its workers: a forked worker also counts the pages it shares with its parent), CPU
-    seconds of the process and its workers (on a shared machine the steadier figure), stdout."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):
-            raise SystemExit(f"{argv[:4]} failed ({code}): {err.read().decode()[-2000:]}")
-        cpu = usage.ru_utime + usage.ru_stime
-        return wall, usage.ru_maxrss / 1024, cpu, out.read().decode()
-
-
 def from_panlabel(text: str) -> dict[str, int]:
     """panlabel's issues counted under the codes labelgate gives them (rows: not reported)."""
     out = dict.fromkeys(PANLABEL_CODES.values(), 0)
@@ -216,7 +199,7 @@ def main() -> None:
     best: dict[str, tuple[float, float, float, dict[str, int]]] = {}
     for _ in range(args.repeat):
         for name, argv in tools.items():
-            wall, peak, cpu, out = run(argv)
+            wall, cpu, peak, out = measured(argv)
             found = read.get(name, json.loads)(out)
             if name not in best or wall < best[name][0]:
                 best[name] = (wall, peak, cpu, found)

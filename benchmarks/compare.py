@@ -45,7 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 K, IGNORE, BATCH = 4, -100, 32
 
@@ -227,19 +227,36 @@ def make(
     tmp.rename(path)
 
 
-def run(argv: list[str]) -> tuple[float, float, str]:
-    """Run a command in a fresh process: (wall seconds, peak RSS in MB of that process, stdout)."""
+class Measured(NamedTuple):
+    """One command's run: wall seconds, CPU seconds (user and system, its worker processes
+    included), peak RSS in MB of the largest of the process and its workers, stdout."""
+
+    wall: float
+    cpu: float
+    rss: float
+    stdout: str
+
+
+def measured(argv: list[str]) -> Measured:
+    """Run a command in a fresh process and measure it (exit 0 or 1, else the run stops)."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(argv, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
         code = os.waitstatus_to_exitcode(status)
         if code not in (0, 1):
+            err.seek(0)
             raise SystemExit(f"{argv[:4]} failed ({code}): {err.read().decode()[-2000:]}")
-        return wall, usage.ru_maxrss / 1024, out.read().decode()
+        out.seek(0)
+        cpu = usage.ru_utime + usage.ru_stime
+        return Measured(wall, cpu, usage.ru_maxrss / 1024, out.read().decode())
+
+
+def run(argv: list[str]) -> tuple[float, float, str]:
+    """Run a command in a fresh process: (wall seconds, peak RSS in MB of that process, stdout)."""
+    m = measured(argv)
+    return m.wall, m.rss, m.stdout
 
 
 def from_labelgate(text: str) -> dict[str, Any]:

@@ -35,9 +35,11 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from compare import measured
 
 FLOOR = """
 import os, sys, json
@@ -89,22 +91,6 @@ def make(root: Path, count: int) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         img.save(folder / f"{rng.integers(0, 1 << 40):011x}.png")
     (root / "done").write_text("")
-
-
-def run(argv: list[str]) -> tuple[float, float, float, str]:
-    """Run a command in a fresh process: wall seconds, CPU seconds (user and system, its worker
-    processes included), peak RSS in MB of the largest process, stdout."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):
-            err.seek(0)
-            raise SystemExit(f"{argv[:4]} failed ({code}): {err.read().decode()[-2000:]}")
-        out.seek(0)
-        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out.read().decode()
 
 
 def base_src(rev: str, where: Path) -> Path:
@@ -177,7 +163,7 @@ def main() -> None:
         results: dict[str, tuple[float, float, float]] = {}
         for name, argv in tools.items():
             for _ in range(args.repeat):
-                wall, cpu, rss, out = run(argv)
+                wall, cpu, rss, out = measured(argv)
                 if name not in results or wall < results[name][0]:
                     results[name] = (wall, cpu, rss)
                 if name.startswith("labelgate"):
