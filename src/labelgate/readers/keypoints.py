@@ -18,7 +18,13 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.readers.instances import Extent, finite, hit
 
-__all__ = ["check_keypoint_count", "check_keypoints", "check_skeleton", "keypoint_names"]
+__all__ = [
+    "check_keypoint_count",
+    "check_keypoints",
+    "check_skeleton",
+    "keypoint_names",
+    "non_finite",
+]
 
 _VISIBILITY = (0, 1, 2)
 
@@ -87,14 +93,7 @@ def check_keypoints(
     xs, ys = values[0::3], values[1::3]
     vs = values[2::3]
     if not finite(values):
-        hit(
-            facts,
-            "LG046",
-            example,
-            strict,
-            message="keypoint values that are NaN or infinite",
-            fix="redraw these keypoints: a non-finite coordinate makes the keypoint loss NaN",
-        )
+        non_finite(facts, example, strict)
         return len(values), None
     if any(v not in _VISIBILITY for v in vs):
         hit(
@@ -147,3 +146,15 @@ def check_keypoint_count(
             fix="write one x, y, v triple for every keypoint the category names (v = 0 where "
             "it is not labelled): every keypoint after a missing one is misread",
         )
+
+
+def non_finite(facts: AnnotationFacts, example: Example, strict: bool) -> None:
+    """Count keypoints with a NaN or infinite value (LG046): COCO's and YOLO's pose rows alike."""
+    hit(
+        facts,
+        "LG046",
+        example,
+        strict,
+        message="keypoint values that are NaN or infinite",
+        fix="redraw these keypoints: a non-finite coordinate makes the keypoint loss NaN",
+    )

@@ -10,14 +10,14 @@ A row of up to 6 fields is read as a box: one that is not 5 stays a malformed li
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.readers.boxes import PRINTED_TOLERANCE
-from labelgate.readers.instances import hit
+from labelgate.readers.instances import finite, hit
+from labelgate.readers.keypoints import non_finite
 
 __all__ = ["check_mixed", "check_pose", "kpt_shape", "row_fits"]
 
@@ -130,15 +130,8 @@ def check_pose(
     points = values[4:]
     dims = kpt[1]
     strict = task == "keypoints"
-    if not all(math.isfinite(v) for v in points):
-        hit(
-            facts,
-            "LG046",
-            example,
-            strict,
-            message="keypoint values that are NaN or infinite",
-            fix="redraw these keypoints: a non-finite coordinate makes the keypoint loss NaN",
-        )
+    if not finite(points):
+        non_finite(facts, example, strict)
         return
     labelled = []
     for k in range(0, len(points), dims):
