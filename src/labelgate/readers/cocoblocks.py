@@ -28,6 +28,7 @@ from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
 from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import GroupCodes
+from labelgate.readers.ordered import in_order
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["BLOCK", "FAST_FROM", "Partial", "Tallies", "read_blocks"]
@@ -360,32 +361,7 @@ def _run(
     tasks: list[Task], cluster: Callable[..., Any] | None, workers: int | None
 ) -> Iterator[Partial]:
     """Each task's partial, in order: on the cluster, in worker processes, or inline."""
-    if cluster is not None:
-        for i in range(0, len(tasks), 8):
-            yield from cluster(judge, tasks[i : i + 8])
-        return
     workers = workers or len(os.sched_getaffinity(0))
-    if workers < 2 or len(tasks) < 2:
-        for task in tasks:
-            yield judge(task)
-        return
-    import multiprocessing
-    import sys
-    from collections import deque
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    # fork where it is safe (Linux), as the mask decoders: no importable __main__ needed
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-        pending: deque[Future[Partial]] = deque()
-        todo = iter(tasks)
-        for task in todo:
-            pending.append(pool.submit(judge, task))
-            if len(pending) > workers:
-                break
-        while pending:
-            done = pending.popleft().result()
-            nxt = next(todo, None)
-            if nxt is not None:
-                pending.append(pool.submit(judge, nxt))
-            yield done
+    if len(tasks) < 2:
+        workers = 1
+    return in_order(judge, tasks, workers, cluster=cluster, window=8)

@@ -14,14 +14,13 @@ from __future__ import annotations
 import functools
 import os
 import stat
-import sys
-from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from labelgate.readers.maskfile import MAX_MASK_PIXELS
+from labelgate.readers.ordered import in_order
 
 __all__ = ["LEAVES", "LINK_LEAVES", "MISSING", "ClusterMap", "Probe", "probe", "probe_all"]
 
@@ -158,30 +157,9 @@ def probe_all(
     opens the files by their paths, which must be the same there), a bounded number of chunks
     in flight."""
     chunks = [paths[i : i + CHUNK] for i in range(0, len(paths), CHUNK)]
-    if cluster is not None:
-        for i in range(0, len(chunks), WINDOW):
-            yield from cluster(_probe_chunk, chunks[i : i + WINDOW])
-        return
     workers = workers or len(os.sched_getaffinity(0))
-    if len(paths) <= INLINE or workers < 2:
-        for chunk in chunks:
-            yield _probe_chunk(chunk)
-        return
-    import multiprocessing
-    from concurrent.futures import Future, ProcessPoolExecutor
-
-    # fork where it is safe (Linux): the workers touch only Pillow; spawn elsewhere
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method)) as pool:
-        pending: deque[Future[list[Probe]]] = deque()
-        todo = iter(chunks)
-        for chunk in todo:
-            pending.append(pool.submit(_probe_chunk, chunk))
-            if len(pending) >= 4 * workers:
-                break
-        while pending:
-            done = pending.popleft().result()
-            nxt = next(todo, None)
-            if nxt is not None:
-                pending.append(pool.submit(_probe_chunk, nxt))
-            yield done
+    if len(paths) <= INLINE:
+        workers = 1
+    yield from in_order(
+        _probe_chunk, chunks, workers, cluster=cluster, window=WINDOW, ahead=4 * workers
+    )
