@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -67,6 +68,18 @@ def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[
         timeout=120,
         check=False,
     )
+
+
+def assert_cluster_report_is_local(*args: str) -> None:
+    """``labelgate ARGS`` and ``ARGS --dask local[2]`` fail alike (exit 1) with the same JSON
+    report, its environment aside."""
+    local = run_cli(*args)
+    remote = run_cli(*args, "--dask", "local[2]")
+    assert remote.returncode == local.returncode == 1, remote.stderr
+    a, b = json.loads(local.stdout), json.loads(remote.stdout)
+    a.pop("environment")
+    b.pop("environment")
+    assert a == b
 
 
 def run_cli_without(

@@ -20,7 +20,7 @@ from labelgate import Contract
 from labelgate.errors import InputError
 from labelgate.run.validation import report_of
 
-from .conftest import run_cli, run_cli_without
+from .conftest import assert_cluster_report_is_local, run_cli, run_cli_without
 
 pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
 
@@ -143,13 +143,7 @@ def test_cluster_report_equals_the_local_report(
 def test_local_cluster_from_the_command_line(shards: tuple[Path, dict[str, Any]]) -> None:
     folder, _ = shards
     args = ("validate", str(folder), "--classes", "4", "--format", "json")
-    local = run_cli(*args)
-    remote = run_cli(*args, "--dask", "local[2]")
-    assert remote.returncode == local.returncode == 1, remote.stderr
-    a, b = json.loads(local.stdout), json.loads(remote.stdout)
-    a.pop("environment")
-    b.pop("environment")
-    assert a == b
+    assert_cluster_report_is_local(*args)
 
 
 @pytest.mark.parametrize("kind", ["int", "string", "uuid", "int-with-nulls"])
