@@ -236,31 +236,40 @@ class TestLayout:
         assert find_layout(text) is None
 
 
-def test_extend_writes_the_batches_add_writes(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "plan",
+    [
+        [("table", 60_000), ("table", 40_000)],
+        [("add", 30_000), ("table", 60_000), ("add", 10_000)],
+        [("table", 65_536), ("add", 34_464)],
+        [("add", 65_535), ("table", 1), ("table", 34_464)],
+    ],
+)
+def test_tables_write_the_batches_add_writes(tmp_path: Path, plan: list[tuple[str, int]]) -> None:
+    import pyarrow as pa
+
     one, many = (
         RowWriter(tmp_path / "a.parquet", id_type="int"),
         RowWriter(tmp_path / "b.parquet", id_type="int"),
     )
     for n in range(100_000):
         one.add(n, n % 7, "s", None)
-    many.extend(
-        {
-            "id": list(range(60_000)),
-            "label": [n % 7 for n in range(60_000)],
-            "source": ["s"] * 60_000,
-        }
-    )
-    many.extend(
-        {
-            "id": list(range(60_000, 100_000)),
-            "label": [n % 7 for n in range(60_000, 100_000)],
-            "source": ["s"] * 40_000,
-        }
-    )
+    done = 0
+    for how, count in plan:
+        span = range(done, done + count)
+        if how == "add":
+            for n in span:
+                many.add(n, n % 7, "s", None)
+        else:
+            columns = [list(span), [n % 7 for n in span], ["s"] * count]
+            many.extend_table(pa.table(columns, schema=many.schema))
+        done += count
     one.close()
     many.close()
     a, b = pq.ParquetFile(one.path), pq.ParquetFile(many.path)
-    assert a.metadata.num_row_groups == b.metadata.num_row_groups == 2
+    sizes = [a.metadata.row_group(i).num_rows for i in range(a.metadata.num_row_groups)]
+    assert sizes == [b.metadata.row_group(i).num_rows for i in range(b.metadata.num_row_groups)]
+    assert sizes == [65_536, 34_464]
     assert a.read().equals(b.read())
     assert one.rows == many.rows == 100_000
 

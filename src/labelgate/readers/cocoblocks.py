@@ -20,11 +20,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from labelgate.core.annotations import AnnotationFacts, Hits
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.io.bounded import MAX_DEPTH, DepthGuard
+from labelgate.readers.cocofast import Cleared, ImageTable, clear
 from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
 from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import GroupCodes
@@ -83,7 +86,7 @@ class Partial:
 
     ok: bool
     rows: int = 0
-    columns: list[dict[str, list[Any]]] = field(default_factory=list)
+    tables: list[Any] = field(default_factory=list)  # pyarrow tables of the writer's schema
     hits: dict[Code, Hits] = field(default_factory=dict)
     tallies: Tallies = field(default_factory=Tallies)
     groups: GroupCodes = field(default_factory=GroupCodes)  # each row's image, in order
@@ -92,19 +95,31 @@ class Partial:
 
 
 class _Collected(RowWriter):
-    """A writer that keeps its rows as column lists (a worker's, sent back to the parent)."""
+    """A writer that keeps its rows as Arrow tables (a worker's, sent back to the parent)."""
 
     def __init__(self) -> None:
         super().__init__(Path(os.devnull), id_type="int")
-        self.columns: list[dict[str, list[Any]]] = []
+        self.tables: list[Any] = []
 
-    def _flush(self) -> None:
-        if self._cols["id"]:
-            self.columns.append(self._cols)
-        self._cols = {n: [] for n in self.schema.names}
+    def cleared(self, found: Cleared, start: int, end: int, source: str) -> None:
+        """Append the annotations ``start:end`` of a block, all cleared (``cocofast``)."""
+        import pyarrow as pa
+
+        self._hold()
+        count = end - start
+        ids, labels = found.ids[start:end], found.categories[start:end]
+        self._held.append(pa.table([ids, labels, pa.repeat(source, count)], schema=self.schema))
+        self._held_rows += count
+        self.groups.extend_codes(found.codes[start:end])
+        self.rows += count
+
+    def _flush(self, *, whole: bool = False) -> None:
+        self._hold()
+        self.tables.extend(self._held)
+        self._held, self._held_rows = [], 0
 
     def close(self) -> None:
-        self._flush()
+        self._flush(whole=True)
 
 
 @contextmanager
@@ -144,39 +159,62 @@ def judge(task: Task) -> Partial:
     tallies = Tallies()
     writer = _Collected()
     name = Path(task.path).name
-    writer.groups.seed((name, key) for key in task.images)  # codes the parent shares
+    table = ImageTable.of(task.images)
+    position = table.position  # the codes the parent seeds, without their keys
+
+    def listed(key: Any) -> int | None:
+        return position.get(key[1]) if key[0] == name else None
+
+    writer.groups.expect(len(position), listed)
     shapes = None if task.shapes is None else task.shapes.worker(facts)
     unlisted = tallies.unlisted
+
+    def annotate(item: dict[str, Any]) -> None:
+        source = task.source
+        if task.sources is not None:
+            source = task.sources.get(task.key(item.get("image_id")), source)
+        task.annotate(
+            item,
+            writer,
+            facts,
+            source,
+            task.images,
+            tallies.used,
+            tallies.first_of,
+            unlisted,
+            tallies.deferred,
+            tallies.counts,
+            task.background,
+            name,  # rows name their image as the image table does
+            shapes,
+        )
+
     with _no_gc(), Path(task.path).open("rb") as f:
         for start, end in task.ranges:
             f.seek(start)
             items = _parse(f.read(end - start), task.path)
             if items is None or not all(type(item) is dict for item in items):
                 return Partial(ok=False)
-            for item in items:
-                source = task.source
-                if task.sources is not None:
-                    source = task.sources.get(task.key(item.get("image_id")), source)
-                task.annotate(
-                    item,
-                    writer,
-                    facts,
-                    source,
-                    task.images,
-                    tallies.used,
-                    tallies.first_of,
-                    unlisted,
-                    tallies.deferred,
-                    tallies.counts,
-                    task.background,
-                    name,  # rows name their image as the image table does
-                    shapes,
-                )
+            found = None
+            if task.sources is None:
+                found = clear(items, table, tallies.used, task.background)
+            if found is None:
+                for item in items:
+                    annotate(item)
+                continue
+            done = 0  # the cleared runs appended whole, the others judged in their place
+            for at in [*np.flatnonzero(~found.mask).tolist(), len(items)]:
+                if at > done:
+                    writer.cleared(found, done, at, task.source)
+                if at < len(items):
+                    annotate(items[at])
+                done = at + 1
+            found.count(tallies.used)
         writer.close()
     if shapes is not None:
         shapes.facts = AnnotationFacts("coco", "")  # sent back without the hits sent already
     return Partial(
-        True, writer.rows, writer.columns, facts.hits, tallies, writer.groups, shapes, facts.seen
+        True, writer.rows, writer.tables, facts.hits, tallies, writer.groups, shapes, facts.seen
     )
 
 
@@ -304,8 +342,8 @@ def read_blocks(
                 return None
             base = writer.rows
             with _no_gc():
-                for columns in part.columns:
-                    writer.extend(columns)
+                for table in part.tables:
+                    writer.extend_table(table)
                 writer.groups.extend(part.groups, sink.images.canonical)
                 if shapes is not None and part.shapes is not None:
                     shapes.adopt(part.shapes, functools.partial(_shifted, base=base))

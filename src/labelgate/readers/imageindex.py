@@ -82,6 +82,7 @@ class GroupCodes:
         self.codes = array("q")
         self.keys: list[Any] = []
         self._code: dict[Any, int] = {}
+        self._lookup: Callable[[Any], int | None] | None = None
         self.seeded = 0
 
     def __len__(self) -> int:
@@ -95,16 +96,30 @@ class GroupCodes:
                 self.keys.append(key)
         self.seeded = len(self.keys)
 
+    def expect(self, count: int, lookup: Callable[[Any], int | None]) -> None:
+        """Seed, as ``seed`` would, ``count`` keys without holding them: ``lookup`` gives a
+        seeded key's code (``None`` for any other key). A worker judging a share of a file's
+        boxes pays nothing per listed image."""
+        self.keys = [None] * count
+        self.seeded = count
+        self._lookup = lookup
+
     def append(self, key: Any) -> None:
         """Name the next row's image (``None``: it names none)."""
         if key is None:
             self.codes.append(-1)
             return
         code = self._code.get(key)
+        if code is None and self._lookup is not None:
+            code = self._lookup(key)
         if code is None:
             code = self._code[key] = len(self.keys)
             self.keys.append(key)
         self.codes.append(code)
+
+    def extend_codes(self, codes: npt.NDArray[np.int64]) -> None:
+        """Name the next rows' images by their codes (seeded keys' codes, or -1)."""
+        self.codes.frombytes(codes.astype(np.int64, copy=False).tobytes())
 
     def extend(self, other: GroupCodes, canonical: Callable[[Any], Any] | None = None) -> None:
         """The rows of ``other`` appended, their codes translated to this table's; a key new to
@@ -140,6 +155,7 @@ class GroupCodes:
         self.seeded = state[2]
         self.keys = [None] * self.seeded + state[1]
         self._code = {key: self.seeded + i for i, key in enumerate(state[1])}
+        self._lookup = None
 
 
 class ImageIndex:

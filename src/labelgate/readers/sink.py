@@ -37,6 +37,8 @@ class RowWriter:
         ]
         self.schema = pa.schema(fields + ([("name", pa.string())] if names else []))
         self._cols: dict[str, list[Any]] = {n: [] for n in self.schema.names}
+        self._held: list[pa.Table] = []  # rows appended, not yet written
+        self._held_rows = 0
         self._writer: Any = None
         self.rows = 0
         self._closed = False
@@ -59,37 +61,54 @@ class RowWriter:
         if "name" in c:
             c["name"].append(name)
         self.rows += 1
-        if len(c["id"]) >= _BATCH:
+        if len(c["id"]) + self._held_rows >= _BATCH:
             self._flush()
 
-    def extend(self, columns: dict[str, list[Any]]) -> None:
-        """Rows appended column by column (another writer's, as its ``add`` kept them), in the
-        same 65,536-row batches as one ``add`` at a time would write."""
-        done, count = 0, len(columns["id"])
-        while done < count:
-            take = min(count - done, _BATCH - len(self._cols["id"]))
-            for name, values in self._cols.items():
-                values.extend(columns[name][done : done + take])
-            done += take
-            self.rows += take
-            if len(self._cols["id"]) >= _BATCH:
-                self._flush()
+    def extend_table(self, table: pa.Table) -> None:
+        """Rows appended as an Arrow table of this writer's schema (another writer's, sent
+        whole), written in the same 65,536-row batches as one ``add`` at a time would write."""
+        self._hold(table)
+        self.rows += table.num_rows
+        if self._held_rows >= _BATCH:
+            self._flush()
 
-    def _flush(self) -> None:
+    def _hold(self, table: pa.Table | None = None) -> None:
+        """The rows appended one by one so far (the lists emptied), then ``table``, held."""
+        import pyarrow as pa
+
+        if self._cols["id"]:
+            self._held.append(pa.table(self._cols, schema=self.schema))
+            self._held_rows += len(self._cols["id"])
+            self._cols = {n: [] for n in self.schema.names}
+        if table is not None:
+            self._held.append(table)
+            self._held_rows += table.num_rows
+
+    def _flush(self, *, whole: bool = False) -> None:
+        """Write the rows held in batches of 65,536 (``whole``: the rest too, if only the
+        schema)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        self._hold()
         if self._writer is None:
             self._writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
-        table = pa.table(self._cols, schema=self.schema)
-        self._writer.write_table(table)
-        self._cols = {n: [] for n in self.schema.names}
+        held = pa.concat_tables(self._held) if self._held else self.schema.empty_table()
+        start = 0
+        while held.num_rows - start >= _BATCH:
+            self._writer.write_table(held.slice(start, _BATCH).combine_chunks())
+            start += _BATCH
+        if whole:
+            self._writer.write_table(held.slice(start).combine_chunks())
+            start = held.num_rows
+        self._held = [held.slice(start)] if start < held.num_rows else []
+        self._held_rows = held.num_rows - start
 
     def close(self) -> None:
         """Write what is left (an empty file with the schema when no row came); once."""
         if self._closed:
             return
-        self._flush()
+        self._flush(whole=True)
         self._writer.close()
         self._closed = True
 

@@ -1,0 +1,203 @@
+"""The usual COCO annotation proved clean a block at a time: which annotations of a parsed block
+the per-annotation function (``coco._annotation``) would only count, found with a few C loops and
+numpy over the whole block instead of Python per annotation.
+
+The proof is conservative: an annotation it cannot clear (a box past its image, a category met for
+the first time, a crowd, an RLE, keypoints, a polygon near a bound...) is judged one by one as
+before, in its place, so the rows, counts, examples and messages are those of the per-annotation
+read. A block whose values are of unusual types (ids that are no integers, a box that is no list of
+four numbers, an odd polygon) is judged one by one whole.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from itertools import chain
+from operator import truth
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from labelgate.readers.instances import POINT_TOLERANCE
+
+__all__ = ["Cleared", "ImageTable", "clear"]
+
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
+
+_INT = {int}
+_NUMBER = {int, float}
+_LIST = {list}
+_MARGIN = 1e-9  # relative: an area this close to its tolerance is judged one by one
+
+
+@dataclass(frozen=True, slots=True)
+class ImageTable:
+    """The listed images as a task sees them: each key's position (its group code: the tasks and
+    the parent seed the listed images alike, in this order) and its size (NaN: none recorded)."""
+
+    position: dict[Any, int]
+    width: F64
+    height: F64
+
+    @classmethod
+    def of(cls, images: dict[Any, tuple[float, float] | None]) -> ImageTable:
+        sizes = [(math.nan, math.nan) if s is None else s for s in images.values()]
+        wh = np.array(sizes, dtype=np.float64).reshape(-1, 2)
+        return cls({key: i for i, key in enumerate(images)}, wh[:, 0].copy(), wh[:, 1].copy())
+
+
+@dataclass(frozen=True, slots=True)
+class Cleared:
+    """A block's annotations: ``mask`` true where one only needs counting, and every
+    annotation's id, category id and image code (meaningful where ``mask`` is true)."""
+
+    mask: Mask
+    ids: I64
+    categories: I64
+    codes: I64
+
+    def count(self, used: Counter[Any]) -> None:
+        """Count the cleared annotations' categories into ``used``."""
+        values, counts = np.unique(self.categories[self.mask], return_counts=True)
+        for value, n in zip(values.tolist(), counts.tolist(), strict=True):
+            used[value] += n
+
+
+def clear(
+    items: list[dict[str, Any]],
+    table: ImageTable,
+    used: Counter[Any],
+    background: int | None,
+) -> Cleared | None:
+    """Which of ``items`` (one block's annotations, all objects) need only counting, given the
+    categories met before the block (``used``), or ``None`` when the block is for the
+    per-annotation read whole."""
+    n = len(items)
+    if not n or any("keypoints" in a or "segments_info" in a for a in items):
+        return None
+    ids = [a.get("id") for a in items]
+    cids = [a.get("category_id") for a in items]
+    images = [a.get("image_id") for a in items]
+    boxes: list[Any] = [a.get("bbox") for a in items]
+    if not (set(map(type, ids)) == set(map(type, cids)) == set(map(type, images)) == _INT):
+        return None  # bool is its own type: a true id is no id
+    if set(map(type, boxes)) != _LIST or set(map(len, boxes)) != {4}:
+        return None
+    values = list(chain.from_iterable(boxes))
+    if not set(map(type, values)) <= _NUMBER:
+        return None
+    try:
+        id_array = np.array(ids, dtype=np.int64)
+        cid_array = np.array(cids, dtype=np.int64)
+        box = np.array(values, dtype=np.float64).reshape(n, 4)
+    except OverflowError:  # past int64 or a float: the per-annotation read words it
+        return None
+    position = table.position
+    codes = np.array([position.get(i, -1) for i in images], dtype=np.int64)
+    listed = codes >= 0
+    width = np.where(listed, table.width[codes], np.nan)
+    height = np.where(listed, table.height[codes], np.nan)
+    x0, y0 = box[:, 0], box[:, 1]
+    x1, y1 = x0 + box[:, 2], y0 + box[:, 3]  # as the per-annotation read adds them
+    with np.errstate(invalid="ignore"):  # NaN fails every comparison, as it does there
+        mask = (x1 > x0) & (y1 > y0) & (x0 >= 0) & (y0 >= 0) & (x1 <= width) & (y1 <= height)
+    mask &= ~np.fromiter(map(truth, (a.get("iscrowd") for a in items)), dtype=bool, count=n)
+    if background is not None:
+        mask &= cid_array != background
+    seen, first = np.unique(cid_array, return_index=True)
+    new = [i for c, i in zip(seen.tolist(), first.tolist(), strict=True) if c not in used]
+    mask[new] = False  # a category's first annotation is its example: judged one by one
+    if not _polygons(items, mask, width, height):
+        return None
+    return Cleared(mask, id_array, cid_array, codes)
+
+
+def _polygons(items: list[dict[str, Any]], mask: Mask, width: F64, height: F64) -> bool:
+    """Clear from ``mask`` the annotations whose segmentation would be counted (a polygon
+    broken, past its image, an area off its mask's; an RLE or any other form: judged one by
+    one); false where the block's polygons are of a form this does not read."""
+    absent: list[Any] = []
+    segs = [a.get("segmentation", absent) for a in items]
+    kinds = set(map(type, segs))
+    if not kinds <= {list, type(None)}:
+        for i, seg in enumerate(segs):
+            if type(seg) is not list and seg is not None:
+                mask[i] = False  # an RLE: judged one by one
+    lists = [i for i, seg in enumerate(segs) if type(seg) is list and seg and mask[i]]
+    if not lists:
+        return True
+    chosen = [segs[i] for i in lists]
+    polys = list(chain.from_iterable(chosen))
+    if set(map(type, polys)) != _LIST:
+        return False
+    lengths = np.fromiter(map(len, polys), dtype=np.int64, count=len(polys))
+    if bool((lengths % 2).any()):
+        return False  # an odd polygon shifts every pair after it
+    coords = list(chain.from_iterable(polys))
+    if not set(map(type, coords)) <= _NUMBER:
+        return False
+    try:
+        flat = np.array(coords, dtype=np.float64)
+    except OverflowError:
+        return False
+    per_item = np.fromiter(map(len, chosen), dtype=np.int64, count=len(chosen))
+    owner = np.repeat(np.arange(len(chosen)), per_item)  # each polygon's annotation
+    points = lengths // 2
+    poly_of = np.repeat(np.arange(len(polys)), points)  # each point's polygon
+    xs, ys = flat[0::2], flat[1::2]
+    ends = np.cumsum(points)
+    succ = np.arange(1, len(xs) + 1)
+    succ[ends[points > 0] - 1] = (ends - points)[points > 0]  # a polygon's last point: its first
+    xn, yn = xs[succ], ys[succ]
+    with np.errstate(all="ignore"):
+        forward, backward = xs * yn, xn * ys
+        twice = np.bincount(poly_of, forward, len(polys)) - np.bincount(
+            poly_of, backward, len(polys)
+        )
+        perimeter = np.bincount(poly_of, np.hypot(xn - xs, yn - ys), len(polys))
+        area = np.bincount(owner, np.abs(twice) / 2, len(chosen))
+        band = 1.0 + np.bincount(owner, perimeter, len(chosen))
+        # how far the sums may round from the per-annotation read's (in another order): far
+        # above any rounding, so that only an area within it of its tolerance is judged again
+        terms = np.bincount(poly_of, np.abs(forward) + np.abs(backward), len(polys))
+        count = np.bincount(owner, points.astype(np.float64), len(chosen))
+        slack = _MARGIN * (1.0 + count) * (np.bincount(owner, terms, len(chosen)) + band)
+    ok = np.bincount(owner, (lengths < 6).astype(np.float64), len(chosen)) == 0
+    point_owner = owner[poly_of]
+    broken = ~(np.isfinite(xs) & np.isfinite(ys))
+    ok &= np.bincount(point_owner, broken.astype(np.float64), len(chosen)) == 0
+    ok &= np.isfinite(area) & np.isfinite(band)
+    # the extent of each annotation's points against its image, with the tolerance
+    lo_x = np.full(len(chosen), np.inf)
+    lo_y = np.full(len(chosen), np.inf)
+    hi_x = np.full(len(chosen), -np.inf)
+    hi_y = np.full(len(chosen), -np.inf)
+    np.minimum.at(lo_x, point_owner, xs)
+    np.minimum.at(lo_y, point_owner, ys)
+    np.maximum.at(hi_x, point_owner, xs)
+    np.maximum.at(hi_y, point_owner, ys)
+    at = np.array(lists, dtype=np.int64)
+    t = POINT_TOLERANCE
+    with np.errstate(invalid="ignore"):
+        ok &= (lo_x >= -t) & (lo_y >= -t) & (hi_x <= width[at] + t) & (hi_y <= height[at] + t)
+    given = np.array([_area_of(items[i].get("area")) for i in lists], dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        gap = np.abs(given - area)
+        ok &= ~np.isfinite(given) | (gap + slack + _MARGIN * np.abs(given) < band)
+    mask[at[~ok]] = False
+    return True
+
+
+def _area_of(value: Any) -> float:
+    """A written area as a float, NaN where it is no JSON number (nothing to compare)."""
+    if type(value) is int or type(value) is float:
+        try:
+            return float(value)
+        except OverflowError:
+            return math.nan  # past a float's range: never finite, never compared
+    return math.nan

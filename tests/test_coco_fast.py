@@ -1,0 +1,252 @@
+"""COCO annotations cleared a block at a time (readers/cocofast.py): a block read with the
+annotations it clears counted in bulk gives the rows, hits, counts and images of the
+per-annotation read, whatever faults its annotations hold and wherever they sit."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from labelgate.core.annotations import AnnotationFacts
+from labelgate.errors import InputError
+from labelgate.readers import cocoblocks, cocofast
+from labelgate.readers.coco import read_coco
+from labelgate.readers.sink import RowSink
+
+SEQUENTIAL = 1 << 60  # a threshold no file reaches
+
+W, H = 640, 480
+
+
+def triangle(x: float, y: float, w: float, h: float) -> tuple[list[float], float, float]:
+    """A triangle on a box's corners: its coordinates, area and perimeter (the area's band)."""
+    coords = [x, y, x + w, y, x, y + h]
+    return coords, w * h / 2, w + h + math.hypot(w, h)
+
+
+def annotation(n: int, rng: random.Random, faults: list[str]) -> dict[str, Any]:
+    """A clean annotation of image ``n % 30``, then ``faults`` applied."""
+    x, y = round(rng.uniform(0, 500), 2), round(rng.uniform(0, 380), 2)
+    w, h = round(rng.uniform(1, 120), 2), round(rng.uniform(1, 90), 2)
+    coords, area, band = triangle(x, y, w, h)
+    item: dict[str, Any] = {
+        "id": n + 1,
+        "image_id": n % 30,
+        "category_id": rng.choice([1, 3, 7, 11]),
+        "bbox": [x, y, w, h],
+        "area": area,
+        "iscrowd": 0,
+        "segmentation": [coords],
+    }
+    for fault in faults:
+        FAULTS[fault](item, band)
+    return item
+
+
+def _set(key: str, value: Any) -> Any:
+    def apply(item: dict[str, Any], band: float) -> None:
+        item[key] = value
+
+    return apply
+
+
+def _box(i: int, value: Any) -> Any:
+    def apply(item: dict[str, Any], band: float) -> None:
+        item["bbox"][i] = value
+
+    return apply
+
+
+def _edge(past: float) -> Any:
+    """The box moved to end ``past`` pixels beyond its image's right edge."""
+
+    def apply(item: dict[str, Any], band: float) -> None:
+        box = item["bbox"]
+        if type(box[2]) is float:
+            box[0] = W - box[2] + past
+
+    return apply
+
+
+def _poly(edit: Any) -> Any:
+    def apply(item: dict[str, Any], band: float) -> None:
+        seg = item["segmentation"]
+        if isinstance(seg, list) and seg and isinstance(seg[0], list):
+            edit(seg)
+
+    return apply
+
+
+def _area(delta: float) -> Any:
+    """The written area moved to ``band + delta`` from the mask's (LG045 past the band)."""
+
+    def apply(item: dict[str, Any], band: float) -> None:
+        if isinstance(item.get("area"), float):
+            item["area"] += band + delta
+
+    return apply
+
+
+def _drop(key: str) -> Any:
+    def apply(item: dict[str, Any], band: float) -> None:
+        item.pop(key, None)
+
+    return apply
+
+
+FAULTS: dict[str, Any] = {
+    "wide": _box(2, 700.0),  # past the image
+    "flat": _box(3, 0),  # no area
+    "left": _box(0, -3.5),
+    "tall": _box(3, 500.0),
+    "past right edge": _edge(0.25),
+    "on right edge": _edge(0.0),
+    "bool box": _box(1, True),
+    "text box": _box(1, "5"),
+    "int box": _box(0, 12),
+    "crowd": _set("iscrowd", 1),
+    "crowd true": _set("iscrowd", True),
+    "unknown category": _set("category_id", 99),
+    "background": _set("category_id", 0),
+    "unlisted image": _set("image_id", 77),
+    "unsized image": _set("image_id", 29),
+    "float id": _set("id", 5.0),
+    "bool id": _set("id", True),
+    "huge id": _set("id", 2**70),
+    "no category": _drop("category_id"),
+    "no segmentation": _drop("segmentation"),
+    "empty segmentation": _set("segmentation", []),
+    "null segmentation": _set("segmentation", None),
+    "rle": _set("segmentation", {"size": [H, W], "counts": [0, W * H]}),
+    "bad rle": _set("segmentation", {"size": [H, W], "counts": [3]}),
+    "odd polygon": _poly(lambda s: s[0].append(1.0)),
+    "short polygon": _poly(lambda s: s.append([1.0, 2.0, 3.0, 4.0])),
+    "empty polygon": _poly(lambda s: s.append([])),
+    "second polygon": _poly(lambda s: s.append([10.0, 10.0, 20.0, 10.0, 10.0, 20.0])),
+    "point past edge": _poly(lambda s: s[0].__setitem__(2, W + 1.5)),
+    "point on tolerance": _poly(lambda s: s[0].__setitem__(2, W + 1.0)),
+    "point below zero": _poly(lambda s: s[0].__setitem__(1, -0.5)),
+    "text point": _poly(lambda s: s[0].__setitem__(0, "1")),
+    "huge point": _poly(lambda s: s[0].__setitem__(0, 10**400)),
+    "area past band": _area(1e-3),
+    "area within band": _area(-1e-3),
+    "area on band": _area(0.0),
+    "no area": _drop("area"),
+    "text area": _set("area", "12"),
+    "huge area": _set("area", 10**400),
+    "keypoints": _set("keypoints", [1.0, 2.0, 2]),
+}
+
+
+def write(path: Path, seed: int, faults: dict[int, list[str]], count: int) -> None:
+    rng = random.Random(seed)
+    images: list[dict[str, Any]] = [
+        {"id": i, "file_name": f"{i}.jpg", "width": W, "height": H} for i in range(30)
+    ]
+    del images[29]["width"]
+    categories = [{"id": c, "name": f"c{c}"} for c in (1, 3, 7, 11)]
+    annotations = [annotation(n, rng, faults.get(n, [])) for n in range(count)]
+    doc = {"images": images, "annotations": annotations, "categories": categories}
+    path.write_text(json.dumps(doc))
+
+
+def read(path: Path, folder: Path, background: int | None, **fast: Any) -> tuple[Any, ...]:
+    """Everything a read gives: the rows, the facts, the class map, each row's image."""
+    folder.mkdir()
+    sink = RowSink(folder)
+    facts = AnnotationFacts("coco", "test", limit=5)
+    try:
+        found = read_coco(path, sink, facts, background, **fast)
+    except InputError as exc:  # a file both reads refuse (a number past 64 bits)
+        return (str(exc),)
+    sink.close()
+    rows = [pq.read_table(p).to_pylist() for p in sink.paths]
+    groups = [pq.ParquetFile(p).metadata.num_row_groups for p in sink.paths]
+    plan = sink.image_rows()
+    images = None if plan is None else (plan.image.tolist(), plan.images, plan.without_boxes)
+    return rows, groups, facts, found, images
+
+
+def both(path: Path, tmp: Path, background: int | None = None) -> tuple[Any, Any, int]:
+    """The per-annotation read and the block read (cleared in bulk): what each gives, and how
+    many annotations the block read cleared."""
+    cleared = 0
+    real = cocofast.clear
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        nonlocal cleared
+        found = real(*args, **kwargs)
+        cleared += 0 if found is None else int(found.mask.sum())
+        return found
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cocoblocks, "clear", counting)
+        sequential = read(path, tmp / "a", background, least=SEQUENTIAL)
+        blocks = read(path, tmp / "b", background, least=0, block=1_500, workers=1)
+    return sequential, blocks, cleared
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_each_fault_is_judged_as_the_per_annotation_read(tmp_path: Path, fault: str) -> None:
+    path = tmp_path / "a.json"
+    write(path, 0, {3: [fault], 40: [fault], 41: [fault], 90: [fault]}, 120)
+    sequential, blocks, cleared = both(path, tmp_path)
+    assert blocks == sequential
+    if len(sequential) > 1:  # read, not refused
+        assert cleared > 0  # the other annotations went the bulk way
+
+
+def test_a_clean_file_is_cleared_but_for_each_category_s_first(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    write(path, 1, {}, 200)
+    tasks = []
+    real = cocoblocks._run
+
+    def run(todo: list[Any], *args: Any) -> Any:
+        tasks.extend(todo)
+        return real(todo, *args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cocoblocks, "_run", run)
+        sequential, blocks, cleared = both(path, tmp_path)
+    assert blocks == sequential
+    unsized = len(range(29, 200, 30))  # image 29 has no width: its boxes are judged one by one
+    # and in each task the first annotation of each of the 4 categories (its example)
+    assert len(tasks) > 1
+    assert cleared == 200 - unsized - 4 * len(tasks)
+
+
+def test_background_is_never_cleared(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    write(path, 2, {5: ["background"], 50: ["background"]}, 100)
+    sequential, blocks, _ = both(path, tmp_path, background=0)
+    assert blocks == sequential
+    assert blocks[2].hits["LG032"].count == 2
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 1000),
+    faults=st.dictionaries(
+        st.integers(0, 149), st.lists(st.sampled_from(sorted(FAULTS)), max_size=3), max_size=25
+    ),
+)
+def test_any_faults_anywhere_read_as_the_per_annotation_read(
+    tmp_path: Path, seed: int, faults: dict[int, list[str]]
+) -> None:
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    path = folder / "a.json"
+    write(path, seed, faults, 150)
+    sequential, blocks, _ = both(path, folder)
+    assert blocks == sequential
