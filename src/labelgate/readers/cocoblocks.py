@@ -27,6 +27,8 @@ from labelgate.core.codes import Code
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.io.bounded import MAX_DEPTH, DepthGuard
+from labelgate.readers import arrowcols
+from labelgate.readers.arrowcols import ints, repeated
 from labelgate.readers.cocofast import Cleared, ImageTable, clear
 from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
 from labelgate.readers.cocoshapes import CocoShapes
@@ -107,11 +109,22 @@ class _Collected(RowWriter):
 
         self._hold()
         count = end - start
-        ids, labels = found.ids[start:end], found.categories[start:end]
-        self._held.append(pa.table([ids, labels, pa.repeat(source, count)], schema=self.schema))
+        columns = [ints(found.ids[start:end]), ints(found.categories[start:end])]
+        self._held.append(
+            pa.Table.from_arrays([*columns, repeated(source, count)], schema=self.schema)
+        )
         self._held_rows += count
         self.groups.extend_codes(found.codes[start:end])
         self.rows += count
+
+    def _hold(self, table: Any = None) -> None:
+        if self._cols["id"]:  # made from buffers: no pandas import in the worker
+            self._held.append(arrowcols.table(self._cols, self.schema))
+            self._held_rows += len(self._cols["id"])
+            self._cols = {n: [] for n in self.schema.names}
+        if table is not None:
+            self._held.append(table)
+            self._held_rows += table.num_rows
 
     def _flush(self, *, whole: bool = False) -> None:
         self._hold()
@@ -314,7 +327,7 @@ def read_blocks(
         cuts = blocks(view, *layout.arrays["annotations"], size)
         if any(end - start > OVERSIZE * size for start, end in cuts):
             return None  # no cut for long (one huge entry, entries that are no objects)
-        first = blocks(view, cuts[0][0], cuts[0][1], 1)[0] if cuts else (0, 0)
+        first = blocks(view, cuts[0][0], cuts[0][1], 1, most=1)[0] if cuts else (0, 0)
         items = _parse(bytes(view[first[0] : first[1]]), str(path)) if cuts else None
         if not items or type(items[0]) is not dict or "segments_info" in items[0]:
             return None  # no annotations, or panoptic segments: keyed image/segment

@@ -123,13 +123,16 @@ def _back(view: Any, end: int, mark: bytes) -> int:
     return at if at >= 0 and view[at : at + 1] == mark else -1
 
 
-def blocks(view: Any, start: int, end: int, size: int) -> list[tuple[int, int]]:
+def blocks(
+    view: Any, start: int, end: int, size: int, most: int | None = None
+) -> list[tuple[int, int]]:
     """``[start, end)`` (an array's elements) cut into ranges of about ``size`` bytes, each of
-    whole elements if the cuts are right (the parse of each range tells)."""
+    whole elements if the cuts are right (the parse of each range tells); the first ``most``
+    ranges only, when given."""
     while start < end and view[start : start + 1] in (b" ", b"\t", b"\r", b"\n"):
         start += 1
     out: list[tuple[int, int]] = []
-    while start < end:
+    while start < end and (most is None or len(out) < most):
         match = _GAP.search(view, min(start + size, end), end)
         release(view, start, end if match is None else match.end())
         if match is None:

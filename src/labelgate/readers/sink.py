@@ -93,7 +93,9 @@ class RowWriter:
         self._hold()
         if self._writer is None:
             self._writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
-        held = pa.concat_tables(self._held) if self._held else self.schema.empty_table()
+        held = (
+            pa.concat_tables(self._held) if self._held else pa.Table.from_batches([], self.schema)
+        )
         start = 0
         while held.num_rows - start >= _BATCH:
             self._writer.write_table(held.slice(start, _BATCH).combine_chunks())

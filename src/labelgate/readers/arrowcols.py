@@ -1,0 +1,95 @@
+"""Row columns made into Arrow arrays from their buffers, as the COCO block workers send them.
+
+``pyarrow.array`` and ``pyarrow.table`` look for pandas the first time a process calls them and
+import it (a third of a second, in every worker process); an array built from its buffers does
+not. Only the two column kinds a row writer holds are made here: 64-bit integers and text, each
+value possibly null.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["ints", "repeated", "table", "texts"]
+
+
+def _validity(missing: npt.NDArray[np.bool_]) -> tuple[Any, int]:
+    """The validity bitmap of values of which ``missing`` are null (``None`` when none is), and
+    the null count."""
+    import pyarrow as pa
+
+    nulls = int(missing.sum())
+    if not nulls:
+        return None, 0
+    return pa.py_buffer(np.packbits(~missing, bitorder="little")), nulls
+
+
+def ints(values: npt.NDArray[np.int64] | list[int | None]) -> pa.Array:
+    """64-bit integers (``None``: null) as an Arrow array.
+
+    Raises:
+        OverflowError: a value past 64 bits, as ``pyarrow.array`` raises.
+        TypeError: a value that is no integer.
+    """
+    import pyarrow as pa
+
+    if isinstance(values, np.ndarray):
+        data, bitmap, nulls = np.ascontiguousarray(values, dtype=np.int64), None, 0
+    else:
+        if not set(map(type, values)) <= {int, type(None)}:
+            raise TypeError("an integer column holds a value that is no integer")
+        missing = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
+        bitmap, nulls = _validity(missing)
+        data = np.array([0 if v is None else v for v in values] if nulls else values, np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [bitmap, pa.py_buffer(data)], nulls)
+
+
+def texts(values: list[str | None]) -> pa.Array:
+    """Text (``None``: null) as an Arrow string array.
+
+    Raises:
+        TypeError: a value that is no text.
+    """
+    import pyarrow as pa
+
+    if not set(map(type, values)) <= {str, type(None)}:
+        raise TypeError("a text column holds a value that is no text")
+    encoded = [b"" if v is None else v.encode() for v in values]
+    missing = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
+    bitmap, nulls = _validity(missing)
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), np.int64, len(values)), out=offsets[1:])
+    if offsets[-1] >= 2**31:
+        raise OverflowError("a text column past 2 GiB")
+    buffers = [bitmap, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(b"".join(encoded))]
+    return pa.Array.from_buffers(pa.string(), len(values), buffers, nulls)
+
+
+def repeated(value: str, count: int) -> pa.Array:
+    """``value`` ``count`` times as an Arrow string array."""
+    import pyarrow as pa
+
+    data = value.encode()
+    offsets = np.arange(count + 1, dtype=np.int64) * len(data)
+    if offsets[-1] >= 2**31:
+        raise OverflowError("a text column past 2 GiB")
+    buffers = [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data * count)]
+    return pa.Array.from_buffers(pa.string(), count, buffers, 0)
+
+
+def table(columns: dict[str, list[Any]], schema: pa.Schema) -> pa.Table:
+    """Columns of Python values (integers, text, ``None``) as a table of ``schema``, as
+    ``pyarrow.table(columns, schema=schema)`` gives it."""
+    import pyarrow as pa
+
+    arrays = [
+        ints(columns[f.name]) if pa.types.is_int64(f.type) else texts(columns[f.name])
+        for f in schema
+    ]
+    return pa.Table.from_arrays(arrays, schema=schema)

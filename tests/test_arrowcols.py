@@ -1,0 +1,69 @@
+"""Row columns built from their buffers (readers/arrowcols.py) equal what pyarrow builds from
+the same Python values, nulls and all, and refuse what pyarrow refuses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from labelgate.readers import arrowcols
+
+SCHEMA = pa.schema([("id", pa.int64()), ("label", pa.int64()), ("source", pa.string())])
+INTS = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))
+TEXTS = st.one_of(st.none(), st.text(max_size=8))
+
+
+@given(st.lists(INTS, max_size=40))
+def test_ints_are_pyarrows(values: list[int | None]) -> None:
+    assert arrowcols.ints(values).equals(pa.array(values, type=pa.int64()))
+
+
+@given(st.lists(TEXTS, max_size=40))
+def test_texts_are_pyarrows(values: list[str | None]) -> None:
+    assert arrowcols.texts(values).equals(pa.array(values, type=pa.string()))
+
+
+@given(st.lists(st.tuples(INTS, INTS, TEXTS), max_size=30))
+def test_tables_are_pyarrows(rows: list[tuple[int | None, int | None, str | None]]) -> None:
+    columns = {name: [row[i] for row in rows] for i, name in enumerate(SCHEMA.names)}
+    assert arrowcols.table(columns, SCHEMA).equals(pa.table(columns, schema=SCHEMA))
+
+
+def test_numpy_ints_and_repeated_text() -> None:
+    values = np.arange(5, dtype=np.int64) - 2
+    assert arrowcols.ints(values).equals(pa.array(values.tolist(), type=pa.int64()))
+    assert arrowcols.repeated("é", 3).equals(pa.array(["é"] * 3))
+    assert arrowcols.repeated("x", 0).equals(pa.array([], type=pa.string()))
+
+
+@pytest.mark.parametrize(
+    ("make", "values", "error"),
+    [
+        (arrowcols.ints, [1, 2**63], OverflowError),
+        (arrowcols.ints, [1, True], TypeError),
+        (arrowcols.ints, [1, "2"], TypeError),
+        (arrowcols.texts, ["a", 1], TypeError),
+    ],
+)
+def test_what_is_refused(make: object, values: list[object], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        make(values)  # type: ignore[operator]
+
+
+def test_no_pandas_import() -> None:
+    code = (
+        "import sys, numpy as np, pyarrow as pa\n"
+        "from labelgate.readers import arrowcols\n"
+        "s = pa.schema([('id', pa.int64()), ('source', pa.string())])\n"
+        "arrowcols.table({'id': [1, None], 'source': ['a', None]}, s)\n"
+        "arrowcols.ints(np.arange(3)); arrowcols.repeated('a', 2)\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
