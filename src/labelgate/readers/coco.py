@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
@@ -74,22 +74,27 @@ def read_coco(
     counts: Counter[str] = Counter()
     shapes = CocoShapes(facts, task)
 
-    def image(item: dict[str, Any]) -> None:
-        if not isinstance(item, dict):
+    name = path.name
+    add = sink.images.add
+
+    def image(item: dict[str, Any]) -> None:  # once per listed image: kept lean
+        if type(item) is not dict:
             raise InputError("an entry of images is not a JSON object", path=str(path))
         key = _key(item.get("id"))
         if sources is not None:
             value = item.get(source_field or "")
             sources[key] = "" if value is None else str(value)
-        w, h = item.get("width"), item.get("height")
-        if _number(w) and _number(h):
-            images[key] = (float(w), float(h))
-        else:
-            images[key] = None
+        w: Any = item.get("width")
+        h: Any = item.get("height")
+        size = (float(w), float(h)) if type(w) in _NUMBERS and type(h) in _NUMBERS else None
+        images[key] = size
         counts["images"] += 1
         file = item.get("file_name")
-        file = file if isinstance(file, str) else None
-        sink.images.add(ImageRecord((path.name, key), f"image {key}", file, images[key], path))
+        add(
+            ImageRecord(
+                (name, key), f"image {key}", file if type(file) is str else None, size, path
+            )
+        )
 
     def category(item: dict[str, Any]) -> None:
         if not isinstance(item, dict):
@@ -328,11 +333,6 @@ def _key(value: Any) -> Any:
     return f"<a JSON {'array' if isinstance(value, list) else 'object'}>"
 
 
-def _number(value: Any) -> TypeGuard[int | float]:
-    """A JSON number: ``float()`` also takes ``"10"`` and ``true``, torchvision does not."""
-    return type(value) is int or type(value) is float
-
-
 def _xyxy(box: Any) -> tuple[float, float, float, float] | None:
     """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers (strings and
     booleans included: a Roboflow export's ``["10", "20", ...]`` is refused by torchvision)."""
@@ -350,7 +350,9 @@ def _xyxy(box: Any) -> tuple[float, float, float, float] | None:
     return x, y, x + w, y + h
 
 
-_NUMBERS = frozenset({int, float})  # JSON numbers as parsed: no bool, no str (see _number)
+_NUMBERS = frozenset(
+    {int, float}
+)  # JSON numbers as parsed: no bool, no str: torchvision refuses them
 
 
 def _settle(

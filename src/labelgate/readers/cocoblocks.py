@@ -347,7 +347,8 @@ def read_blocks(
     if shapes is not None:
         tasks = [replace(t, shapes=shapes.worker(AnnotationFacts("coco", ""))) for t in tasks]
     writer = RowWriter(sink.folder / f"coco-{len(sink.paths)}.parquet", id_type="int")
-    writer.groups.seed((path.name, key) for key in tables[0])  # as each task seeds its own
+    name = path.name
+    writer.groups.seed((name, key) for key in tables[0])  # as each task expects them
     try:
         for part in _run(tasks, cluster, workers):
             if not part.ok:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterator
+from itertools import islice
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from labelgate.core.annotations import AnnotationFacts
@@ -183,7 +184,7 @@ def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> 
         candidates = [origin.parent.parent / "JPEGImages", origin.parent]
     else:
         return None
-    mine = [r for r in records if r.origin == origin][:_PROBE]
+    mine = list(islice((r for r in records if r.origin == origin), _PROBE))  # stops there
     for c in candidates:
         if c.is_dir() and any(resolve(c, r)[1] != MISSING for r in mine):
             return c  # a file there (safe or not: a name leaving it is then a finding)

@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -24,8 +24,7 @@ __all__ = ["ImageIndex", "ImageRecord", "ImageRows"]
 I64 = npt.NDArray[np.int64]
 
 
-@dataclass(frozen=True, slots=True)
-class ImageRecord:
+class ImageRecord(NamedTuple):
     """One image as its annotation file records it.
 
     Attributes:
@@ -37,6 +36,9 @@ class ImageRecord:
         origin: the annotation file (or YOLO's ``labels`` folder) the image was listed in: the
             conventional images folder is found from it.
         stem: whether ``file`` lacks its suffix (YOLO: any image suffix).
+
+    A named tuple: a COCO file lists hundreds of thousands of images, and a tuple is made three
+    times faster than a frozen dataclass.
     """
 
     key: Any
@@ -209,5 +211,5 @@ class ImageIndex:
             position[i] = at
         out = position[codes] if codes is not None else np.empty(0, dtype=np.int64)
         images = len(rank) + len(extra)
-        with_boxes = len(np.unique(out)) if len(out) else 0
+        with_boxes = int(np.count_nonzero(np.bincount(out, minlength=images))) if len(out) else 0
         return ImageRows(out, images, images - with_boxes)
