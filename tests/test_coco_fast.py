@@ -20,6 +20,7 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError
 from labelgate.readers import cocoblocks, cocofast
 from labelgate.readers.coco import read_coco
+from labelgate.readers.imageindex import GroupCodes
 from labelgate.readers.sink import RowSink
 
 SEQUENTIAL = 1 << 60  # a threshold no file reaches
@@ -79,7 +80,7 @@ def _edge(past: float) -> Any:
 
 def _poly(edit: Any) -> Any:
     def apply(item: dict[str, Any], band: float) -> None:
-        seg = item["segmentation"]
+        seg = item.get("segmentation")
         if isinstance(seg, list) and seg and isinstance(seg[0], list):
             edit(seg)
 
@@ -250,3 +251,41 @@ def test_any_faults_anywhere_read_as_the_per_annotation_read(
     write(path, seed, faults, 150)
     sequential, blocks, _ = both(path, folder)
     assert blocks == sequential
+
+
+@pytest.mark.parametrize("same_name", [True, False])
+def test_files_of_one_run_share_one_image_index(tmp_path: Path, same_name: bool) -> None:
+    """Two COCO files read into one sink: each row names its image as the per-annotation read
+    names it, also when both files have the same name (their images are then the same keys of
+    the run's index, and the second file's codes are seeded afresh)."""
+    paths = [tmp_path / d / ("a.json" if same_name else f"{d}.json") for d in ("x", "y")]
+    for seed, path in enumerate(paths):
+        path.parent.mkdir()
+        write(path, seed, {7: ["unlisted image"]}, 90)
+    shared = []
+    real = GroupCodes.expect
+
+    def expect(self: GroupCodes, count: int, lookup: Any, keys: Any = None) -> None:
+        if keys is not None:  # the parent's, sharing the index's table
+            shared.append(count)
+        real(self, count, lookup, keys)
+
+    def run(folder: Path, **fast: Any) -> Any:
+        folder.mkdir()
+        sink = RowSink(folder)
+        facts = AnnotationFacts("coco", "test", limit=5)
+        for path in paths:
+            read_coco(path, sink, facts, None, **fast)
+        sink.close()
+        plan = sink.image_rows()
+        assert plan is not None
+        rows = [pq.read_table(p).to_pylist() for p in sink.paths]
+        return rows, facts, plan.image.tolist(), plan.images, plan.without_boxes
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(GroupCodes, "expect", expect)
+        sequential = run(tmp_path / "a", least=SEQUENTIAL)
+        blocks = run(tmp_path / "b", least=0, block=1_500, workers=1)
+    assert blocks == sequential
+    assert sequential[3] == (30 if same_name else 60) + (1 if same_name else 2)  # + image 77
+    assert shared == ([30] if same_name else [30, 30])

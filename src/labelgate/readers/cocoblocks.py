@@ -32,7 +32,8 @@ from labelgate.readers.arrowcols import ints, repeated
 from labelgate.readers.cocofast import Cleared, ImageTable, clear
 from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
 from labelgate.readers.cocoshapes import CocoShapes
-from labelgate.readers.imageindex import GroupCodes
+from labelgate.readers.imageindex import GroupCodes, ImageIndex
+from labelgate.readers.memory import trim_heap
 from labelgate.readers.ordered import in_order
 from labelgate.readers.sink import RowSink, RowWriter
 
@@ -318,6 +319,7 @@ def read_blocks(
 
     least = FAST_FROM if least is None else least
     size = BLOCK if size is None else size
+    listed = len(sink.images.records)  # the images of the files read before this one
     if cluster is None and path.stat().st_size < max(least, 1):
         return None
     with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
@@ -347,8 +349,7 @@ def read_blocks(
     if shapes is not None:
         tasks = [replace(t, shapes=shapes.worker(AnnotationFacts("coco", ""))) for t in tasks]
     writer = RowWriter(sink.folder / f"coco-{len(sink.paths)}.parquet", id_type="int")
-    name = path.name
-    writer.groups.seed((name, key) for key in tables[0])  # as each task expects them
+    _expect(writer.groups, sink.images, listed, path.name, tables[0])
     try:
         for part in _run(tasks, cluster, workers):
             if not part.ok:
@@ -364,6 +365,8 @@ def read_blocks(
                 for code, hits in part.hits.items():
                     replay(own, code, hits, base, part.seen.get(code))
                 merge(tallies, part.tallies, base)
+            del part
+            trim_heap()  # each part unpickled leaves megabytes of freed heap behind
         late = [k for k in present if k not in early]  # categories after the annotations
         with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
             for key in late:
@@ -381,6 +384,24 @@ def read_blocks(
     merge(into, tallies, 0)
     sink.adopt(writer)
     return writer
+
+
+def _expect(
+    groups: GroupCodes, index: ImageIndex, before: int, name: str, images: Mapping[Any, Any]
+) -> None:
+    """Seed the parent's codes as each task expects them (``images``' keys in order). When
+    every listed image was new to ``index`` (no other file of the run listed the same file name
+    and id), its position there is its code: the index's own table serves, no second one."""
+    records = index.records[before:]
+    if len(records) != len(images):
+        groups.seed((name, key) for key in images)
+        return
+
+    def listed(key: Any) -> int | None:
+        at = index.position(key)
+        return None if at is None or at < before else at - before
+
+    groups.expect(len(records), listed, [r.key for r in records])
 
 
 def _abandon(writer: RowWriter) -> None:

@@ -98,22 +98,29 @@ class GroupCodes:
                 self.keys.append(key)
         self.seeded = len(self.keys)
 
-    def expect(self, count: int, lookup: Callable[[Any], int | None]) -> None:
-        """Seed, as ``seed`` would, ``count`` keys without holding them: ``lookup`` gives a
-        seeded key's code (``None`` for any other key). A worker judging a share of a file's
-        boxes pays nothing per listed image."""
-        self.keys = [None] * count
+    def expect(
+        self, count: int, lookup: Callable[[Any], int | None], keys: list[Any] | None = None
+    ) -> None:
+        """Seed, as ``seed`` would, ``count`` keys without a table of their own: ``lookup``
+        gives a seeded key's code (``None`` for any other key), ``keys`` the keys in code order
+        (``None``: not kept; a worker judging a share of a file's boxes pays nothing per listed
+        image)."""
+        self.keys = [None] * count if keys is None else keys
         self.seeded = count
         self._lookup = lookup
+
+    def _find(self, key: Any) -> int | None:
+        code = self._code.get(key)
+        if code is None and self._lookup is not None:
+            code = self._lookup(key)
+        return code
 
     def append(self, key: Any) -> None:
         """Name the next row's image (``None``: it names none)."""
         if key is None:
             self.codes.append(-1)
             return
-        code = self._code.get(key)
-        if code is None and self._lookup is not None:
-            code = self._lookup(key)
+        code = self._find(key)
         if code is None:
             code = self._code[key] = len(self.keys)
             self.keys.append(key)
@@ -138,7 +145,7 @@ class GroupCodes:
             key = other.keys[i]
             if canonical is not None:
                 key = canonical(key)
-            code = self._code.get(key)
+            code = self._find(key)
             if code is None:
                 code = self._code[key] = len(self.keys)
                 self.keys.append(key)
@@ -179,6 +186,10 @@ class ImageIndex:
         if record.key not in self._at:
             self._at[record.key] = len(self.records)
             self.records.append(record)
+
+    def position(self, key: Any) -> int | None:
+        """Where the image listed under ``key`` is in ``records`` (``None``: not listed)."""
+        return self._at.get(key)
 
     def canonical(self, key: Any) -> Any:
         """The key object of the image listed under ``key`` (``key`` itself when not listed)."""
