@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from itertools import chain
-from operator import truth
+from itertools import chain, repeat
+from operator import itemgetter, truth
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,7 @@ Mask = npt.NDArray[np.bool_]
 _INT = {int}
 _NUMBER = {int, float}
 _LIST = {list}
+_ID, _CATEGORY, _IMAGE, _BOX = map(itemgetter, ("id", "category_id", "image_id", "bbox"))
 _MARGIN = 1e-9  # relative: an area this close to its tolerance is judged one by one
 
 
@@ -80,10 +81,13 @@ def clear(
     n = len(items)
     if not n or any("keypoints" in a or "segments_info" in a for a in items):
         return None
-    ids = [a.get("id") for a in items]
-    cids = [a.get("category_id") for a in items]
-    images = [a.get("image_id") for a in items]
-    boxes: list[Any] = [a.get("bbox") for a in items]
+    try:  # C loops: the four keys every annotation of a usual block has
+        ids = list(map(_ID, items))
+        cids = list(map(_CATEGORY, items))
+        images = list(map(_IMAGE, items))
+        boxes: list[Any] = list(map(_BOX, items))
+    except KeyError:  # one lacks one: the per-annotation read words it
+        return None
     if not (set(map(type, ids)) == set(map(type, cids)) == set(map(type, images)) == _INT):
         return None  # bool is its own type: a true id is no id
     if set(map(type, boxes)) != _LIST or set(map(len, boxes)) != {4}:
@@ -98,7 +102,7 @@ def clear(
     except OverflowError:  # past int64 or a float: the per-annotation read words it
         return None
     position = table.position
-    codes = np.array([position.get(i, -1) for i in images], dtype=np.int64)
+    codes = np.fromiter(map(position.get, images, repeat(-1)), dtype=np.int64, count=n)
     listed = codes >= 0
     width = np.where(listed, table.width[codes], np.nan)
     height = np.where(listed, table.height[codes], np.nan)
