@@ -118,3 +118,23 @@ class TestProbe:
         assert found[0][1].size == (64, 48)
         clean = [(files[0], root, None), (files[1], root, (80.0, 100.0))]
         assert imagedecode._probe_chunk(clean) == []
+
+
+def test_findings_keep_their_images_across_many_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from labelgate import Contract
+    from labelgate.run.validation import run
+
+    from .test_images import by_code, coco, ids
+
+    monkeypatch.setattr(imagedecode, "CHUNK", 8)  # 80 images: 10 chunks on the process pool
+    names = []
+    for n in range(80):
+        if n != 20:
+            jpeg(tmp_path / f"{n}.jpg", (16, 12))
+        names.append((f"{n}.jpg", 16, 13 if n in (3, 17, 38, 79) else 12))
+    report = run([str(coco(tmp_path, names))], Contract(num_classes=2), max_examples=0).report
+    found = by_code(report)
+    assert ids(found["LG043"]) == {"image 4", "image 18", "image 39", "image 80"}
+    assert ids(found["LG041"]) == {"image 21"}
