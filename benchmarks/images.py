@@ -16,9 +16,10 @@ fault). Then, each in a fresh process, best of ``--repeat``:
                          rest of the run, subtracted to isolate the image checks.
 
 labelgate must name the cut JPEG (LG042) and nothing else, or the run stops. Printed: seconds,
-images per second, and the ratios of labelgate's image checks (with minus without) and of its
-whole run to the floor. The machine may be shared: best-of-N figures, comparable only within one
-run.
+images per second, CPU seconds (user + system, the worker processes' included), and the ratios
+of labelgate's image checks (with minus without) and of its whole run to the floor. The machine
+may be shared: best-of-N figures, comparable only within one run; the load average is printed
+before and after, and the CPU seconds move less with other load than the wall time does.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from compare import run
+from compare import measured
 
 FLOOR = """
 import os, sys, json
@@ -111,7 +112,7 @@ def main() -> None:
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     print(f"{platform.processor() or platform.machine()}, {cores} cores, Python "
-          f"{platform.python_version()}")  # fmt: skip
+          f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     Path(args.dir).mkdir(parents=True, exist_ok=True)
     floor_script = Path(args.dir) / "floor.py"
     floor_script.write_text(FLOOR)
@@ -130,20 +131,27 @@ def main() -> None:
             ],
         }
         best: dict[str, float] = {}
+        cpu: dict[str, float] = {}  # user + system seconds, the workers' included
         for _ in range(args.repeat):  # interleaved, so a busy moment hits every tool alike
             for name, argv in tools.items():
-                wall, _, out = run(argv)
-                best[name] = min(best.get(name, wall), wall)
-                _verify(name, out, count, cut)
+                m = measured(argv)
+                best[name] = min(best.get(name, m.wall), m.wall)
+                cpu[name] = min(cpu.get(name, m.cpu), m.cpu)
+                _verify(name, m.stdout, count, cut)
+        print(f"load average after the runs: {os.getloadavg()[0]:.1f}")
         floor = best["floor (2 processes)"]
         checks = best["labelgate"] - best["labelgate, no images"]
+        checks_cpu = cpu["labelgate"] - cpu["labelgate, no images"]
         print(f"\n{count} images of 640x480 (4/5 JPEG, 1/10 of those EXIF-turned; 1/5 PNG)")
-        print(f"{'run':<22} {'seconds':>8} {'images/s':>9} {'x floor':>8}")
+        print(f"{'run':<22} {'seconds':>8} {'images/s':>9} {'x floor':>8} {'CPU s':>7}")
         for name, wall in best.items():
-            print(f"{name:<22} {wall:8.2f} {count / wall:9.0f} {wall / floor:8.2f}")
+            print(
+                f"{name:<22} {wall:8.2f} {count / wall:9.0f} {wall / floor:8.2f} {cpu[name]:7.2f}"
+            )
         print(
             f"{'image checks':<22} {checks:8.2f} {count / max(checks, 1e-9):9.0f} "
-            f"{checks / floor:8.2f}   (labelgate minus labelgate without images)"
+            f"{checks / floor:8.2f} {checks_cpu:7.2f}   (labelgate minus labelgate without "
+            f"images; CPU {checks_cpu / cpu['floor (2 processes)']:.2f}x the floor's)"
         )
 
 

@@ -17,17 +17,19 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from itertools import islice
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.readers.imagedecode import (
+    CHUNK,
     LEAVES,
     LINK_LEAVES,
     MISSING,
     ClusterMap,
+    Item,
     Probe,
     probe_all,
 )
@@ -74,16 +76,18 @@ def check_images(
         from labelgate.errors import UsageError
 
         raise UsageError(f"--images {folder}: no such folder")
-    roots: dict[Path | None, Path | None] = {}
-    todo: list[tuple[ImageRecord, str, str]] = []  # record, path, its images folder
+    # each annotation file's images folder, as (the folder, its path as the prefix of a name)
+    roots: dict[Path | None, tuple[str, str] | None] = {}
+    items: list[Item] = []  # the probes, compact: path, images folder, recorded size
+    probed: list[ImageRecord] = []  # the record of each item
     unchecked = 0
+    _listing.cache_clear()  # YOLO's folder listings: this run's alone
     for r in records:
-        if given is not None:
-            root: Path | None = given
-        else:
-            if r.origin not in roots:
-                roots[r.origin] = _conventional(fmt, r.origin, records)
-            root = roots[r.origin]
+        key = None if given is not None else r.origin
+        if key not in roots:
+            folder_of = given if given is not None else _conventional(fmt, r.origin, records)
+            roots[key] = None if folder_of is None else _rooted(folder_of)
+        root = roots[key]
         if root is None:
             unchecked += 1
             continue
@@ -91,51 +95,63 @@ def check_images(
         if path is None:
             _missing(facts, r, why)
         else:
-            todo.append((r, str(path), str(root)))
+            items.append((path, root[0], r.size))
+            probed.append(r)
     if unchecked:
         facts.notes.append(
             f"{unchecked} images not checked: no images folder found where the {fmt} format "
             "keeps them (--images DIR names one)"
         )
-    _listing.cache_clear()  # YOLO's folder listings: this run's alone
-    for done, (r, p) in enumerate(_probed(todo, workers, cluster), 1):
-        if progress is not None and done % 256 == 0:
-            progress(done, len(todo))
-        _judge(facts, r, p)
-    facts.counts["images_checked"] = len(todo)
+    shown = 0
+    for start, found in probe_all(items, workers, cluster):
+        for at, p in found:
+            _judge(facts, probed[start + at], p)
+        done = min(start + CHUNK, len(items))
+        if progress is not None and done // 256 > shown:
+            shown = done // 256
+            progress(done, len(items))
+    facts.counts["images_checked"] = len(items)
 
 
-def _probed(
-    todo: list[tuple[ImageRecord, str, str]], workers: int | None, cluster: ClusterMap | None
-) -> Iterator[tuple[ImageRecord, Probe]]:
-    at = 0
-    for chunk in probe_all([(p, root) for _, p, root in todo], workers, cluster):
-        for p in chunk:
-            yield todo[at][0], p
-            at += 1
+def _rooted(root: Path) -> tuple[str, str]:
+    """``root`` as a string, and the prefix that joins a plain name to it as ``root / name``
+    would (``''`` for ``.``, ``'/'`` for ``/``)."""
+    return str(root), str(root / "x")[:-1]
 
 
-def _named(root: Path, r: ImageRecord) -> tuple[Path | None, str]:
-    """The path ``r``'s file name gives inside ``root`` (YOLO's: the file of its stem with an
-    image suffix), or ``None`` and why not: a name that leaves the folder, or no file of the
-    stem."""
+def _named(root: tuple[str, str], r: ImageRecord) -> tuple[str | None, str]:
+    """The path ``r``'s file name gives inside ``root`` (from ``_rooted``; YOLO's: the file of
+    its stem with an image suffix), or ``None`` and why not: a name that leaves the folder, or
+    no file of the stem. Strings, not paths: this runs once per image; a name with an empty
+    or ``.`` part is normalised as ``PurePosixPath`` does."""
     assert r.file is not None
-    name = r.file.replace("\\", "/")
-    pure = PurePosixPath(name)
-    if pure.is_absolute() or PureWindowsPath(r.file).drive or ".." in pure.parts:
+    name = r.file.replace("\\", "/") if "\\" in r.file else r.file
+    parts = name.split("/")
+    if name.startswith("/") or ".." in parts or (r.file[1:2] == ":" and _drive(r.file)):
         return None, LEAVES
+    if "" in parts or "." in parts:  # a//b, ./a, a/, '': as the path would read it
+        path = str(Path(root[0]) / PurePosixPath(name))
+    else:
+        path = root[1] + name
     if not r.stem:
-        return root / pure, ""
-    found = _with_suffix(root / pure)
+        return path, ""
+    found = _with_suffix(path)
     return (None, MISSING) if found is None else (found, "")
+
+
+def _drive(name: str) -> bool:
+    """Whether ``name`` starts with a Windows drive (``C:``), as this Python's pathlib reads
+    it."""
+    return bool(PureWindowsPath(name).drive)
 
 
 def resolve(root: Path, r: ImageRecord) -> tuple[Path | None, str]:
     """The file of ``r`` inside ``root``, or ``None`` and why not (missing, or a name that
     leaves the folder)."""
-    path, why = _named(root, r)
-    if path is None:
+    named, why = _named(_rooted(root), r)
+    if named is None:
         return None, why
+    path = Path(named)
     if not path.exists():
         return None, MISSING
     inside = root.resolve()
@@ -145,11 +161,12 @@ def resolve(root: Path, r: ImageRecord) -> tuple[Path | None, str]:
     return path, ""
 
 
-def _with_suffix(stem: Path) -> Path | None:
+def _with_suffix(stem: str) -> str | None:
     """A YOLO label's image: the file beside ``stem``'s place with an image suffix (any case),
     from one listing of each folder."""
-    found = _listing(str(stem.parent)).get(stem.name)
-    return None if found is None else stem.parent / found
+    folder, name = os.path.split(stem)
+    found = _listing(folder or ".").get(name)
+    return None if found is None else os.path.join(folder, found)  # noqa: PTH118
 
 
 @functools.lru_cache(maxsize=64)
