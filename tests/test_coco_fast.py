@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError
-from labelgate.readers import cocoblocks, cocofast
+from labelgate.readers import cocoblocks, cocofast, cocojudge
 from labelgate.readers.coco import read_coco
 from labelgate.readers.imageindex import GroupCodes
 from labelgate.readers.sink import RowSink
@@ -190,7 +191,7 @@ def both(path: Path, tmp: Path, background: int | None = None) -> tuple[Any, Any
         return found
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cocoblocks, "clear", counting)
+        patch.setattr(cocojudge, "clear", counting)
         sequential = read(path, tmp / "a", background, least=SEQUENTIAL)
         blocks = read(path, tmp / "b", background, least=0, block=1_500, workers=1)
     return sequential, blocks, cleared
@@ -289,3 +290,26 @@ def test_files_of_one_run_share_one_image_index(tmp_path: Path, same_name: bool)
     assert blocks == sequential
     assert sequential[3] == (30 if same_name else 60) + (1 if same_name else 2)  # + image 77
     assert shared == ([30] if same_name else [30, 30])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers forked: Linux")
+def test_forked_workers_find_the_image_table_their_parent_left(tmp_path: Path) -> None:
+    """The tasks sent to forked workers carry no image table (a 200,000-image table pickled per
+    task cost a tenth of a second each); the read is the per-annotation one all the same."""
+    path = tmp_path / "a.json"
+    write(path, 3, {9: ["wide"], 60: ["unlisted image"]}, 120)
+    sent: list[Any] = []
+    real = cocojudge.in_order
+
+    def spy(fn: Any, items: list[Any], *args: Any, **kwargs: Any) -> Any:
+        sent.extend(items)
+        return real(fn, items, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cocojudge, "in_order", spy)
+        sequential = read(path, tmp_path / "a", None, least=SEQUENTIAL)
+        blocks = read(path, tmp_path / "b", None, least=0, block=1_500, workers=2)
+    assert blocks == sequential
+    assert len(sent) > 1
+    assert all(t.images == {} and t.inherited for t in sent)
+    assert not cocojudge._INHERITED  # let go once the read is done

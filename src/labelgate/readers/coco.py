@@ -22,7 +22,8 @@ from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_tables
-from labelgate.readers.cocoblocks import Tallies, read_blocks
+from labelgate.readers.cocoblocks import read_blocks
+from labelgate.readers.cocojudge import Tallies
 from labelgate.readers.cocolayout import looks_like_coco, not_json
 from labelgate.readers.cocoshapes import CocoShapes, carries_shapes
 from labelgate.readers.imageindex import ImageRecord

@@ -1,7 +1,7 @@
 """A large COCO file read at its parser's speed: the top-level arrays cut into blocks of whole
-elements (``readers/cocolayout.py``), each block parsed by orjson and judged by the reader's own
-per-annotation function in worker processes (or Dask tasks), the partial tallies merged in file
-order, so every count, example and message is the one the sequential read gives.
+elements (``readers/cocolayout.py``), each block parsed by orjson and judged in worker processes
+or Dask tasks (``readers/cocojudge.py``), the partial tallies merged in file order, so every
+count, example and message is the one the sequential read gives.
 
 What the fast path does not know (a file too small to be worth it, panoptic segments, the
 annotations before the images, a block that does not parse, an entry that is no object) it gives
@@ -11,225 +11,30 @@ back (``None``), and the reader reads the file the sequential way, errors and al
 from __future__ import annotations
 
 import functools
-import gc
 import os
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from labelgate.core.annotations import AnnotationFacts, Hits
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
-from labelgate.errors import InputError
-from labelgate.io.bounded import MAX_DEPTH, DepthGuard
-from labelgate.readers import arrowcols
-from labelgate.readers.arrowcols import ints, repeated
-from labelgate.readers.cocofast import Cleared, ImageTable, clear
+from labelgate.readers.cocojudge import Partial, Tallies, Task, no_gc, run_tasks
+from labelgate.readers.cocojudge import parse as _parse
 from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
 from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import GroupCodes, ImageIndex
 from labelgate.readers.memory import trim_heap
-from labelgate.readers.ordered import in_order
 from labelgate.readers.sink import RowSink, RowWriter
 
-__all__ = ["BLOCK", "FAST_FROM", "Partial", "Tallies", "read_blocks"]
+__all__ = ["BLOCK", "FAST_FROM", "read_blocks"]
 
 FAST_FROM = 32 << 20  # bytes: a smaller file reads as fast the sequential way
 BLOCK = 4 << 20  # bytes parsed at once: their objects stay in the tens of megabytes
 OVERSIZE = 8  # a block this many times BLOCK: not parsed whole, the file read sequentially
 TASK = 48 << 20  # bytes of annotations per task at most: its rows travel back at once
 DEFERRED = 1_000_000  # boxes of unlisted images kept for the end (as the sequential read)
-
-# A run of 19 digits: an integer orjson reads past int64 (as a float past 2**64) where the
-# sequential read refuses it; such a block is given back (a long fraction too: only slower).
-_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_LONG = b"0" * 19
-
-Boxes = list[tuple[tuple[float, float, float, float], Any, Example]]
-
-
-@dataclass(slots=True)
-class Tallies:
-    """What the per-annotation function fills, for one range of annotations or the whole file."""
-
-    used: Counter[Any] = field(default_factory=Counter)
-    first_of: dict[Any, Example] = field(default_factory=dict)
-    unlisted: tuple[dict[Any, list[Example]], Counter[Any]] = field(
-        default_factory=lambda: ({}, Counter())
-    )
-    deferred: Boxes = field(default_factory=list)
-    counts: Counter[str] = field(default_factory=Counter)
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    """One worker's share: byte ranges of annotations and what judging them needs."""
-
-    path: str
-    ranges: list[tuple[int, int]]
-    images: dict[Any, tuple[float, float] | None]
-    sources: dict[Any, str] | None
-    source: str
-    background: int | None
-    limit: int | None
-    annotate: Callable[..., None]
-    key: Callable[[Any], Any]
-    shapes: CocoShapes | None = None  # masks and keypoints: the keypoint names known
-
-
-@dataclass(frozen=True, slots=True)
-class Partial:
-    """A task's result: its rows (column lists, in order), its hits and its tallies; ``ok``
-    false where a block did not parse as objects (the whole file is then read sequentially)."""
-
-    ok: bool
-    rows: int = 0
-    tables: list[Any] = field(default_factory=list)  # pyarrow tables of the writer's schema
-    hits: dict[Code, Hits] = field(default_factory=dict)
-    tallies: Tallies = field(default_factory=Tallies)
-    groups: GroupCodes = field(default_factory=GroupCodes)  # each row's image, in order
-    shapes: CocoShapes | None = None  # masks and keypoints waiting for the whole file
-    seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict)  # records counted
-
-
-class _Collected(RowWriter):
-    """A writer that keeps its rows as Arrow tables (a worker's, sent back to the parent)."""
-
-    def __init__(self) -> None:
-        super().__init__(Path(os.devnull), id_type="int")
-        self.tables: list[Any] = []
-
-    def cleared(self, found: Cleared, start: int, end: int, source: str) -> None:
-        """Append the annotations ``start:end`` of a block, all cleared (``cocofast``)."""
-        import pyarrow as pa
-
-        self._hold()
-        count = end - start
-        columns = [ints(found.ids[start:end]), ints(found.categories[start:end])]
-        self._held.append(
-            pa.Table.from_arrays([*columns, repeated(source, count)], schema=self.schema)
-        )
-        self._held_rows += count
-        self.groups.extend_codes(found.codes[start:end])
-        self.rows += count
-
-    def _hold(self, table: Any = None) -> None:
-        if self._cols["id"]:  # made from buffers: no pandas import in the worker
-            self._held.append(arrowcols.table(self._cols, self.schema))
-            self._held_rows += len(self._cols["id"])
-            self._cols = {n: [] for n in self.schema.names}
-        if table is not None:
-            self._held.append(table)
-            self._held_rows += table.num_rows
-
-    def _flush(self, *, whole: bool = False) -> None:
-        self._hold()
-        self.tables.extend(self._held)
-        self._held, self._held_rows = [], 0
-
-    def close(self) -> None:
-        self._flush(whole=True)
-
-
-@contextmanager
-def _no_gc() -> Iterator[None]:
-    """The cycle collector paused while millions of acyclic objects are built (it would scan
-    them again and again: three times the parse); restored as it was."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _parse(data: bytes, path: str) -> list[Any] | None:
-    """The elements of one block, or ``None`` where it is not whole elements of valid JSON, nests
-    deeper than the limit or holds a number orjson reads otherwise (the sequential read then
-    words the problem)."""
-    import orjson
-
-    guard = DepthGuard(MAX_DEPTH, path)
-    guard.depth = 2  # a block starts inside the top object and its array
-    if data.translate(_DIGITS).find(_LONG) >= 0:
-        return None
-    try:
-        guard.feed(data)
-        items = orjson.loads(b"[" + data + b"]")
-    except (InputError, orjson.JSONDecodeError):
-        return None
-    return items if isinstance(items, list) else None
-
-
-def judge(task: Task) -> Partial:
-    """Parse and judge a task's annotations (in a worker process, a Dask task or inline)."""
-    facts = AnnotationFacts("coco", "", limit=task.limit)
-    tallies = Tallies()
-    writer = _Collected()
-    name = Path(task.path).name
-    table = ImageTable.of(task.images)
-    position = table.position  # the codes the parent seeds, without their keys
-
-    def listed(key: Any) -> int | None:
-        return position.get(key[1]) if key[0] == name else None
-
-    writer.groups.expect(len(position), listed)
-    shapes = None if task.shapes is None else task.shapes.worker(facts)
-    unlisted = tallies.unlisted
-
-    def annotate(item: dict[str, Any]) -> None:
-        source = task.source
-        if task.sources is not None:
-            source = task.sources.get(task.key(item.get("image_id")), source)
-        task.annotate(
-            item,
-            writer,
-            facts,
-            source,
-            task.images,
-            tallies.used,
-            tallies.first_of,
-            unlisted,
-            tallies.deferred,
-            tallies.counts,
-            task.background,
-            name,  # rows name their image as the image table does
-            shapes,
-        )
-
-    with _no_gc(), Path(task.path).open("rb") as f:
-        for start, end in task.ranges:
-            f.seek(start)
-            items = _parse(f.read(end - start), task.path)
-            if items is None or not all(type(item) is dict for item in items):
-                return Partial(ok=False)
-            found = None
-            if task.sources is None:
-                found = clear(items, table, tallies.used, task.background)
-            if found is None:
-                for item in items:
-                    annotate(item)
-                continue
-            done = 0  # the cleared runs appended whole, the others judged in their place
-            for at in [*np.flatnonzero(~found.mask).tolist(), len(items)]:
-                if at > done:
-                    writer.cleared(found, done, at, task.source)
-                if at < len(items):
-                    annotate(items[at])
-                done = at + 1
-            found.count(tallies.used)
-        writer.close()
-    if shapes is not None:
-        shapes.facts = AnnotationFacts("coco", "")  # sent back without the hits sent already
-    return Partial(
-        True, writer.rows, writer.tables, facts.hits, tallies, writer.groups, shapes, facts.seen
-    )
 
 
 def _shifted(example: Example, base: int) -> Example:
@@ -335,7 +140,7 @@ def read_blocks(
             return None  # no annotations, or panoptic segments: keyed image/segment
         present = [k for k in ("images", "categories") if k in layout.arrays]
         early = [k for k in present if layout.before(k, "annotations")]
-        with _no_gc():
+        with no_gc():
             for key in early:
                 for items in _elements(view, layout, key, str(path), size):
                     if items is None:
@@ -356,7 +161,7 @@ def read_blocks(
                 _abandon(writer)
                 return None
             base = writer.rows
-            with _no_gc():
+            with no_gc():
                 for table in part.tables:
                     writer.extend_table(table)
                 writer.groups.extend(part.groups, sink.images.canonical)
@@ -433,8 +238,5 @@ def _tasks(
 def _run(
     tasks: list[Task], cluster: Callable[..., Any] | None, workers: int | None
 ) -> Iterator[Partial]:
-    """Each task's partial, in order: on the cluster, in worker processes, or inline."""
-    workers = workers or len(os.sched_getaffinity(0))
-    if len(tasks) < 2:
-        workers = 1
-    return in_order(judge, tasks, workers, cluster=cluster, window=8)
+    """Each task's partial, in order (``cocojudge.run_tasks``)."""
+    return run_tasks(tasks, cluster, workers)

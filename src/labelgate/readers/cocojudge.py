@@ -1,0 +1,263 @@
+"""The worker's side of a large COCO read in blocks (``readers/cocoblocks.py``): a task's byte
+ranges of annotations parsed by orjson, the usual annotations cleared in bulk
+(``readers/cocofast.py``) and the others judged by the reader's per-annotation function, in
+order; its rows, hits and tallies sent back as one ``Partial``."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from labelgate.core.annotations import AnnotationFacts, Hits
+from labelgate.core.codes import Code
+from labelgate.core.report import Example
+from labelgate.errors import InputError
+from labelgate.io.bounded import MAX_DEPTH, DepthGuard
+from labelgate.readers import arrowcols
+from labelgate.readers.arrowcols import ints, repeated
+from labelgate.readers.cocofast import Cleared, ImageTable, clear
+from labelgate.readers.cocoshapes import CocoShapes
+from labelgate.readers.imageindex import GroupCodes
+from labelgate.readers.ordered import in_order
+from labelgate.readers.sink import RowWriter
+
+__all__ = ["Partial", "Tallies", "Task", "judge", "no_gc", "parse", "run_tasks"]
+
+# A run of 19 digits: an integer orjson reads past int64 (as a float past 2**64) where the
+# sequential read refuses it; such a block is given back (a long fraction too: only slower).
+_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG = b"0" * 19
+
+Boxes = list[tuple[tuple[float, float, float, float], Any, Example]]
+
+
+@dataclass(slots=True)
+class Tallies:
+    """What the per-annotation function fills, for one range of annotations or the whole file."""
+
+    used: Counter[Any] = field(default_factory=Counter)
+    first_of: dict[Any, Example] = field(default_factory=dict)
+    unlisted: tuple[dict[Any, list[Example]], Counter[Any]] = field(
+        default_factory=lambda: ({}, Counter())
+    )
+    deferred: Boxes = field(default_factory=list)
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One worker's share: byte ranges of annotations and what judging them needs."""
+
+    path: str
+    ranges: list[tuple[int, int]]
+    images: dict[Any, tuple[float, float] | None]
+    sources: dict[Any, str] | None
+    source: str
+    background: int | None
+    limit: int | None
+    annotate: Callable[..., None]
+    key: Callable[[Any], Any]
+    shapes: CocoShapes | None = None  # masks and keypoints: the keypoint names known
+    inherited: int = 0  # the tables are the forking parent's, under this number (images empty)
+
+
+@dataclass(frozen=True, slots=True)
+class Partial:
+    """A task's result: its rows (column lists, in order), its hits and its tallies; ``ok``
+    false where a block did not parse as objects (the whole file is then read sequentially)."""
+
+    ok: bool
+    rows: int = 0
+    tables: list[Any] = field(default_factory=list)  # pyarrow tables of the writer's schema
+    hits: dict[Code, Hits] = field(default_factory=dict)
+    tallies: Tallies = field(default_factory=Tallies)
+    groups: GroupCodes = field(default_factory=GroupCodes)  # each row's image, in order
+    shapes: CocoShapes | None = None  # masks and keypoints waiting for the whole file
+    seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict)  # records counted
+
+
+class _Collected(RowWriter):
+    """A writer that keeps its rows as Arrow tables (a worker's, sent back to the parent)."""
+
+    def __init__(self) -> None:
+        super().__init__(Path(os.devnull), id_type="int")
+        self.tables: list[Any] = []
+
+    def cleared(self, found: Cleared, start: int, end: int, source: str) -> None:
+        """Append the annotations ``start:end`` of a block, all cleared (``cocofast``)."""
+        import pyarrow as pa
+
+        self._hold()
+        count = end - start
+        columns = [ints(found.ids[start:end]), ints(found.categories[start:end])]
+        self._held.append(
+            pa.Table.from_arrays([*columns, repeated(source, count)], schema=self.schema)
+        )
+        self._held_rows += count
+        self.groups.extend_codes(found.codes[start:end])
+        self.rows += count
+
+    def _hold(self, table: Any = None) -> None:
+        if self._cols["id"]:  # made from buffers: no pandas import in the worker
+            self._held.append(arrowcols.table(self._cols, self.schema))
+            self._held_rows += len(self._cols["id"])
+            self._cols = {n: [] for n in self.schema.names}
+        if table is not None:
+            self._held.append(table)
+            self._held_rows += table.num_rows
+
+    def _flush(self, *, whole: bool = False) -> None:
+        self._hold()
+        self.tables.extend(self._held)
+        self._held, self._held_rows = [], 0
+
+    def close(self) -> None:
+        self._flush(whole=True)
+
+
+@contextmanager
+def no_gc() -> Iterator[None]:
+    """The cycle collector paused while millions of acyclic objects are built (it would scan
+    them again and again: three times the parse); restored as it was."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def parse(data: bytes, path: str) -> list[Any] | None:
+    """The elements of one block, or ``None`` where it is not whole elements of valid JSON, nests
+    deeper than the limit or holds a number orjson reads otherwise (the sequential read then
+    words the problem)."""
+    import orjson
+
+    guard = DepthGuard(MAX_DEPTH, path)
+    guard.depth = 2  # a block starts inside the top object and its array
+    if data.translate(_DIGITS).find(_LONG) >= 0:
+        return None
+    try:
+        guard.feed(data)
+        items = orjson.loads(b"[" + data + b"]")
+    except (InputError, orjson.JSONDecodeError):
+        return None
+    return items if isinstance(items, list) else None
+
+
+def judge(task: Task) -> Partial:
+    """Parse and judge a task's annotations (in a worker process, a Dask task or inline)."""
+    facts = AnnotationFacts("coco", "", limit=task.limit)
+    tallies = Tallies()
+    writer = _Collected()
+    name = Path(task.path).name
+    images, sources = task.images, task.sources
+    if task.inherited:
+        images, sources = _INHERITED[task.inherited]
+    table = _table(task.inherited, images)
+    position = table.position  # the codes the parent seeds, without their keys
+
+    def listed(key: Any) -> int | None:
+        return position.get(key[1]) if key[0] == name else None
+
+    writer.groups.expect(len(position), listed)
+    shapes = None if task.shapes is None else task.shapes.worker(facts)
+    unlisted = tallies.unlisted
+
+    def annotate(item: dict[str, Any]) -> None:
+        source = task.source
+        if sources is not None:
+            source = sources.get(task.key(item.get("image_id")), source)
+        task.annotate(
+            item,
+            writer,
+            facts,
+            source,
+            images,
+            tallies.used,
+            tallies.first_of,
+            unlisted,
+            tallies.deferred,
+            tallies.counts,
+            task.background,
+            name,  # rows name their image as the image table does
+            shapes,
+        )
+
+    with no_gc(), Path(task.path).open("rb") as f:
+        for start, end in task.ranges:
+            f.seek(start)
+            items = parse(f.read(end - start), task.path)
+            if items is None or not all(type(item) is dict for item in items):
+                return Partial(ok=False)
+            found = None
+            if sources is None:
+                found = clear(items, table, tallies.used, task.background)
+            if found is None:
+                for item in items:
+                    annotate(item)
+                continue
+            done = 0  # the cleared runs appended whole, the others judged in their place
+            for at in [*np.flatnonzero(~found.mask).tolist(), len(items)]:
+                if at > done:
+                    writer.cleared(found, done, at, task.source)
+                if at < len(items):
+                    annotate(items[at])
+                done = at + 1
+            found.count(tallies.used)
+        writer.close()
+    if shapes is not None:
+        shapes.facts = AnnotationFacts("coco", "")  # sent back without the hits sent already
+    return Partial(
+        True, writer.rows, writer.tables, facts.hits, tallies, writer.groups, shapes, facts.seen
+    )
+
+
+def run_tasks(
+    tasks: list[Task], cluster: Callable[..., Any] | None, workers: int | None
+) -> Iterator[Partial]:
+    """Each task's partial, in order: on the cluster, in worker processes, or inline."""
+    workers = workers or len(os.sched_getaffinity(0))
+    if len(tasks) < 2:
+        workers = 1
+    if cluster is not None or not tasks or not sys.platform.startswith("linux"):
+        return in_order(judge, tasks, workers, cluster=cluster, window=8)
+    return _inheriting(tasks, workers)
+
+
+_INHERITED: dict[int, tuple[dict[Any, Any], dict[Any, str] | None]] = {}
+_TABLES: dict[int, ImageTable] = {}  # a worker process's image table of each file, made once
+
+
+def _inheriting(tasks: list[Task], workers: int) -> Iterator[Partial]:
+    """The tasks run without their image tables: the worker processes, forked (Linux) after the
+    tables are left here, find them as the parent left them (a 200,000-image table pickled,
+    sent and rebuilt for each task cost a tenth of a second a task)."""
+    number = max(_INHERITED, default=0) + 1
+    _INHERITED[number] = (tasks[0].images, tasks[0].sources)
+    try:
+        light = [replace(t, images={}, sources=None, inherited=number) for t in tasks]
+        yield from in_order(judge, light, workers, window=8)
+    finally:
+        del _INHERITED[number]
+        _TABLES.pop(number, None)
+
+
+def _table(inherited: int, images: dict[Any, tuple[float, float] | None]) -> ImageTable:
+    """The image table of a task's file: made once per worker process for inherited tables."""
+    if not inherited:
+        return ImageTable.of(images)
+    table = _TABLES.get(inherited)
+    if table is None:
+        table = _TABLES[inherited] = ImageTable.of(images)
+    return table
