@@ -106,14 +106,8 @@ class _Collected(RowWriter):
         self.groups.extend_codes(found.codes[start:end])
         self.rows += count
 
-    def _hold(self, table: Any = None) -> None:
-        if self._cols["id"]:  # made from buffers: no pandas import in the worker
-            self._held.append(arrowcols.table(self._cols, self.schema))
-            self._held_rows += len(self._cols["id"])
-            self._cols = {n: [] for n in self.schema.names}
-        if table is not None:
-            self._held.append(table)
-            self._held_rows += table.num_rows
+    def _table(self, columns: dict[str, list[Any]]) -> Any:
+        return arrowcols.table(columns, self.schema)  # from buffers: no pandas in the worker
 
     def _flush(self, *, whole: bool = False) -> None:
         self._hold()

@@ -74,15 +74,19 @@ class RowWriter:
 
     def _hold(self, table: pa.Table | None = None) -> None:
         """The rows appended one by one so far (the lists emptied), then ``table``, held."""
-        import pyarrow as pa
-
         if self._cols["id"]:
-            self._held.append(pa.table(self._cols, schema=self.schema))
+            self._held.append(self._table(self._cols))
             self._held_rows += len(self._cols["id"])
             self._cols = {n: [] for n in self.schema.names}
         if table is not None:
             self._held.append(table)
             self._held_rows += table.num_rows
+
+    def _table(self, columns: dict[str, list[Any]]) -> pa.Table:
+        """Rows appended one by one, as a table."""
+        import pyarrow as pa
+
+        return pa.table(columns, schema=self.schema)
 
     def _flush(self, *, whole: bool = False) -> None:
         """Write the rows held in batches of 65,536 (``whole``: the rest too, if only the
