@@ -77,6 +77,7 @@ def read_coco(
 
     name = path.name
     add = sink.images.add
+    sizes: dict[tuple[float, float], tuple[float, float]] = {}
 
     def image(item: dict[str, Any]) -> None:  # once per listed image: kept lean
         if type(item) is not dict:
@@ -88,6 +89,8 @@ def read_coco(
         w: Any = item.get("width")
         h: Any = item.get("height")
         size = (float(w), float(h)) if type(w) in _NUMBERS and type(h) in _NUMBERS else None
+        if size is not None:
+            size = sizes.setdefault(size, size)  # one tuple per distinct size, not per image
         images[key] = size
         counts["images"] += 1
         file = item.get("file_name")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,27 @@ def _elements(view: Any, layout: Layout, key: str, path: str, size: int) -> Iter
         yield items
 
 
+def _heads(
+    view: Any,
+    layout: Layout,
+    keys: Sequence[str],
+    handlers: Mapping[str, Callable[[dict[str, Any]], None]],
+    path: str,
+    size: int,
+) -> bool:
+    """The arrays before the annotations (``keys``) through their handlers, a block at a time
+    (no block outlives this call); false where a block does not parse."""
+    with no_gc():
+        for key in keys:
+            for items in _elements(view, layout, key, path, size):
+                if items is None:
+                    return False
+                for item in items:
+                    if type(item) is dict:  # the sequential head pass builds objects only
+                        handlers[key](item)
+    return True
+
+
 def read_blocks(
     path: Path,
     sink: RowSink,
@@ -140,14 +161,8 @@ def read_blocks(
             return None  # no annotations, or panoptic segments: keyed image/segment
         present = [k for k in ("images", "categories") if k in layout.arrays]
         early = [k for k in present if layout.before(k, "annotations")]
-        with no_gc():
-            for key in early:
-                for items in _elements(view, layout, key, str(path), size):
-                    if items is None:
-                        return None
-                    for item in items:
-                        if type(item) is dict:  # the sequential head pass builds objects only
-                            handlers[key](item)
+        if not _heads(view, layout, early, handlers, str(path), size):
+            return None
     own = AnnotationFacts(facts.format, facts.why, limit=facts.limit)
     tallies = Tallies()
     tasks = _tasks(path, cuts, job, tables, source, background, facts.limit, workers)
