@@ -3,7 +3,9 @@ break the format's own rules (by file and line, or by annotation id), for the ch
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from labelgate.core.codes import READER_CODES, Code
@@ -102,6 +104,12 @@ class AnnotationFacts:
         if example is not None and (self.limit is None or len(h.examples) < self.limit):
             h.examples.append(example)
         return h
+
+    def remember(self, code: Code, records: Iterable[tuple[Any, Any]]) -> None:
+        """Remember ``records`` as counted under ``code`` (another share's, merged), up to the
+        ``_SEEN`` a code remembers."""
+        seen = self.seen.setdefault(code, set())
+        seen.update(islice(records, max(0, _SEEN - len(seen))))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the report's input section."""

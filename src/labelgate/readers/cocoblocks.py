@@ -62,7 +62,7 @@ def replay(
     if hits.details and not into.details:
         into.details = dict(hits.details)
     if seen:
-        facts.seen.setdefault(code, set()).update(seen)
+        facts.remember(code, seen)
 
 
 def merge(into: Tallies, part: Tallies, base: int) -> None:
