@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.readers import cocoblocks, cocofast, cocojudge
 from labelgate.readers.coco import read_coco
@@ -313,3 +314,18 @@ def test_forked_workers_find_the_image_table_their_parent_left(tmp_path: Path) -
     assert len(sent) > 1
     assert all(t.images == {} and t.inherited for t in sent)
     assert not cocojudge._INHERITED  # let go once the read is done
+
+
+def test_merged_parts_remember_no_more_records_than_one_read() -> None:
+    """Each part of a read in blocks remembers up to 100,000 counted records a code; the merge
+    keeps that bound (a file where every annotation has a finding grew without it)."""
+    from labelgate.core import annotations
+
+    facts = AnnotationFacts("coco", "test")
+    facts.hit("LG045", Example(row=0, id=-1, source="a.json"), message="m", fix="f")
+    for part in range(3):
+        facts.remember("LG045", ((part * 10**6 + i, "a.json") for i in range(annotations._SEEN)))
+    assert len(facts.seen["LG045"]) == annotations._SEEN
+    for _ in range(2):
+        facts.hit("LG045", Example(row=0, id=10**9, source="a.json"), message="m", fix="f")
+    assert facts.hits["LG045"].count == 3  # past the bound a record is no longer told apart
