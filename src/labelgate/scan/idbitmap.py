@@ -4,9 +4,10 @@ Ids as datasets hold them (sorted, shuffled within each row group, or shuffled a
 fill a range not much wider than their count, so a bit per value of that range holds them all in
 a few MB (100M ids: 12.5 MB), with no (key, row) pair kept, written out or sorted across the
 file. Each slice of ids is sorted on its own (a slice's repeats sit side by side) and its bits
-set a word at a time; a bit already set is an id met in an earlier slice. What the bitmap finds
-is the set of repeated values, exactly; their rows are then read again, from the slices whose
-range holds one of them (see ``labelgate.scan.ids``). Ids whose range outgrows the budget, or
+set a byte at a time, by one scatter; a bit already set is an id met in an earlier slice. What
+the bitmap finds is the set of repeated values, exactly; their rows are then read again, from
+the slices whose range holds one of them, added up to the last slice that found a repeat (see
+``labelgate.scan.ids``). Ids whose range outgrows the budget, or
 too many repeated values, give the bitmap up: the caller then keys every row as before.
 """
 

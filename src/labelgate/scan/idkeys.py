@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ __all__ = [
     "keyed_pairs",
     "mix",
     "partitions",
+    "repeated_pairs",
+    "split_keys",
     "split_pairs",
 ]
 
@@ -121,7 +124,7 @@ def _hash_fixed(data: Array, n: int, length: int) -> Array:
     """The hash of ``n`` ids of ``length`` bytes each, back to back in ``data``."""
     h = np.full(n, length + 1, np.uint64)
     h *= _PRIME
-    if length == 0:
+    if length == 0 or n == 0:
         return mix(h)
     if length < 8:
         padded = np.zeros((n, 8), np.uint8)
@@ -189,6 +192,49 @@ def split_pairs(pairs: Array, parts: int, *, hashed: bool = False) -> tuple[Arra
     return pairs[order], bounds
 
 
+def repeated_pairs(pairs: Array) -> Array:
+    """The pairs whose key another pair has too, found by one sort of the keys (usually none)."""
+    if len(pairs) < 2:
+        return np.empty(0, PAIR)
+    ordered = np.array(pairs["key"])  # a contiguous copy, sorted in place
+    ordered.sort()
+    twice = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not len(twice):
+        return np.empty(0, PAIR)
+    return np.array(pairs[np.isin(pairs["key"], np.unique(twice))])
+
+
+def _repeating_in_file(path: Path) -> Array:
+    """``repeated_pairs`` of the pairs in the file at ``path`` (mapped, not read into fresh
+    memory), which is then removed."""
+    try:
+        if path.stat().st_size == 0:
+            return np.empty(0, PAIR)
+        mapped = np.memmap(path, PAIR, mode="r")
+        try:
+            return repeated_pairs(mapped)
+        finally:
+            del mapped
+    finally:
+        path.unlink()
+
+
+def split_keys(keys: Array, first_row: int, parts: int, *, hashed: bool) -> tuple[Array, Array]:
+    """What ``split_pairs(keyed_pairs(...))`` gives for ids with no null, built in one step:
+    the (key, row) pairs of ``keys`` (rows ``first_row``, ...) ordered by partition, rows in
+    order within each, and the ``parts + 1`` bounds; the pairs are written once, in order."""
+    bits = parts.bit_length() - 1
+    spread = keys.view(np.uint64) if hashed else mix(keys)
+    part = (spread >> np.uint64(64 - bits)).astype(np.uint16)
+    order = np.argsort(part, kind="stable")  # a radix sort for 16-bit keys: linear
+    bounds = np.zeros(parts + 1, np.int64)
+    np.cumsum(np.bincount(part, minlength=parts), out=bounds[1:])
+    pairs = np.empty(len(keys), PAIR)
+    pairs["key"] = keys[order]
+    np.add(order, first_row, out=pairs["row"])
+    return pairs, bounds
+
+
 class IdKeys:
     """The (key, row) pairs of every row fed so far, radix-partitioned; safe to feed from threads.
 
@@ -217,6 +263,7 @@ class IdKeys:
         self._held = 0
         self._folder: tempfile.TemporaryDirectory[str] | None = None
         self._files: list[Any] = []
+        self._file_locks: list[threading.Lock] = []
         self.dense = IdBitmap(memory // RESOLVERS) if integer else None
         self.dense_nulls: tuple[int, Array] = (0, np.zeros(0, np.int64))
 
@@ -226,6 +273,7 @@ class IdKeys:
             self._folder = tempfile.TemporaryDirectory(prefix="labelgate-ids-")
             root = Path(self._folder.name)
             self._files = [(root / f"{p}.bin").open("wb") for p in range(self.parts)]
+            self._file_locks = [threading.Lock() for _ in range(self.parts)]
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -238,22 +286,29 @@ class IdKeys:
         """Key the ids of rows ``first_row``, ``first_row + 1``, ... (an Arrow array)."""
         if self.dense is not None and self._add_dense(col, first_row):
             return
-        pairs, null_rows = keyed_pairs(col, first_row, integer=self.integer)
-        big = self.parts > 1 and len(pairs) >= _FLUSH // 8
-        split = split_pairs(pairs, self.parts, hashed=not self.integer) if big else None
+        hashed = not self.integer
+        split = None
+        if self.parts > 1 and len(col) >= _FLUSH // 8 and not (self.integer and col.null_count):
+            keys = integer_keys(col)[0] if self.integer else hash_keys(col)
+            split = split_keys(keys, first_row, self.parts, hashed=hashed)
+            pairs, null_rows = split[0], np.zeros(0, np.int64)
+        else:
+            pairs, null_rows = keyed_pairs(col, first_row, integer=self.integer)
+            if self.parts > 1 and len(pairs) >= _FLUSH // 8:
+                split = split_pairs(pairs, self.parts, hashed=hashed)
         with self._lock:
             self.covered.append((first_row, len(col)))
             if len(null_rows):
                 self.nulls_seen, self.null_rows = self._noted(
                     (self.nulls_seen, self.null_rows), null_rows
                 )
-            if split is not None:  # large enough to write at once, without holding it
-                self._write(*split)
-                return
-            self._memory.append(pairs)
-            self._held += len(pairs)
-            if self.parts > 1 and self._held >= _FLUSH:
-                self._write_held()
+            if split is None:
+                self._memory.append(pairs)
+                self._held += len(pairs)
+                if self.parts > 1 and self._held >= _FLUSH:
+                    self._write_held()
+        if split is not None:  # large enough to write at once, without holding it; outside
+            self._write(*split)  # the lock, so that one worker writes while another keys
 
     def _add_dense(self, col: Any, first_row: int) -> bool:
         """Set the bitmap's bits for these ids; False where the bitmap is (or is now) given up.
@@ -302,20 +357,25 @@ class IdKeys:
             self._write(*split_pairs(held, self.parts, hashed=not self.integer))
 
     def _write(self, pairs: Array, bounds: Array) -> None:
+        """Append each partition's pairs to its file, each file under its own lock."""
         for p in np.flatnonzero(np.diff(bounds)).tolist():
-            pairs[bounds[p] : bounds[p + 1]].tofile(self._files[p])
+            with self._file_locks[p]:
+                pairs[bounds[p] : bounds[p + 1]].tofile(self._files[p])
 
-    def partitions(self) -> Iterator[Array]:
-        """Each partition's pairs in turn (call once, after the last ``add``)."""
+    def partitions(self) -> Iterator[Callable[[], Array]]:
+        """Each partition in turn, as a function that reads it and gives its pairs whose key
+        another pair of the partition has too (usually none), to run on the resolvers' threads;
+        a partition's file is mapped, not copied, and removed once read (call once, after the
+        last ``add``)."""
         if self.parts == 1:
-            yield np.concatenate(self._memory) if self._memory else np.empty(0, PAIR)
+            held, self._memory = self._memory, []
+            yield lambda: repeated_pairs(np.concatenate(held) if held else np.empty(0, PAIR))
             return
         self._write_held()
         for f in self._files:
             f.close()
         for f in self._files:
-            yield np.fromfile(f.name, PAIR)
-            Path(f.name).unlink()
+            yield partial(_repeating_in_file, Path(f.name))
 
     def missing(self, rows: int) -> list[tuple[int, int]]:
         """The row ranges of ``[0, rows)`` not fed yet, as (first row, end)."""
