@@ -200,3 +200,26 @@ def test_pairs_split_in_one_step_equal_those_keyed_then_split(
     )
     assert pairs.tobytes() == expected.tobytes()
     assert bounds.tolist() == expected_bounds.tolist()
+
+
+@pytest.mark.parametrize("kind", ["string", "uuid", "int"])
+def test_large_slices_keyed_on_two_threads_equal_a_plain_set(kind: str) -> None:
+    """Slices large enough to be split in one step, in each worker's own work arrays, on two
+    threads, spilled to partition files: the answer is still the plain one."""
+    import numpy as np
+
+    rows = 600_000
+    draws = np.random.default_rng(3).permutation(rows)
+    draws[[7, 299_999, 450_000, 599_999]] = draws[[500_000, 8, 7, 100]]
+    if kind == "int":
+        ids = pa.array(draws * 7919)
+    else:
+        ids = column(kind, draws.tolist(), [i % 100_003 == 17 for i in range(rows)])
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ids.parquet"
+        pq.write_table(pa.table({"id": ids, "label": [0] * rows}), path, row_group_size=300_000)
+        contract = Contract(num_classes=1, id_column="id")
+        done = run([str(path)], contract, max_examples=0, threads=2, id_memory=1 << 20)
+    expected_rows, _ = plain(ids.to_pylist())
+    (lg014,) = [f for f in done.report.findings if f.code == "LG014"]
+    assert [e.row for e in lg014.examples] == expected_rows
