@@ -304,6 +304,7 @@ class IdKeys:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        _local.__dict__.pop("work", None)  # this thread's work arrays (the workers' end with them)
         for f in self._files:
             f.close()
         if self._folder is not None:
