@@ -69,6 +69,23 @@ class TestIdBitmap:
             assert bitmap.add(sorted_ids(part), g * 100, 100)
         assert bitmap.ranges_holding(bitmap.repeated()) == [(200, 300)]
 
+    def test_slices_added_after_the_last_repeat_hold_none_of_the_repeated_ids(self) -> None:
+        rng = np.random.default_rng(5)
+        ids = rng.permutation(np.arange(4_000, dtype=np.int64))  # shuffled over the whole range
+        ids[1_500] = ids[10]
+        bitmap = IdBitmap(1 << 20)
+        for first in range(0, 4_000, 1_000):  # every slice's range holds the repeated id
+            assert bitmap.add(sorted_ids(ids[first : first + 1_000]), first, 1_000)
+        assert bitmap.repeated().tolist() == [ids[10]]
+        assert bitmap.ranges_holding(bitmap.repeated()) == [(0, 1_000), (1_000, 2_000)]
+
+    def test_ids_sharing_bytes_all_set_their_bits(self) -> None:
+        bitmap = IdBitmap(1 << 20)
+        assert bitmap.add(sorted_ids(np.arange(0, 640, 2, dtype=np.int64)), 0, 320)
+        assert bitmap.add(sorted_ids(np.arange(0, 640, dtype=np.int64)), 320, 640)
+        assert bitmap.repeated().tolist() == list(range(0, 640, 2))
+        assert bitmap.repeats == 320
+
     def test_a_range_wider_than_the_budget_gives_it_up(self) -> None:
         bitmap = IdBitmap(1024)  # 8,192 ids
         assert bitmap.add(sorted_ids(np.arange(8_000, dtype=np.int64)), 0, 8_000)

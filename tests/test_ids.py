@@ -173,3 +173,53 @@ def test_too_few_open_files_for_the_partitions_is_a_clear_error(
     with idkeys.IdKeys(10**9, 128 << 20, integer=True, limit=20) as keys:
         assert keys.parts == 1024
     assert raised == [(1088, 4096)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    kind=st.sampled_from(["int", "uint64", "string", "uuid"]),
+    draws=st.lists(st.integers(0, 2_000), max_size=300),
+    null_every=st.sampled_from([0, 4]),
+    parts=st.sampled_from([2, 16, 1024]),
+    first_row=st.integers(0, 2**40),
+)
+def test_pairs_split_in_one_step_equal_those_keyed_then_split(
+    kind: str, draws: list[int], null_every: int, parts: int, first_row: int
+) -> None:
+    """The scan's workers build a large slice's partitioned pairs in one step (``split_keys``):
+    the same pairs, in the same order, as keying them and splitting them apart."""
+    from labelgate.scan.idkeys import hash_keys, integer_keys, keyed_pairs, split_keys, split_pairs
+
+    integer = kind in ("int", "uint64")
+    nulls = [null_every > 0 and i % null_every == 1 and not integer for i in range(len(draws))]
+    ids = column(kind, draws, nulls)  # integer ids with nulls take the other path
+    keys = integer_keys(ids)[0] if integer else hash_keys(ids)
+    pairs, bounds = split_keys(keys, first_row, parts, hashed=not integer)
+    expected, expected_bounds = split_pairs(
+        keyed_pairs(ids, first_row, integer=integer)[0], parts, hashed=not integer
+    )
+    assert pairs.tobytes() == expected.tobytes()
+    assert bounds.tolist() == expected_bounds.tolist()
+
+
+@pytest.mark.parametrize("kind", ["string", "uuid", "int"])
+def test_large_slices_keyed_on_two_threads_equal_a_plain_set(kind: str) -> None:
+    """Slices large enough to be split in one step, in each worker's own work arrays, on two
+    threads, spilled to partition files: the answer is still the plain one."""
+    import numpy as np
+
+    rows = 600_000
+    draws = np.random.default_rng(3).permutation(rows)
+    draws[[7, 299_999, 450_000, 599_999]] = draws[[500_000, 8, 7, 100]]
+    if kind == "int":
+        ids = pa.array(draws * 7919)
+    else:
+        ids = column(kind, draws.tolist(), [i % 100_003 == 17 for i in range(rows)])
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ids.parquet"
+        pq.write_table(pa.table({"id": ids, "label": [0] * rows}), path, row_group_size=300_000)
+        contract = Contract(num_classes=1, id_column="id")
+        done = run([str(path)], contract, max_examples=0, threads=2, id_memory=1 << 20)
+    expected_rows, _ = plain(ids.to_pylist())
+    (lg014,) = [f for f in done.report.findings if f.code == "LG014"]
+    assert [e.row for e in lg014.examples] == expected_rows

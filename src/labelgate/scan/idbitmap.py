@@ -4,9 +4,10 @@ Ids as datasets hold them (sorted, shuffled within each row group, or shuffled a
 fill a range not much wider than their count, so a bit per value of that range holds them all in
 a few MB (100M ids: 12.5 MB), with no (key, row) pair kept, written out or sorted across the
 file. Each slice of ids is sorted on its own (a slice's repeats sit side by side) and its bits
-set a word at a time; a bit already set is an id met in an earlier slice. What the bitmap finds
-is the set of repeated values, exactly; their rows are then read again, from the slices whose
-range holds one of them (see ``labelgate.scan.ids``). Ids whose range outgrows the budget, or
+set a byte at a time, by one scatter; a bit already set is an id met in an earlier slice. What
+the bitmap finds is the set of repeated values, exactly; their rows are then read again, from
+the slices whose range holds one of them, added up to the last slice that found a repeat (see
+``labelgate.scan.ids``). Ids whose range outgrows the budget, or
 too many repeated values, give the bitmap up: the caller then keys every row as before.
 """
 
@@ -66,22 +67,34 @@ class SortedIds:
         rows: the ids the slice holds (its null ids left out).
         distinct: the slice's ids, sorted, each once.
         repeated: the ids met twice or more within the slice.
-        words, bits: the 64-bit words the distinct ids fall in (id // 64, each once, in order)
-            and the bits they set in each.
-        starts: where each word's ids start in ``distinct``.
+        at, masks: the byte of the bitmap each distinct id falls in (id // 8, a floor division)
+            and its bit within that byte.
     """
 
     rows: int
     distinct: Array
     repeated: Array
-    words: Array
-    bits: Array
-    starts: Array
+    at: Array
+    masks: Array
+
+    @property
+    def words(self) -> Array:
+        """The 64-bit words the distinct ids fall in (id // 64), each once, in order."""
+        return np.unique(self.distinct >> 6)
+
+    @property
+    def bits(self) -> Array:
+        """The bits the distinct ids set in each of ``words``."""
+        word = self.distinct >> 6
+        starts = np.flatnonzero(np.append(True, word[1:] != word[:-1]))
+        if not len(starts):
+            return np.zeros(0, np.uint64)
+        return np.bitwise_or.reduceat(_bit(self.distinct), starts).view(np.uint64)
 
 
 def sorted_ids(keys: Array) -> SortedIds:
-    """The slice's ids sorted, split into distinct ids and repeats, and their bits gathered a
-    word at a time: all the work that needs no lock, run on the calling worker's thread."""
+    """The slice's ids sorted, split into distinct ids and repeats, each id's byte and bit in
+    the bitmap: all the work that needs no lock, run on the calling worker's thread."""
     ordered = np.sort(keys)
     same = ordered[1:] == ordered[:-1]
     if same.any():
@@ -90,12 +103,8 @@ def sorted_ids(keys: Array) -> SortedIds:
         distinct, repeated = ordered[keep], np.unique(ordered[1:][same])
     else:
         distinct, repeated = ordered, ordered[:0]
-    word = distinct >> 6  # a floor division: negative ids fall in negative words
-    new = np.ones(len(word), bool)
-    np.not_equal(word[1:], word[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    bits = np.bitwise_or.reduceat(_bit(distinct), starts) if len(starts) else word[:0]
-    return SortedIds(len(ordered), distinct, repeated, word[starts], bits.view(np.uint64), starts)
+    masks = np.left_shift(np.uint8(1), (distinct & 7).astype(np.uint8))
+    return SortedIds(len(ordered), distinct, repeated, distinct >> 3, masks)
 
 
 def _bit(ids: Array) -> Array:
@@ -116,10 +125,12 @@ class IdBitmap:
         self._max_words = max(1, memory // 8)
         self._max_repeats = max(1024, memory // 64)  # their rows are read again as pairs
         self._base = 0  # the id of bit 0 of word 0 (a multiple of 64)
-        self._words = np.zeros(0, np.uint64)
+        self._words = np.zeros(0, "<u8")
+        self._bytes = self._words.view(np.uint8)
         self._repeated: list[Array] = []
         self.repeats = 0
         self.spans: list[tuple[int, int, int, int]] = []
+        self._last_found = -1  # the index in ``spans`` of the last slice that found a repeat
 
     def add(self, ids: SortedIds, first_row: int, rows: int) -> bool:
         """Set the bits of one slice's ids (rows ``first_row`` to ``first_row + rows``, its null
@@ -132,18 +143,17 @@ class IdBitmap:
         lo, hi = int(distinct[0]), int(distinct[-1])
         if not self._cover(lo, hi):
             return False
-        words = ids.words - np.int64(self._base // 64)
-        held = self._words[words]
-        met = held & ids.bits
-        self._words[words] = held | ids.bits
-        if len(ids.repeated):
+        met = self._test_and_set(ids.at - np.int64(self._base // 8), ids.masks)
+        found = bool(len(ids.repeated))
+        if found:
             self._repeated.append(ids.repeated)
             self.repeats += ids.rows - len(distinct)
         if met.any():  # ids met in an earlier slice: those whose bit was already set
-            per_id = np.repeat(met, np.diff(np.append(ids.starts, len(distinct))))
-            earlier = (per_id & _bit(distinct)) != 0
-            self._repeated.append(distinct[earlier])
-            self.repeats += int(np.count_nonzero(earlier))
+            self._repeated.append(distinct[met])
+            self.repeats += int(np.count_nonzero(met))
+            found = True
+        if found:
+            self._last_found = len(self.spans)
         self.spans.append((first_row, rows, lo, hi))
         return self.repeats <= self._max_repeats
 
@@ -160,6 +170,19 @@ class IdBitmap:
         self.spans.append((first_row, rows, ids.lo, ids.hi))
         return True
 
+    def _test_and_set(self, at: Array, masks: Array) -> Array:
+        """Set the bits ``masks`` of the bitmap's bytes ``at`` (of distinct ids, so several may
+        share a byte); which bits were set before. One scatter sets them, save where ids share
+        a byte: only one write per byte lands, and the bits of the others (few, where ids are
+        sparse) are OR-ed in with ``ufunc.at``: no sort, and no ``ufunc.at`` over every id."""
+        held = self._bytes[at]
+        met: Array = (held & masks) != 0
+        self._bytes[at] = held | masks
+        lost = (self._bytes[at] & masks) == 0
+        if lost.any():
+            np.bitwise_or.at(self._bytes, at[lost], masks[lost])
+        return met
+
     def repeated(self) -> Array:
         """The ids met more than once, sorted, each once."""
         if not self._repeated:
@@ -168,9 +191,11 @@ class IdBitmap:
 
     def ranges_holding(self, values: Array) -> list[tuple[int, int]]:
         """The row ranges, as (first row, end), of the slices whose id range holds one of
-        ``values`` (sorted): the only rows that can hold them."""
+        ``values`` (sorted): the only rows that can hold them. Of a repeated id, every
+        occurrence but the first added was found as a repeat, and the first was added before
+        it: slices added after the last that found a repeat hold none, and are left out."""
         out: list[tuple[int, int]] = []
-        for first, rows, lo, hi in self.spans:
+        for first, rows, lo, hi in self.spans[: self._last_found + 1]:
             a = int(np.searchsorted(values, lo, side="left"))
             if int(np.searchsorted(values, hi, side="right")) > a:
                 out.append((first, first + rows))
@@ -191,9 +216,10 @@ class IdBitmap:
         size = max(need, min(2 * old, self._max_words))
         if old and lo < self._base:  # growing down: the room to spare goes below
             low = max(low - 64 * (size - need), -(1 << 63))
-        grown = np.zeros(size, np.uint64)
+        grown = np.zeros(size, "<u8")
         if old:
             at = (self._base - low) // 64
             grown[at : at + old] = self._words
         self._base, self._words = low, grown
+        self._bytes = grown.view(np.uint8)  # little-endian words: id's bit k is byte k // 8
         return True

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ __all__ = [
     "keyed_pairs",
     "mix",
     "partitions",
+    "repeated_pairs",
+    "split_keys",
     "split_pairs",
 ]
 
@@ -51,13 +54,31 @@ def partitions(rows: int, memory: int) -> int:
 
 def mix(x: Array) -> Array:
     """splitmix64's finaliser (as uint64): every input bit reaches every output bit."""
-    z = x.view(np.uint64).copy()
-    z ^= z >> np.uint64(30)
-    z *= np.uint64(0xBF58476D1CE4E5B9)
-    z ^= z >> np.uint64(27)
-    z *= np.uint64(0x94D049BB133111EB)
-    z ^= z >> np.uint64(31)
+    return _mixed(x.view(np.uint64).copy())
+
+
+def _mixed(z: Array) -> Array:
+    """``mix`` in place, its shifts written into this thread's work array, not into a fresh
+    array each (a fresh array of a slice's size costs a page fault every 4 KB)."""
+    shifted = _work(len(z), np.uint64)
+    for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, 0)):
+        np.right_shift(z, np.uint64(shift), out=shifted)
+        z ^= shifted
+        if factor:
+            z *= np.uint64(factor)
     return z
+
+
+_local = threading.local()
+
+
+def _work(n: int, dtype: Any, slot: int = 0) -> Array:
+    """This thread's work array of ``dtype`` (one per dtype and ``slot``), of ``n`` items."""
+    held: dict[tuple[Any, int], Array] = _local.__dict__.setdefault("work", {})
+    key = (np.dtype(dtype), slot)
+    if key not in held or len(held[key]) < n:
+        held[key] = np.empty(n, key[0])
+    return held[key][:n]
 
 
 def integer_keys(col: Any) -> tuple[Array, Array | None]:
@@ -68,12 +89,13 @@ def integer_keys(col: Any) -> tuple[Array, Array | None]:
     return np.ascontiguousarray(keys), nulls
 
 
-def hash_keys(col: Any) -> Array:
+def hash_keys(col: Any, *, out: Array | None = None) -> Array:
     """A 64-bit hash of each id's bytes (of its text, for a type that is neither text nor binary).
 
     Ids of one length are hashed together, one 8-byte word at a time (a word that would run past
     the end overlaps the one before; ids under 8 bytes are zero-padded), read in place where the
     whole chunk has one length (paths, UUIDs, hashes), gathered otherwise. Null ids share a key.
+    ``out`` (uint64, at least as long), where given, receives the hashes of ids of one length.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -88,7 +110,7 @@ def hash_keys(col: Any) -> Array:
         width = t.byte_width
         data = np.frombuffer(col.buffers()[1] or b"", np.uint8)
         lo = col.offset * width
-        out = _hash_fixed(data[lo : lo + n * width], n, width)
+        hashed = _hash_fixed(data[lo : lo + n * width], n, width, out)
     else:
         if pa.types.is_large_string(t) or pa.types.is_large_binary(t):
             wide = "<i8"
@@ -101,14 +123,14 @@ def hash_keys(col: Any) -> Array:
         data = np.frombuffer(col.buffers()[2] or b"", np.uint8)
         lengths = np.diff(offsets)
         if n and (lengths == lengths[0]).all():
-            out = _hash_fixed(data[offsets[0] : offsets[-1]], n, int(lengths[0]))
+            hashed = _hash_fixed(data[offsets[0] : offsets[-1]], n, int(lengths[0]), out)
         else:
-            out = np.empty(n, np.uint64)
+            hashed = np.empty(n, np.uint64)
             for length in np.unique(lengths).tolist():
                 idx = np.flatnonzero(lengths == length)
                 block = data[offsets[idx, None] + np.arange(length)]
-                out[idx] = _hash_fixed(block.reshape(-1), len(idx), length)
-    keys = out.view(np.int64)
+                hashed[idx] = _hash_fixed(block.reshape(-1), len(idx), length)
+    keys = hashed.view(np.int64)
     if col.null_count:
         keys[bool_mask(col.is_null())] = _NULL
     return keys
@@ -117,12 +139,14 @@ def hash_keys(col: Any) -> Array:
 _PRIME = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _hash_fixed(data: Array, n: int, length: int) -> Array:
-    """The hash of ``n`` ids of ``length`` bytes each, back to back in ``data``."""
-    h = np.full(n, length + 1, np.uint64)
+def _hash_fixed(data: Array, n: int, length: int, out: Array | None = None) -> Array:
+    """The hash of ``n`` ids of ``length`` bytes each, back to back in ``data`` (written into
+    ``out``, uint64, where given)."""
+    h = np.empty(n, np.uint64) if out is None else out[:n]
+    h.fill(length + 1)
     h *= _PRIME
-    if length == 0:
-        return mix(h)
+    if length == 0 or n == 0:
+        return _mixed(h)
     if length < 8:
         padded = np.zeros((n, 8), np.uint8)
         padded[:, :length] = data.reshape(n, length)
@@ -136,7 +160,7 @@ def _hash_fixed(data: Array, n: int, length: int) -> Array:
     for w in words:
         h ^= w
         h *= _PRIME
-    return mix(h)
+    return _mixed(h)
 
 
 def _allow_open_files(n: int) -> None:
@@ -189,6 +213,55 @@ def split_pairs(pairs: Array, parts: int, *, hashed: bool = False) -> tuple[Arra
     return pairs[order], bounds
 
 
+def repeated_pairs(pairs: Array) -> Array:
+    """The pairs whose key another pair has too, found by one sort of the keys (usually none)."""
+    if len(pairs) < 2:
+        return np.empty(0, PAIR)
+    ordered = np.array(pairs["key"])  # a contiguous copy, sorted in place
+    ordered.sort()
+    twice = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not len(twice):
+        return np.empty(0, PAIR)
+    return np.array(pairs[np.isin(pairs["key"], np.unique(twice))])
+
+
+def _repeating_in_file(path: Path) -> Array:
+    """``repeated_pairs`` of the pairs in the file at ``path`` (mapped, not read into fresh
+    memory), which is then removed."""
+    try:
+        if path.stat().st_size == 0:
+            return np.empty(0, PAIR)
+        mapped = np.memmap(path, PAIR, mode="r")
+        try:
+            return repeated_pairs(mapped)
+        finally:
+            del mapped
+    finally:
+        path.unlink()
+
+
+def split_keys(
+    keys: Array, first_row: int, parts: int, *, hashed: bool, out: Array | None = None
+) -> tuple[Array, Array]:
+    """What ``split_pairs(keyed_pairs(...))`` gives for ids with no null, built in one step:
+    the (key, row) pairs of ``keys`` (rows ``first_row``, ...) ordered by partition, rows in
+    order within each, and the ``parts + 1`` bounds; the pairs are written once, in order, into
+    ``out`` where given (pairs at least as long as ``keys``)."""
+    n = len(keys)
+    bits = parts.bit_length() - 1
+    spread = _work(n, np.uint64)  # free here: the hashes are in ``keys``
+    np.right_shift(keys.view(np.uint64) if hashed else mix(keys), np.uint64(64 - bits), out=spread)
+    part = _work(n, np.uint16)
+    part[:] = spread
+    order = np.argsort(part, kind="stable")  # a radix sort for 16-bit keys: linear
+    bounds = np.zeros(parts + 1, np.int64)
+    np.cumsum(np.bincount(part, minlength=parts), out=bounds[1:])
+    pairs = np.empty(n, PAIR) if out is None else out[:n]
+    np.take(keys, order, out=pairs["key"], mode="clip")  # clip: no buffered copy
+    np.add(order, first_row, out=pairs["row"])
+    return pairs, bounds
+
+
 class IdKeys:
     """The (key, row) pairs of every row fed so far, radix-partitioned; safe to feed from threads.
 
@@ -217,6 +290,7 @@ class IdKeys:
         self._held = 0
         self._folder: tempfile.TemporaryDirectory[str] | None = None
         self._files: list[Any] = []
+        self._file_locks: list[threading.Lock] = []
         self.dense = IdBitmap(memory // RESOLVERS) if integer else None
         self.dense_nulls: tuple[int, Array] = (0, np.zeros(0, np.int64))
 
@@ -226,9 +300,11 @@ class IdKeys:
             self._folder = tempfile.TemporaryDirectory(prefix="labelgate-ids-")
             root = Path(self._folder.name)
             self._files = [(root / f"{p}.bin").open("wb") for p in range(self.parts)]
+            self._file_locks = [threading.Lock() for _ in range(self.parts)]
         return self
 
     def __exit__(self, *exc: object) -> None:
+        _local.__dict__.pop("work", None)  # this thread's work arrays (the workers' end with them)
         for f in self._files:
             f.close()
         if self._folder is not None:
@@ -238,22 +314,33 @@ class IdKeys:
         """Key the ids of rows ``first_row``, ``first_row + 1``, ... (an Arrow array)."""
         if self.dense is not None and self._add_dense(col, first_row):
             return
-        pairs, null_rows = keyed_pairs(col, first_row, integer=self.integer)
-        big = self.parts > 1 and len(pairs) >= _FLUSH // 8
-        split = split_pairs(pairs, self.parts, hashed=not self.integer) if big else None
+        hashed = not self.integer
+        split = None
+        if self.parts > 1 and len(col) >= _FLUSH // 8 and not (self.integer and col.null_count):
+            if self.integer:
+                keys = integer_keys(col)[0]
+            else:  # into this thread's work array, read before its next slice
+                keys = hash_keys(col, out=_work(len(col), np.uint64, slot=1))
+            out = _work(len(keys), PAIR)  # written out by this thread before its next slice
+            split = split_keys(keys, first_row, self.parts, hashed=hashed, out=out)
+            pairs, null_rows = split[0], np.zeros(0, np.int64)
+        else:
+            pairs, null_rows = keyed_pairs(col, first_row, integer=self.integer)
+            if self.parts > 1 and len(pairs) >= _FLUSH // 8:
+                split = split_pairs(pairs, self.parts, hashed=hashed)
         with self._lock:
             self.covered.append((first_row, len(col)))
             if len(null_rows):
                 self.nulls_seen, self.null_rows = self._noted(
                     (self.nulls_seen, self.null_rows), null_rows
                 )
-            if split is not None:  # large enough to write at once, without holding it
-                self._write(*split)
-                return
-            self._memory.append(pairs)
-            self._held += len(pairs)
-            if self.parts > 1 and self._held >= _FLUSH:
-                self._write_held()
+            if split is None:
+                self._memory.append(pairs)
+                self._held += len(pairs)
+                if self.parts > 1 and self._held >= _FLUSH:
+                    self._write_held()
+        if split is not None:  # large enough to write at once, without holding it; outside
+            self._write(*split)  # the lock, so that one worker writes while another keys
 
     def _add_dense(self, col: Any, first_row: int) -> bool:
         """Set the bitmap's bits for these ids; False where the bitmap is (or is now) given up.
@@ -302,20 +389,25 @@ class IdKeys:
             self._write(*split_pairs(held, self.parts, hashed=not self.integer))
 
     def _write(self, pairs: Array, bounds: Array) -> None:
+        """Append each partition's pairs to its file, each file under its own lock."""
         for p in np.flatnonzero(np.diff(bounds)).tolist():
-            pairs[bounds[p] : bounds[p + 1]].tofile(self._files[p])
+            with self._file_locks[p]:
+                pairs[bounds[p] : bounds[p + 1]].tofile(self._files[p])
 
-    def partitions(self) -> Iterator[Array]:
-        """Each partition's pairs in turn (call once, after the last ``add``)."""
+    def partitions(self) -> Iterator[Callable[[], Array]]:
+        """Each partition in turn, as a function that reads it and gives its pairs whose key
+        another pair of the partition has too (usually none), to run on the resolvers' threads;
+        a partition's file is mapped, not copied, and removed once read (call once, after the
+        last ``add``)."""
         if self.parts == 1:
-            yield np.concatenate(self._memory) if self._memory else np.empty(0, PAIR)
+            held, self._memory = self._memory, []
+            yield lambda: repeated_pairs(np.concatenate(held) if held else np.empty(0, PAIR))
             return
         self._write_held()
         for f in self._files:
             f.close()
         for f in self._files:
-            yield np.fromfile(f.name, PAIR)
-            Path(f.name).unlink()
+            yield partial(_repeating_in_file, Path(f.name))
 
     def missing(self, rows: int) -> list[tuple[int, int]]:
         """The row ranges of ``[0, rows)`` not fed yet, as (first row, end)."""

@@ -14,7 +14,7 @@ import numpy as np
 from labelgate.core.report import Example
 from labelgate.io.sources import typed
 from labelgate.scan.idbitmap import IdBitmap
-from labelgate.scan.idkeys import PAIR, RESOLVERS, IdKeys, integer_keys
+from labelgate.scan.idkeys import PAIR, RESOLVERS, IdKeys, integer_keys, repeated_pairs
 from labelgate.scan.kernel import SLICE_ROWS, unreadable
 from labelgate.scan.result import ID_MEMORY, DuplicateIds, ScanResult
 
@@ -152,16 +152,17 @@ def _resolve_dense(
         def needed(first: int, end: int) -> bool:
             return any(lo < end and first < hi for lo, hi in ranges)
 
-        found = []
-        for start, batch in _batches(data, [column], needed):
+        def holding(start: int, batch: pa.RecordBatch) -> Array:
             keys, null = integer_keys(batch.column(0))
             hit = np.isin(keys, values)
             if null is not None:
                 hit &= ~null
             pairs = np.empty(int(np.count_nonzero(hit)), PAIR)
             pairs["key"], pairs["row"] = keys[hit], start + np.flatnonzero(hit)
-            found.append(pairs)
-        tally.add(*repeats(np.concatenate(found)))
+            return pairs
+
+        found = _each_batch(data, [column], needed, holding)
+        tally.add(*repeats(np.concatenate(found) if found else np.empty(0, PAIR)))
     tally.add_nulls(*nulls)
     return tally.result(data, column, scan)
 
@@ -171,11 +172,12 @@ def _resolve(
 ) -> DuplicateIds:
     tally = Tally(limit)
 
-    def of_partition(pairs: Array) -> tuple[Array, int, Array | None]:
+    def of_partition(load: Callable[[], Array]) -> tuple[Array, int, Array | None]:
         """Integer keys: the repeats; hashed keys: the pairs of equal hashes, to confirm."""
+        pairs = load()  # the pairs of keys that repeat within the partition
         if keyed.integer:
             return (*repeats(pairs), None)
-        return np.zeros(0, np.int64), 0, repeated_pairs(pairs)
+        return np.zeros(0, np.int64), 0, pairs
 
     def add(result: tuple[Array, int, Array | None]) -> None:
         found, groups, to_confirm = result
@@ -188,24 +190,14 @@ def _resolve(
     # are decoded into this thread's memory, not into one more thread's.
     with ThreadPoolExecutor(RESOLVERS, thread_name_prefix="labelgate-ids") as pool:
         pending: list[Future[tuple[Array, int, Array | None]]] = []
-        for pairs in keyed.partitions():
+        for load in keyed.partitions():
             if len(pending) == RESOLVERS:
                 add(pending.pop(0).result())
-            pending.append(pool.submit(of_partition, pairs))
-            del pairs
+            pending.append(pool.submit(of_partition, load))
         for done in pending:
             add(done.result())
     tally.add_nulls(keyed.nulls_seen, keyed.null_rows)
     return tally.result(data, column, scan)
-
-
-def repeated_pairs(pairs: Array) -> Array:
-    """The pairs whose key another pair has too, found by one sort of the keys (usually none)."""
-    if len(pairs) < 2:
-        return pairs[:0]
-    ordered = np.sort(pairs["key"])
-    repeated = np.unique(ordered[1:][ordered[1:] == ordered[:-1]])
-    return pairs[np.isin(pairs["key"], repeated)]
 
 
 def _grouped(pairs: Array) -> tuple[Array, Array, Array]:
@@ -298,6 +290,26 @@ def _batches(
     for first, n, index, group in _row_groups(data):
         if needed(first, first + n):
             yield from _read_group(data, index, group, columns, first)
+
+
+def _each_batch(
+    data: Dataset,
+    columns: list[str],
+    needed: Callable[[int, int], bool],
+    each: Callable[[int, pa.RecordBatch], Array],
+) -> list[Array]:
+    """``each`` of every slice that ``_batches`` gives, in row order; for Parquet, the row groups
+    are read and ``each`` applied on ``RESOLVERS`` threads (decoding releases the GIL)."""
+    if not _parquet_footers(data):
+        return [each(start, batch) for start, batch in _batches(data, columns, needed)]
+    groups = [g for g in _row_groups(data) if needed(g[0], g[0] + g[1])]
+
+    def of_group(g: tuple[int, int, int, int]) -> list[Array]:
+        first, _, index, group = g
+        return [each(s, b) for s, b in _read_group(data, index, group, columns, first)]
+
+    with ThreadPoolExecutor(RESOLVERS, thread_name_prefix="labelgate-ids") as pool:
+        return [out for part in pool.map(of_group, groups) for out in part]
 
 
 def _parquet_footers(data: Dataset) -> bool:
