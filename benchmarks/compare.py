@@ -37,6 +37,7 @@ Figures are comparable only within one run, on one machine.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -290,6 +291,9 @@ def normal(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+PEERS = {"duckdb": "duckdb", "polars": "polars", "pandera": "pandera", "gx": "great_expectations"}
+
+
 def tools(path: Path, folder: Path, *, class_names: bool = False) -> dict[str, list[str]]:
     py = sys.executable
     validate = [py, "-m", "labelgate", "validate", str(path), "--classes", str(K)]
@@ -389,6 +393,10 @@ def main() -> None:
             chosen = {n: c for n, c in chosen.items() if n in ("bare", "floor") or n in args.tools}
         if rows > args.gx_max_rows and chosen.pop("gx", None):
             print(f"{rows:>12,} gx skipped: over --gx-max-rows {args.gx_max_rows:,}")
+        for name, module in PEERS.items():
+            if name in chosen and importlib.util.find_spec(module) is None:
+                del chosen[name]
+                print(f"{rows:>12,} {name} skipped: {module} is not installed")
         results: dict[str, tuple[float, float]] = {}
         reference: dict[str, Any] | None = None
         for name, cmd in chosen.items():
