@@ -70,7 +70,7 @@ class ImageRows:
 
 
 class GroupCodes:
-    """Each row's image key kept as a small integer code (8 bytes a row) and the keys the codes
+    """Each row's image key kept as a small integer code (4 bytes a row) and the keys the codes
     stand for, each once: a file of millions of boxes holds no Python object per row.
 
     Attributes:
@@ -81,7 +81,7 @@ class GroupCodes:
     """
 
     def __init__(self) -> None:
-        self.codes = array("q")
+        self.codes = array("i")  # 32 bits: codes of images, far fewer than 2**31
         self.keys: list[Any] = []
         self._code: dict[Any, int] = {}
         self._lookup: Callable[[Any], int | None] | None = None
@@ -128,7 +128,7 @@ class GroupCodes:
 
     def extend_codes(self, codes: npt.NDArray[np.int64]) -> None:
         """Name the next rows' images by their codes (seeded keys' codes, or -1)."""
-        self.codes.frombytes(codes.astype(np.int64, copy=False).tobytes())
+        self.codes.frombytes(codes.astype(np.int32).tobytes())
 
     def extend(self, other: GroupCodes, canonical: Callable[[Any], Any] | None = None) -> None:
         """The rows of ``other`` appended, their codes translated to this table's; a key new to
@@ -150,16 +150,16 @@ class GroupCodes:
                 code = self._code[key] = len(self.keys)
                 self.keys.append(key)
             table[i] = code
-        codes = np.frombuffer(other.codes, dtype=np.int64) if len(other.codes) else None
+        codes = np.frombuffer(other.codes, dtype=np.int32) if len(other.codes) else None
         if codes is not None:
-            self.codes.frombytes(table[codes].tobytes())
+            self.codes.frombytes(table[codes].astype(np.int32).tobytes())
 
     def __getstate__(self) -> tuple[bytes, list[Any], int]:
         # the seeded keys and the lookup table stay behind: the receiver was seeded alike
         return self.codes.tobytes(), self.keys[self.seeded :], self.seeded
 
     def __setstate__(self, state: tuple[bytes, list[Any], int]) -> None:
-        self.codes = array("q")
+        self.codes = array("i")
         self.codes.frombytes(state[0])
         self.seeded = state[2]
         self.keys = [None] * self.seeded + state[1]
@@ -196,31 +196,36 @@ class ImageIndex:
         at = self._at.get(key)
         return key if at is None else self.records[at].key
 
-    def ordered(self) -> list[ImageRecord]:
-        """The images in the dataset's order."""
+    def _order(self) -> list[int]:
+        """The records' positions in the images' order in the dataset."""
+        at = list(range(len(self.records)))
         if not self.sort:
-            return list(self.records)
+            return at
+        records = self.records
         try:
-            return sorted(self.records, key=lambda r: r.key)
+            return sorted(at, key=lambda i: records[i].key)
         except TypeError:  # ids of mixed types: the listed order
-            return list(self.records)
+            return at
 
     def rows_to_images(self, groups: GroupCodes) -> ImageRows | None:
         """The image of each row (``groups``: each row's image key, in row order), or ``None``
         when a row names no image (a reader that records none). A key not listed is an image
         of its own, after the listed ones (the reader reports it)."""
-        codes = np.frombuffer(groups.codes, dtype=np.int64) if len(groups) else None
+        codes = np.frombuffer(groups.codes, dtype=np.int32) if len(groups) else None
         if not self.records or (codes is not None and bool((codes < 0).any())):
             return None
-        rank = {r.key: i for i, r in enumerate(self.ordered())}
+        listed = len(self.records)
+        rank = np.empty(listed, dtype=np.int64)  # each record's place in the dataset's order
+        rank[self._order()] = np.arange(listed)
         extra: dict[Any, int] = {}
         position = np.empty(len(groups.keys), dtype=np.int64)
         for i, key in enumerate(groups.keys):
-            at = rank.get(key)
+            at = self._at.get(key)
             if at is None:
-                at = extra.setdefault(key, len(rank) + len(extra))
-            position[i] = at
+                position[i] = extra.setdefault(key, listed + len(extra))
+            else:
+                position[i] = rank[at]
         out = position[codes] if codes is not None else np.empty(0, dtype=np.int64)
-        images = len(rank) + len(extra)
+        images = listed + len(extra)
         with_boxes = int(np.count_nonzero(np.bincount(out, minlength=images))) if len(out) else 0
         return ImageRows(out, images, images - with_boxes)
