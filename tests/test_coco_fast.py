@@ -162,13 +162,15 @@ def write(path: Path, seed: int, faults: dict[int, list[str]], count: int) -> No
     path.write_text(json.dumps(doc))
 
 
-def read(path: Path, folder: Path, background: int | None, **fast: Any) -> tuple[Any, ...]:
+def read(
+    path: Path, folder: Path, background: int | None, task: str | None = None, **fast: Any
+) -> tuple[Any, ...]:
     """Everything a read gives: the rows, the facts, the class map, each row's image."""
     folder.mkdir()
     sink = RowSink(folder)
     facts = AnnotationFacts("coco", "test", limit=5)
     try:
-        found = read_coco(path, sink, facts, background, **fast)
+        found = read_coco(path, sink, facts, background, None, task, **fast)
     except InputError as exc:  # a file both reads refuse (a number past 64 bits)
         return (str(exc),)
     sink.close()
@@ -179,7 +181,9 @@ def read(path: Path, folder: Path, background: int | None, **fast: Any) -> tuple
     return rows, groups, facts, found, images
 
 
-def both(path: Path, tmp: Path, background: int | None = None) -> tuple[Any, Any, int]:
+def both(
+    path: Path, tmp: Path, background: int | None = None, task: str | None = None
+) -> tuple[Any, Any, int]:
     """The per-annotation read and the block read (cleared in bulk): what each gives, and how
     many annotations the block read cleared."""
     cleared = 0
@@ -193,8 +197,8 @@ def both(path: Path, tmp: Path, background: int | None = None) -> tuple[Any, Any
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(cocojudge, "clear", counting)
-        sequential = read(path, tmp / "a", background, least=SEQUENTIAL)
-        blocks = read(path, tmp / "b", background, least=0, block=1_500, workers=1)
+        sequential = read(path, tmp / "a", background, task, least=SEQUENTIAL)
+        blocks = read(path, tmp / "b", background, task, least=0, block=1_500, workers=1)
     return sequential, blocks, cleared
 
 
@@ -226,6 +230,17 @@ def test_a_clean_file_is_cleared_but_for_each_category_s_first(tmp_path: Path) -
     # and in each task the first annotation of each of the 4 categories (its example)
     assert len(tasks) > 1
     assert cleared == 200 - unsized - 4 * len(tasks)
+
+
+@pytest.mark.parametrize("task", ["instance", "keypoints", None])
+def test_the_task_s_severities_survive_the_merge(tmp_path: Path, task: str | None) -> None:
+    """Under its task a malformed mask is an error: the blocks' merge keeps that severity."""
+    path = tmp_path / "a.json"
+    write(path, 4, {2: ["short polygon"], 70: ["odd polygon"], 100: ["bad rle"]}, 120)
+    sequential, blocks, _ = both(path, tmp_path, task=task)
+    assert blocks == sequential
+    severity = blocks[2].hits["LG044"].severity
+    assert severity == ("error" if task == "instance" else None)
 
 
 def test_background_is_never_cleared(tmp_path: Path) -> None:

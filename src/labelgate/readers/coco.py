@@ -49,8 +49,9 @@ def read_coco(
     ``source_field`` that field of the annotation's image (``file_name``, ``license``...).
     Masks and keypoints are judged too (readers/cocoshapes.py; ``task``: the one named).
 
-    A file of ``least`` bytes or more (default ``cocoblocks.FAST_FROM``; any file with
-    ``cluster``, a Dask map) is read in blocks of about ``block`` bytes on ``workers`` processes (default: the cores) or the cluster
+    A file of ``least`` bytes or more (default ``cocoblocks.FAST_FROM``: any file that is not
+    empty; any file with ``cluster``, a Dask map) is read in blocks of about ``block`` bytes
+    on ``workers`` processes (default: the cores; inline for a single block) or the cluster
     (``readers/cocoblocks.py``), where its layout allows; the report is the same.
 
     Raises:

@@ -30,7 +30,7 @@ from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["BLOCK", "FAST_FROM", "read_blocks"]
 
-FAST_FROM = 32 << 20  # bytes: a smaller file reads as fast the sequential way
+FAST_FROM = 0  # bytes: any file with content (a 1 MB file: 0.04 s in blocks, 0.14 s sequentially)
 BLOCK = 4 << 20  # bytes parsed at once: their objects stay in the tens of megabytes
 OVERSIZE = 8  # a block this many times BLOCK: not parsed whole, the file read sequentially
 TASK = 48 << 20  # bytes of annotations per task at most: its rows travel back at once
@@ -49,8 +49,9 @@ def replay(
     seen: set[tuple[Any, Any]] | None = None,
 ) -> None:
     """Add one range's hits of ``code`` to ``facts`` as if they had been met there, its rows
-    moved by ``base``: messages in their order, the first examples up to the limit, the records
-    it counted (``seen``) remembered so that none is counted again."""
+    moved by ``base``: messages in their order, the first examples up to the limit, the severity
+    its task gave it, the records it counted (``seen``) remembered so that none is counted
+    again."""
     for message in hits.message.split("; "):
         facts.hit(code, message=message, fix=hits.fix, unit=hits.unit, count=0)
     into = facts.hits[code]
@@ -61,6 +62,8 @@ def replay(
         into.examples.append(_shifted(example, base))
     if hits.details and not into.details:
         into.details = dict(hits.details)
+    if hits.severity is not None:  # the task made it an error there (instances.hit)
+        into.severity = hits.severity
     if seen:
         facts.remember(code, seen)
 
