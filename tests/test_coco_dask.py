@@ -52,6 +52,7 @@ def test_cluster_report_equals_the_local_report(
     path = tmp_path / "coco.json"
     path.write_text(json.dumps(document(11), indent=1))
     monkeypatch.setattr(cocoblocks, "BLOCK", 2_000)  # many blocks, many tasks
+    monkeypatch.setattr(cocoblocks, "FAST_FROM", 1 << 60)  # locally: the sequential read
     clusters: list[bool] = []
     real = cocoblocks._run
 
@@ -62,7 +63,7 @@ def test_cluster_report_equals_the_local_report(
     monkeypatch.setattr(cocoblocks, "_run", spy)
     local = report_of([str(path)], Contract())
     remote = report_of([str(path)], Contract(), dask=scheduler)
-    assert clusters == [True]  # the local read is sequential (a small file), the remote in blocks
+    assert clusters == [True]  # the local read is sequential, the remote in blocks
     assert plain(remote) == plain(local)
     codes = {f.code for f in local.findings}
     assert {"LG028", "LG030", "LG031"} <= codes
