@@ -344,3 +344,25 @@ def test_merged_parts_remember_no_more_records_than_one_read() -> None:
     for _ in range(2):
         facts.hit("LG045", Example(row=0, id=10**9, source="a.json"), message="m", fix="f")
     assert facts.hits["LG045"].count == 3  # past the bound a record is no longer told apart
+
+
+@pytest.mark.parametrize("error", [OSError(19, "No such device"), ValueError("empty file")])
+def test_a_file_that_cannot_be_mapped_is_read_sequentially(
+    tmp_path: Path, error: Exception
+) -> None:
+    """Every COCO file is read in blocks from a memory map where it can be; where the file
+    system refuses the map, or the file was emptied since, the sequential read reads it."""
+    import mmap
+
+    path = tmp_path / "a.json"
+    write(path, 5, {4: ["wide"]}, 60)
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    sequential = read(path, tmp_path / "a", None, least=SEQUENTIAL)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(mmap, "mmap", refuse)
+        blocks = read(path, tmp_path / "b", None, least=0, block=1_500, workers=1)
+    assert blocks == sequential
+    assert sequential[2].hits["LG028"].count == 1

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,22 @@ def _elements(view: Any, layout: Layout, key: str, path: str, size: int) -> Iter
         yield items
 
 
+@contextmanager
+def _mapped(path: Path) -> Iterator[Any]:
+    """The file's bytes mapped read-only, or ``None`` where they cannot be (a file system that
+    does not map, a file emptied since it was looked at): the sequential read then reads it."""
+    import mmap
+
+    with path.open("rb") as f:
+        try:
+            view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            yield None
+            return
+        with view:
+            yield view
+
+
 def _heads(
     view: Any,
     layout: Layout,
@@ -144,14 +161,14 @@ def read_blocks(
     Raises:
         InputError: what a handler raises, where the sequential read raises it too.
     """
-    import mmap
-
     least = FAST_FROM if least is None else least
     size = BLOCK if size is None else size
     listed = len(sink.images.records)  # the images of the files read before this one
     if cluster is None and path.stat().st_size < max(least, 1):
         return None
-    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+    with _mapped(path) as view:
+        if view is None:
+            return None
         layout = find_layout(view)
         if layout is None or ("images" in layout.arrays and layout.before("annotations", "images")):
             return None
@@ -191,7 +208,10 @@ def read_blocks(
             del part
             trim_heap()  # each part unpickled leaves megabytes of freed heap behind
         late = [k for k in present if k not in early]  # categories after the annotations
-        with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as view:
+        with _mapped(path) as view:
+            if view is None:
+                _abandon(writer)
+                return None
             for key in late:
                 for items in _elements(view, layout, key, str(path), size):
                     if items is None:
