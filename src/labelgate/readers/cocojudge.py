@@ -96,13 +96,9 @@ class _Collected(RowWriter):
         """Append the annotations ``start:end`` of a block, all cleared (``cocofast``)."""
         import pyarrow as pa
 
-        self._hold()
         count = end - start
         columns = [ints(found.ids[start:end]), ints(found.categories[start:end])]
-        self._held.append(
-            pa.Table.from_arrays([*columns, repeated(source, count)], schema=self.schema)
-        )
-        self._held_rows += count
+        self._hold(pa.Table.from_arrays([*columns, repeated(source, count)], schema=self.schema))
         self.groups.extend_codes(found.codes[start:end])
         self.rows += count
 
