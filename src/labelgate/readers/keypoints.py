@@ -19,6 +19,7 @@ from labelgate.core.report import Example
 from labelgate.readers.instances import Extent, finite, hit
 
 __all__ = [
+    "bad_visibility",
     "check_keypoint_count",
     "check_keypoints",
     "check_skeleton",
@@ -96,12 +97,10 @@ def check_keypoints(
         non_finite(facts, example, strict)
         return len(values), None
     if any(v not in _VISIBILITY for v in vs):
-        hit(
+        bad_visibility(
             facts,
-            "LG046",
             example,
             strict,
-            message="keypoints whose visibility is not 0, 1 or 2",
             fix="COCO's visibility is 0 (not labelled), 1 (labelled, hidden) or 2 (visible)",
         )
     shown = [k for k, v in enumerate(vs) if v > 0]
@@ -146,6 +145,19 @@ def check_keypoint_count(
             fix="write one x, y, v triple for every keypoint the category names (v = 0 where "
             "it is not labelled): every keypoint after a missing one is misread",
         )
+
+
+def bad_visibility(facts: AnnotationFacts, example: Example, strict: bool, *, fix: str) -> None:
+    """Count keypoints whose visibility is not 0, 1 or 2 (LG046), ``fix`` in the format's words:
+    COCO's and YOLO's pose rows alike."""
+    hit(
+        facts,
+        "LG046",
+        example,
+        strict,
+        message="keypoints whose visibility is not 0, 1 or 2",
+        fix=fix,
+    )
 
 
 def non_finite(facts: AnnotationFacts, example: Example, strict: bool) -> None:

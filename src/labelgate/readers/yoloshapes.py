@@ -17,7 +17,7 @@ from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.readers.boxes import PRINTED_TOLERANCE
 from labelgate.readers.instances import finite, hit
-from labelgate.readers.keypoints import non_finite
+from labelgate.readers.keypoints import bad_visibility, non_finite
 
 __all__ = ["check_mixed", "check_pose", "kpt_shape", "row_fits"]
 
@@ -139,12 +139,10 @@ def check_pose(
         if dims == 3:
             v = points[k + 2]
             if v not in (0.0, 1.0, 2.0):
-                hit(
+                bad_visibility(
                     facts,
-                    "LG046",
                     example,
                     strict,
-                    message="keypoints whose visibility is not 0, 1 or 2",
                     fix="write visibility 0 (not labelled), 1 (hidden) or 2 (visible)",
                 )
             if v > 0:
