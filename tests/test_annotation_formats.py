@@ -119,9 +119,18 @@ def test_coco_background_and_sparse_ids(tmp_path: Path) -> None:
     assert {"LG004", "LG016", "LG009"} <= codes(report)["error"]
 
 
-def test_coco_invalid_json_is_a_one_line_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"images": [], "annotations": [{"id": 1,',
+        # a surrogate written as UTF-8 bytes, which yajl hands on to the decoder
+        b'{"images": [], "annotations": [{"id": 1, "note": "\xed\xa0\x80"}]}',
+        b'{"images": [], "annotations": [{"id": 1, "note": "\xff"}]}',
+    ],
+)
+def test_coco_invalid_json_is_a_one_line_error(tmp_path: Path, text: bytes) -> None:
     path = tmp_path / "bad.json"
-    path.write_text('{"images": [], "annotations": [{"id": 1,')
+    path.write_bytes(text)
     result = run_cli("validate", str(path), "--classes", "3")
     assert result.returncode == 2 and "not valid JSON" in result.stderr
     assert result.stderr.strip().count("\n") == 0

@@ -176,7 +176,7 @@ def read_coco(
                         guarded_stream(f, str(path)), f"{key}.item", use_float=True
                     ):
                         handlers[key](item)
-    except ijson.JSONError as exc:
+    except (ijson.JSONError, UnicodeDecodeError) as exc:  # yajl passes on a few bad UTF-8 bytes
         raise InputError(not_json(path, exc), path=str(path)) from None
     if writer is None:
         writer = sink.rows(id_type="int")

@@ -166,6 +166,8 @@ def not_json(path: Path, exc: Exception) -> str:
     for magic, what in _MAGIC.items():
         if head.startswith(magic):
             return f"not valid JSON: {what} (for a label table, --input-format table or auto)"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not valid JSON (a string holds bytes that are not UTF-8)"
     raw = exc.args[0] if exc.args else ""
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     first = "".join(c for c in text.split("\n", 1)[0] if c.isprintable()).strip()
