@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
-from labelgate.readers import cocoblocks, cocofast, cocojudge
+from labelgate.readers import cocoarrow, cocoblocks, cocofast, cocojudge
 from labelgate.readers.coco import read_coco
 from labelgate.readers.imageindex import GroupCodes
 from labelgate.readers.sink import RowSink
@@ -185,9 +185,9 @@ def both(
     path: Path, tmp: Path, background: int | None = None, task: str | None = None
 ) -> tuple[Any, Any, int]:
     """The per-annotation read and the block read (cleared in bulk): what each gives, and how
-    many annotations the block read cleared."""
+    many annotations the block read cleared (from Arrow's columns or from orjson's objects)."""
     cleared = 0
-    real = cocofast.clear
+    real, columns = cocofast.clear, cocoarrow.clear_block
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         nonlocal cleared
@@ -195,8 +195,15 @@ def both(
         cleared += 0 if found is None else int(found.mask.sum())
         return found
 
+    def counting_columns(*args: Any, **kwargs: Any) -> Any:
+        nonlocal cleared
+        fast = columns(*args, **kwargs)
+        cleared += 0 if fast is None else int(fast[0].mask.sum())
+        return fast
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(cocojudge, "clear", counting)
+        patch.setattr(cocojudge, "clear_block", counting_columns)
         sequential = read(path, tmp / "a", background, task, least=SEQUENTIAL)
         blocks = read(path, tmp / "b", background, task, least=0, block=1_500, workers=1)
     return sequential, blocks, cleared

@@ -38,6 +38,7 @@ MAX_ENTRIES = 2_000_000  # values in one small JSON or YAML file (twice the clas
 
 _ESCAPES = re.compile(rb"\\.", re.DOTALL)
 _DROP = bytes(b for b in range(256) if b not in b'"[]{},')
+_DROP_COMMAS = _DROP + b","  # nesting alone: half the marks of a list of numbers
 _STEPS = [0] * 256  # +1 opens, -1 closes (an array once numpy is imported)
 _STEPS[ord("[")] = _STEPS[ord("{")] = 1
 _STEPS[ord("]")] = _STEPS[ord("}")] = -1
@@ -74,7 +75,8 @@ class DepthGuard:
         self._carry = b""
         if data.endswith(b"\\"):  # an escape split between two chunks
             data, self._carry = data[:-1], b"\\"
-        marks = np.frombuffer(data.translate(None, _DROP), dtype=np.uint8)
+        drop = _DROP if self.max_entries is not None else _DROP_COMMAS
+        marks = np.frombuffer(data.translate(None, drop), dtype=np.uint8)
         if not len(marks):
             return
         quotes = marks == ord('"')

@@ -1,9 +1,11 @@
-"""Row columns made into Arrow arrays from their buffers, as the COCO block workers send them.
+"""Row columns made into Arrow arrays from their buffers, as the COCO block workers send them, and
+Arrow arrays read back into numpy from their buffers.
 
 ``pyarrow.array`` and ``pyarrow.table`` look for pandas the first time a process calls them and
 import it (a third of a second, in every worker process); an array built from its buffers does
-not. Only the two column kinds a row writer holds are made here: 64-bit integers and text, each
-value possibly null.
+not (nor does ``Array.to_numpy`` import it when its buffers are read directly). Only the two
+column kinds a row writer holds are made here: 64-bit integers and text, each value possibly null;
+and read back: numbers of fixed width (a list's offsets too) and validity.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["ints", "repeated", "table", "texts"]
+__all__ = ["ints", "numbers", "offsets", "repeated", "table", "texts", "valid"]
 
 
 def _validity(missing: npt.NDArray[np.bool_]) -> tuple[Any, int]:
@@ -93,3 +95,37 @@ def table(columns: dict[str, list[Any]], schema: pa.Schema) -> pa.Table:
         for f in schema
     ]
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def numbers(array: pa.Array, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """The values of a fixed-width numeric array (a null's slot holds whatever was written
+    there) as a read-only numpy view: ``array.to_numpy()`` without the pandas import."""
+    width = np.dtype(dtype).itemsize
+    data = array.buffers()[1]
+    count = len(array)
+    if data is None or not count:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(data, dtype=dtype, count=count, offset=array.offset * width)
+
+
+def valid(array: pa.Array) -> npt.NDArray[np.bool_]:
+    """Where ``array`` holds a value (not null)."""
+    bitmap = array.buffers()[0]
+    count = len(array)
+    if bitmap is None or not array.null_count:
+        return np.ones(count, dtype=bool)
+    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
+    return bits[array.offset : array.offset + count].astype(bool)
+
+
+def offsets(array: pa.Array) -> npt.NDArray[np.int64]:
+    """A list array's offsets (one more than its length), as 64-bit integers."""
+    import pyarrow as pa
+
+    kind = np.int64 if pa.types.is_large_list(array.type) else np.int32
+    data = array.buffers()[1]
+    count = len(array) + 1
+    width = np.dtype(kind).itemsize
+    return np.frombuffer(data, dtype=kind, count=count, offset=array.offset * width).astype(
+        np.int64
+    )

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from labelgate.readers.instances import POINT_TOLERANCE
 
-__all__ = ["Cleared", "ImageTable", "clear"]
+__all__ = ["Cleared", "ImageTable", "boxes_clear", "clear", "polygons_clear"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -103,6 +103,24 @@ def clear(
         return None
     position = table.position
     codes = np.fromiter(map(position.get, images, repeat(-1)), dtype=np.int64, count=n)
+    crowd = np.fromiter(map(truth, (a.get("iscrowd") for a in items)), dtype=bool, count=n)
+    mask, width, height = boxes_clear(table, used, background, cid_array, codes, box, crowd)
+    if not _polygons(items, mask, width, height):
+        return None
+    return Cleared(mask, id_array, cid_array, codes)
+
+
+def boxes_clear(
+    table: ImageTable,
+    used: Counter[Any],
+    background: int | None,
+    categories: I64,
+    codes: I64,
+    box: F64,
+    crowd: Mask,
+) -> tuple[Mask, F64, F64]:
+    """Which annotations' boxes need only counting (inside a listed image with a size, with an
+    area, no crowd, not the background, a category met before), and each one's image size."""
     listed = codes >= 0
     width = np.where(listed, table.width[codes], np.nan)
     height = np.where(listed, table.height[codes], np.nan)
@@ -110,15 +128,13 @@ def clear(
     x1, y1 = x0 + box[:, 2], y0 + box[:, 3]  # as the per-annotation read adds them
     with np.errstate(invalid="ignore"):  # NaN fails every comparison, as it does there
         mask = (x1 > x0) & (y1 > y0) & (x0 >= 0) & (y0 >= 0) & (x1 <= width) & (y1 <= height)
-    mask &= ~np.fromiter(map(truth, (a.get("iscrowd") for a in items)), dtype=bool, count=n)
+    mask &= ~crowd
     if background is not None:
-        mask &= cid_array != background
-    seen, first = np.unique(cid_array, return_index=True)
+        mask &= categories != background
+    seen, first = np.unique(categories, return_index=True)
     new = [i for c, i in zip(seen.tolist(), first.tolist(), strict=True) if c not in used]
     mask[new] = False  # a category's first annotation is its example: judged one by one
-    if not _polygons(items, mask, width, height):
-        return None
-    return Cleared(mask, id_array, cid_array, codes)
+    return mask, width, height
 
 
 def _polygons(items: list[dict[str, Any]], mask: Mask, width: F64, height: F64) -> bool:
@@ -150,9 +166,29 @@ def _polygons(items: list[dict[str, Any]], mask: Mask, width: F64, height: F64) 
     except OverflowError:
         return False
     per_item = np.fromiter(map(len, chosen), dtype=np.int64, count=len(chosen))
-    owner = np.repeat(np.arange(len(chosen)), per_item)  # each polygon's annotation
+    given = np.array([_area_of(items[i].get("area")) for i in lists], dtype=np.float64)
+    at = np.array(lists, dtype=np.int64)
+    polygons_clear(mask, at, per_item, lengths, flat, given, width, height)
+    return True
+
+
+def polygons_clear(
+    mask: Mask,
+    at: I64,
+    per_item: I64,
+    lengths: I64,
+    flat: F64,
+    given: F64,
+    width: F64,
+    height: F64,
+) -> None:
+    """Clear from ``mask`` the annotations ``at`` whose polygons would be counted: each has
+    ``per_item`` polygons of ``lengths`` coordinates (even), all in ``flat``, and a written area
+    ``given`` (NaN: none)."""
+    count_items, count_polys = len(at), len(lengths)
+    owner = np.repeat(np.arange(count_items), per_item)  # each polygon's annotation
     points = lengths // 2
-    poly_of = np.repeat(np.arange(len(polys)), points)  # each point's polygon
+    poly_of = np.repeat(np.arange(count_polys), points)  # each point's polygon
     xs, ys = flat[0::2], flat[1::2]
     ends = np.cumsum(points)
     succ = np.arange(1, len(xs) + 1)
@@ -160,41 +196,38 @@ def _polygons(items: list[dict[str, Any]], mask: Mask, width: F64, height: F64) 
     xn, yn = xs[succ], ys[succ]
     with np.errstate(all="ignore"):
         forward, backward = xs * yn, xn * ys
-        twice = np.bincount(poly_of, forward, len(polys)) - np.bincount(
-            poly_of, backward, len(polys)
+        twice = np.bincount(poly_of, forward, count_polys) - np.bincount(
+            poly_of, backward, count_polys
         )
-        perimeter = np.bincount(poly_of, np.hypot(xn - xs, yn - ys), len(polys))
-        area = np.bincount(owner, np.abs(twice) / 2, len(chosen))
-        band = 1.0 + np.bincount(owner, perimeter, len(chosen))
+        perimeter = np.bincount(poly_of, np.hypot(xn - xs, yn - ys), count_polys)
+        area = np.bincount(owner, np.abs(twice) / 2, count_items)
+        band = 1.0 + np.bincount(owner, perimeter, count_items)
         # how far the sums may round from the per-annotation read's (in another order): far
         # above any rounding, so that only an area within it of its tolerance is judged again
-        terms = np.bincount(poly_of, np.abs(forward) + np.abs(backward), len(polys))
-        count = np.bincount(owner, points.astype(np.float64), len(chosen))
-        slack = _MARGIN * (1.0 + count) * (np.bincount(owner, terms, len(chosen)) + band)
-    ok = np.bincount(owner, (lengths < 6).astype(np.float64), len(chosen)) == 0
+        terms = np.bincount(poly_of, np.abs(forward) + np.abs(backward), count_polys)
+        count = np.bincount(owner, points.astype(np.float64), count_items)
+        slack = _MARGIN * (1.0 + count) * (np.bincount(owner, terms, count_items) + band)
+    ok = np.bincount(owner, (lengths < 6).astype(np.float64), count_items) == 0
     point_owner = owner[poly_of]
     broken = ~(np.isfinite(xs) & np.isfinite(ys))
-    ok &= np.bincount(point_owner, broken.astype(np.float64), len(chosen)) == 0
+    ok &= np.bincount(point_owner, broken.astype(np.float64), count_items) == 0
     ok &= np.isfinite(area) & np.isfinite(band)
     # the extent of each annotation's points against its image, with the tolerance
-    lo_x = np.full(len(chosen), np.inf)
-    lo_y = np.full(len(chosen), np.inf)
-    hi_x = np.full(len(chosen), -np.inf)
-    hi_y = np.full(len(chosen), -np.inf)
+    lo_x = np.full(count_items, np.inf)
+    lo_y = np.full(count_items, np.inf)
+    hi_x = np.full(count_items, -np.inf)
+    hi_y = np.full(count_items, -np.inf)
     np.minimum.at(lo_x, point_owner, xs)
     np.minimum.at(lo_y, point_owner, ys)
     np.maximum.at(hi_x, point_owner, xs)
     np.maximum.at(hi_y, point_owner, ys)
-    at = np.array(lists, dtype=np.int64)
     t = POINT_TOLERANCE
     with np.errstate(invalid="ignore"):
         ok &= (lo_x >= -t) & (lo_y >= -t) & (hi_x <= width[at] + t) & (hi_y <= height[at] + t)
-    given = np.array([_area_of(items[i].get("area")) for i in lists], dtype=np.float64)
     with np.errstate(invalid="ignore"):
         gap = np.abs(given - area)
         ok &= ~np.isfinite(given) | (gap + slack + _MARGIN * np.abs(given) < band)
     mask[at[~ok]] = False
-    return True
 
 
 def _area_of(value: Any) -> float:

@@ -24,6 +24,7 @@ from labelgate.errors import InputError
 from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 from labelgate.readers import arrowcols
 from labelgate.readers.arrowcols import ints, repeated
+from labelgate.readers.cocoarrow import clear_block
 from labelgate.readers.cocofast import Cleared, ImageTable, clear
 from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import GroupCodes
@@ -133,16 +134,26 @@ def parse(data: bytes, path: str) -> list[Any] | None:
     words the problem)."""
     import orjson
 
+    if not _bounded(data, path):
+        return None
+    try:
+        items = orjson.loads(b"[" + data + b"]")
+    except orjson.JSONDecodeError:
+        return None
+    return items if isinstance(items, list) else None
+
+
+def _bounded(data: bytes, path: str) -> bool:
+    """Whether a block nests no deeper than the limit and holds no integer of 19 digits."""
     guard = DepthGuard(MAX_DEPTH, path)
     guard.depth = 2  # a block starts inside the top object and its array
     if data.translate(_DIGITS).find(_LONG) >= 0:
-        return None
+        return False
     try:
         guard.feed(data)
-        items = orjson.loads(b"[" + data + b"]")
-    except (InputError, orjson.JSONDecodeError):
-        return None
-    return items if isinstance(items, list) else None
+    except InputError:
+        return False
+    return True
 
 
 def judge(task: Task) -> Partial:
@@ -163,6 +174,7 @@ def judge(task: Task) -> Partial:
     writer.groups.expect(len(position), listed)
     shapes = None if task.shapes is None else task.shapes.worker(facts)
     unlisted = tallies.unlisted
+    bg = task.background
 
     def annotate(item: dict[str, Any]) -> None:
         source = task.source
@@ -187,22 +199,35 @@ def judge(task: Task) -> Partial:
     with no_gc(), Path(task.path).open("rb") as f:
         for start, end in task.ranges:
             f.seek(start)
-            items = parse(f.read(end - start), task.path)
-            if items is None or not all(type(item) is dict for item in items):
+            data = f.read(end - start)
+            if not _bounded(data, task.path):
                 return Partial(ok=False)
-            found = None
-            if sources is None:
-                found = clear(items, table, tallies.used, task.background)
-            if found is None:
-                for item in items:
-                    annotate(item)
-                continue
+            found: Cleared | None = None
+            fast = None if sources is not None else clear_block(data, table, tallies.used, bg)
+            if fast is not None:  # read as columns (Arrow)
+                found, lines = fast
+                element: Callable[[int], Any] = lines.element
+            else:  # read as objects (orjson)
+                items = parse(data, task.path)
+                if items is None or not all(type(item) is dict for item in items):
+                    return Partial(ok=False)
+                element = items.__getitem__
+                if sources is None:
+                    found = clear(items, table, tallies.used, bg)
+                if found is None:
+                    for item in items:
+                        annotate(item)
+                    continue
             done = 0  # the cleared runs appended whole, the others judged in their place
-            for at in [*np.flatnonzero(~found.mask).tolist(), len(items)]:
+            count = len(found.mask)
+            for at in [*np.flatnonzero(~found.mask).tolist(), count]:
                 if at > done:
                     writer.cleared(found, done, at, task.source)
-                if at < len(items):
-                    annotate(items[at])
+                if at < count:
+                    item = element(at)
+                    if type(item) is not dict:
+                        return Partial(ok=False)
+                    annotate(item)
                 done = at + 1
             found.count(tallies.used)
         writer.close()

@@ -1,0 +1,192 @@
+"""A block of COCO annotations read into columns by Arrow's JSON reader, without a Python object
+per value: the usual annotations cleared from the columns (``readers/cocofast.py``'s proof over
+the same numbers), the others parsed one by one by orjson from their own bytes.
+
+A block is made JSON lines by writing a newline over the comma between two objects (every byte
+keeps its offset: each line is one element). When Arrow reads every line as an object, the lines
+joined by their commas are the block: it is whole elements of valid JSON, one a line.
+
+Arrow reads a little more than orjson does, and that block is not read here (the caller parses it
+with orjson, which refuses it, and the file goes to the sequential read as before): bytes that are
+not ASCII (Arrow does not check UTF-8), ``NaN`` and ``Infinity`` and numbers past a float's range
+(Arrow reads them as floats that are not finite: every float it read, in every field, is looked
+at). A block of unusual values (an id that is no integer, a box that is no list of numbers, a
+field of two types, keypoints, panoptic segments) Arrow refuses or this module gives back, and
+the caller reads it as before (``cocofast.clear`` over orjson's objects).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from labelgate.readers import arrowcols
+from labelgate.readers.arrowcols import numbers, offsets, valid
+from labelgate.readers.cocofast import Cleared, ImageTable, boxes_clear, polygons_clear
+
+__all__ = ["Lines", "clear_block"]
+
+I64 = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+
+_RLE = re.compile(rb'"segmentation"(\s*:\s*\{)')  # an object where polygons are a list
+_RENAMED = rb'"segmentatioN"\1'  # the same length: Arrow reads it as a field of its own
+_OTHERS = ("keypoints", "segments_info")  # annotations of tasks not cleared here
+
+
+@dataclass(frozen=True, slots=True)
+class Lines:
+    """Where each element of a block lies in its bytes."""
+
+    data: bytes
+    starts: I64
+    ends: I64
+
+    def element(self, at: int) -> Any:
+        """The element ``at`` as orjson parses it alone (``None`` where orjson refuses what
+        Arrow read: the caller gives the file to the sequential read)."""
+        import orjson
+
+        try:
+            return orjson.loads(self.data[int(self.starts[at]) : int(self.ends[at])])
+        except orjson.JSONDecodeError:
+            return None
+
+
+def _schema() -> Any:
+    import pyarrow as pa
+
+    floats = pa.list_(pa.float64())
+    return pa.schema(
+        [
+            ("id", pa.int64()),
+            ("image_id", pa.int64()),
+            ("category_id", pa.int64()),
+            ("bbox", floats),
+            ("area", pa.float64()),
+            ("iscrowd", pa.int64()),
+            ("segmentation", pa.list_(floats)),
+        ]
+    )
+
+
+def _lines(data: bytes) -> bytes | None:
+    """The block as JSON lines, or ``None`` where it is not for Arrow (see the module)."""
+    if not data.isascii() or data.find(b"\n") >= 0 or data.find(b"\r") >= 0:
+        return None
+    spaced = data.find(b"}, {") >= 0
+    lines = data.replace(b"}, {", b"}\n {") if spaced else data
+    if not spaced or lines.find(b"},{") >= 0:
+        lines = lines.replace(b"},{", b"}\n{")
+    if _RLE.search(lines) is not None:
+        lines = _RLE.sub(_RENAMED, lines)
+    return lines
+
+
+def _read(lines: bytes) -> Any:
+    """The lines as an Arrow table (the usual fields typed, any other inferred), or ``None``
+    where Arrow refuses them."""
+    import pyarrow as pa
+    import pyarrow.json as pj
+
+    try:
+        return pj.read_json(
+            pa.BufferReader(lines),
+            read_options=pj.ReadOptions(use_threads=False, block_size=max(1 << 20, len(lines))),
+            parse_options=pj.ParseOptions(
+                explicit_schema=_schema(), unexpected_field_behavior="infer"
+            ),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+def _finite(array: Any) -> bool:
+    """Whether every float in ``array`` (nested in lists and objects too) is finite."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = array.type
+    if pa.types.is_floating(kind):
+        return bool(pc.all(pc.is_finite(array), skip_nulls=True).as_py() is not False)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _finite(array.flatten())
+    if pa.types.is_struct(kind):
+        return all(_finite(array.field(i)) for i in range(kind.num_fields))
+    return True
+
+
+def clear_block(
+    data: bytes, table: ImageTable, used: Counter[Any], background: int | None
+) -> tuple[Cleared, Lines] | None:
+    """``cocofast.clear`` of a block's annotations read as columns, and where each lies;
+    ``None`` where the block is for orjson (see the module)."""
+    lines = _lines(data)
+    found = None if lines is None else _read(lines)
+    if lines is None or found is None:
+        return None
+    breaks = np.flatnonzero(np.frombuffer(lines, dtype=np.uint8) == 10)
+    n = found.num_rows
+    if n != len(breaks) + 1 or any(k in found.column_names for k in _OTHERS):
+        return None  # an empty line (not one element a line), keypoints, segments
+    columns = {name: found.column(name).combine_chunks() for name in found.column_names}
+    if not all(_finite(column) for column in columns.values()):
+        return None
+    if any(columns[k].null_count for k in ("id", "image_id", "category_id", "bbox")):
+        return None  # a key missing or null: the per-annotation read words it
+    bbox = columns["bbox"]
+    if bbox.values.null_count or not bool((np.diff(offsets(bbox)) == 4).all()):
+        return None
+    box = numbers(bbox.flatten(), np.float64).reshape(n, 4)
+    ids = numbers(columns["id"], np.int64)
+    categories = numbers(columns["category_id"], np.int64)
+    codes = _codes(table, numbers(columns["image_id"], np.int64))
+    crowd = columns["iscrowd"]
+    crowd = (numbers(crowd, np.int64) != 0) & valid(crowd)
+    mask, width, height = boxes_clear(table, used, background, categories, codes, box, crowd)
+    rle = columns.get("segmentatioN")
+    if rle is not None:  # an RLE (or any object): judged one by one
+        mask &= ~valid(rle)
+    if not _polygons(columns, mask, width, height):
+        return None
+    starts = np.concatenate(([0], breaks + 1)).astype(np.int64)
+    ends = np.concatenate((breaks, [len(lines)])).astype(np.int64)
+    return Cleared(mask, ids, categories, codes), Lines(data, starts, ends)
+
+
+def _codes(table: ImageTable, images: I64) -> I64:
+    """Each annotation's image position in ``table`` (-1: not listed)."""
+    position = table.position
+    values = images.tolist()
+    return np.fromiter(map(position.get, values, [-1] * len(values)), np.int64, len(values))
+
+
+def _polygons(columns: dict[str, Any], mask: Mask, width: Any, height: Any) -> bool:
+    """``cocofast._polygons`` over the segmentation column: false where a chosen annotation's
+    polygons hold a null (the per-annotation read words it)."""
+    segs = columns["segmentation"]
+    counts = np.diff(offsets(segs))
+    lists = np.flatnonzero(valid(segs) & (counts > 0) & mask)
+    if not len(lists):
+        return True
+    chosen = segs.take(arrowcols.ints(lists.astype(np.int64)))
+    polys = chosen.flatten()
+    if polys.null_count:
+        return False
+    lengths = np.diff(offsets(polys))
+    if bool((lengths % 2).any()):
+        return False  # an odd polygon shifts every pair after it
+    coords = polys.flatten()
+    if coords.null_count:
+        return False
+    per_item = counts[lists]
+    area = columns["area"]
+    given = np.where(valid(area), numbers(area, np.float64), np.nan)[lists]
+    at = lists.astype(np.int64)
+    polygons_clear(mask, at, per_item, lengths, numbers(coords, np.float64), given, width, height)
+    return True

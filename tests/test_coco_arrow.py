@@ -1,0 +1,189 @@
+"""A block of COCO annotations read into columns by Arrow (``readers/cocoarrow.py``): it clears
+exactly what ``cocofast.clear`` clears over orjson's objects, and it reads nothing orjson would
+refuse (the file then goes to the sequential read, which words the problem)."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from labelgate.readers import cocoarrow, cocojudge
+from labelgate.readers.cocofast import ImageTable, clear
+from tests.test_coco_fast import FAULTS, SEQUENTIAL, annotation, read, write
+
+IMAGES = {i: (640.0, 480.0) for i in range(29)} | {29: None}
+
+
+def block(items: list[dict[str, Any]], spaced: bool = True) -> bytes:
+    """Elements as a block's bytes: the objects of an array, no brackets."""
+    text = json.dumps(items, separators=(", ", ": ") if spaced else (",", ":"))
+    return text[1:-1].encode()
+
+
+def same(data: bytes, used: Counter[Any] | None = None, background: int | None = None) -> bool:
+    """Whether the Arrow read of ``data`` clears what orjson's does; true when it is read."""
+    table = ImageTable.of(IMAGES)
+    fast = cocoarrow.clear_block(data, table, Counter(used or {}), background)
+    if fast is None:
+        return False
+    items = orjson.loads(b"[" + data + b"]")  # never refused where Arrow read the block
+    slow = clear(items, table, Counter(used or {}), background)
+    assert slow is not None
+    found, lines = fast
+    assert np.array_equal(found.mask, slow.mask)
+    kept = found.mask
+    assert np.array_equal(found.ids[kept], slow.ids[kept])
+    assert np.array_equal(found.categories[kept], slow.categories[kept])
+    assert np.array_equal(found.codes[kept], slow.codes[kept])
+    assert [lines.element(i) for i in range(len(items))] == items
+    return True
+
+
+def items_with(faults: dict[int, list[str]], seed: int = 0, count: int = 40) -> list[Any]:
+    rng = random.Random(seed)
+    return [annotation(n, rng, faults.get(n, [])) for n in range(count)]
+
+
+@pytest.mark.parametrize("spaced", [True, False])
+def test_a_clean_block_is_read_as_columns(spaced: bool) -> None:
+    assert same(block(items_with({}), spaced), Counter({1: 1, 3: 1, 7: 1, 11: 1}))
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_each_fault_clears_as_orjson_s_objects(fault: str) -> None:
+    data = block(items_with({3: [fault], 20: [fault]}))
+    read = same(data, Counter({1: 1, 3: 1, 7: 1}))
+    usual = {"rle", "crowd", "wide", "unlisted image", "area past band", "point past edge"}
+    if fault in usual:
+        assert read  # a usual fault leaves the block to Arrow, the annotation judged alone
+
+
+# Text that orjson refuses and Arrow reads, or that Arrow reads another way: never cleared here.
+REFUSED = {
+    "NaN": (b'"area": ', b'"area": NaN, "was": '),
+    "NaN elsewhere": (b'"iscrowd": 0', b'"iscrowd": 0, "score": NaN'),
+    "Infinity": (b'"iscrowd": 0', b'"iscrowd": 0, "score": -Infinity'),
+    "past a float": (b'"iscrowd": 0', b'"iscrowd": 0, "score": 1.8e308'),
+    "past a float, nested": (b'"iscrowd": 0', b'"iscrowd": 0, "x": {"y": [1e309]}'),
+    "not UTF-8": (b'"iscrowd": 0', b'"iscrowd": 0, "name": "\xff"'),
+    "surrogate as UTF-8": (b'"iscrowd": 0', b'"iscrowd": 0, "name": "\xed\xa0\x80"'),
+    "duplicate key": (b'"iscrowd": 0', b'"iscrowd": 0, "id": 4'),
+    "keypoints": (b'"iscrowd": 0', b'"iscrowd": 0, "keypoints": [1, 2, 2]'),
+    "segments": (b'"iscrowd": 0', b'"iscrowd": 0, "segments_info": []'),
+    "gap in a string": (b'"iscrowd": 0', b'"iscrowd": 0, "note": "a}, {b"'),
+    "pretty": (b", ", b",\n  "),
+    "float id": (b'"id": 2,', b'"id": 2.0,'),
+    "two types": (b'"iscrowd": 0', b'"iscrowd": 0, "z": "a"'),  # after one of "z": 1
+}
+
+
+@pytest.mark.parametrize("edit", sorted(REFUSED))
+def test_what_orjson_refuses_or_reads_otherwise_is_not_read_as_columns(edit: str) -> None:
+    old, new = REFUSED[edit]
+    items = items_with({})
+    if edit == "two types":  # a field of a number in one annotation and text in another
+        items[0]["z"] = 1
+    data = block(items)
+    assert old in data
+    edited = data.replace(old, new, -1 if edit == "pretty" else 2)
+    assert edited != data
+    assert cocoarrow.clear_block(edited, ImageTable.of(IMAGES), Counter(), None) is None
+
+
+def test_an_rle_is_judged_alone_and_other_fields_are_read_past() -> None:
+    items = items_with({9: ["crowd"]})
+    for at in (4, 6):  # compressed RLEs (one kind of counts a block: one type a field)
+        items[at]["segmentation"] = {"size": [480, 640], "counts": "PQ3"}
+    items[7]["attributes"] = {"occluded": False, "track": [1, 2]}
+    items[8]["score"] = 0.75
+    data = block(items)
+    used = Counter({1: 1, 3: 1, 7: 1, 11: 1})
+    assert same(data, used)
+    found = cocoarrow.clear_block(data, ImageTable.of(IMAGES), used, None)
+    assert found is not None
+    mask = found[0].mask
+    assert not mask[4] and not mask[6] and not mask[9]  # the RLEs and the crowd
+    assert mask[7] and mask[8]  # read past their other fields, cleared
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    faults=st.dictionaries(
+        st.integers(0, 29), st.lists(st.sampled_from(sorted(FAULTS)), max_size=2), max_size=8
+    ),
+    used=st.sets(st.sampled_from([1, 3, 7, 11])),
+    background=st.sampled_from([None, 0, 3]),
+    spaced=st.booleans(),
+)
+def test_any_block_clears_as_orjson_s_objects_or_is_left_to_them(
+    seed: int, faults: dict[int, list[str]], used: set[int], background: int | None, spaced: bool
+) -> None:
+    data = block(items_with(faults, seed, 30), spaced)
+    same(data, Counter(dict.fromkeys(used, 1)), background)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 10_000), at=st.integers(0, 10**6), byte=st.integers(0, 255))
+def test_a_block_with_any_byte_changed_is_read_only_where_orjson_reads_it(
+    seed: int, at: int, byte: int
+) -> None:
+    data = bytearray(block(items_with({}, seed, 12)))
+    data[at % len(data)] = byte
+    edited = bytes(data)
+    fast = cocoarrow.clear_block(edited, ImageTable.of(IMAGES), Counter(), None)
+    if fast is None:
+        return
+    items = orjson.loads(b"[" + edited + b"]")  # raises where Arrow read what orjson refuses
+    assert len(items) == len(fast[0].mask)
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 1000), edit=st.sampled_from(sorted(REFUSED)))
+def test_a_file_with_refused_text_reads_as_the_sequential_read(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, edit: str
+) -> None:
+    folder = tmp_path_factory.mktemp("refused")
+    path = folder / "a.json"
+    write(path, seed, {}, 90)
+    old, new = REFUSED[edit]
+    text = path.read_bytes()
+    at = text.index(b'"annotations"') + 40 * 200  # an annotation some blocks in
+    path.write_bytes(text[:at] + text[at:].replace(old, new, 1))
+    sequential = read(path, folder / "a", None, least=SEQUENTIAL)
+    blocks = read(path, folder / "b", None, least=0, block=1_500, workers=1)
+    assert blocks == sequential
+
+
+def test_the_worker_reads_usual_blocks_as_columns(tmp_path: Path) -> None:
+    """The block read of a usual file goes the Arrow way (not orjson's objects) for its blocks."""
+    path = tmp_path / "a.json"
+    write(path, 7, {5: ["wide"]}, 150)
+    calls = Counter[str]()
+    real_columns, real_clear = cocojudge.clear_block, cocojudge.clear
+
+    def columns(*args: Any) -> Any:
+        found = real_columns(*args)
+        calls["arrow" if found is not None else "refused"] += 1
+        return found
+
+    def objects(*args: Any) -> Any:
+        calls["orjson"] += 1
+        return real_clear(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cocojudge, "clear_block", columns)
+        patch.setattr(cocojudge, "clear", objects)
+        read(path, tmp_path / "b", None, least=0, block=1_500, workers=1)
+    assert calls["arrow"] > 5 and not calls["orjson"] and not calls["refused"]
