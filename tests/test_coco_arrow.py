@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from labelgate.readers import cocoarrow, cocojudge
+from labelgate.readers import cocoarrow, cocoblocks, cocojudge
 from labelgate.readers.cocofast import ImageTable, clear
 from tests.test_coco_fast import FAULTS, SEQUENTIAL, annotation, read, write
 
@@ -187,3 +188,113 @@ def test_the_worker_reads_usual_blocks_as_columns(tmp_path: Path) -> None:
         patch.setattr(cocojudge, "clear", objects)
         read(path, tmp_path / "b", None, least=0, block=1_500, workers=1)
     assert calls["arrow"] > 5 and not calls["orjson"] and not calls["refused"]
+
+
+def images_doc(images: list[Any], count: int = 150, seed: int = 8) -> dict[str, Any]:
+    rng = random.Random(seed)
+    annotations = [annotation(n, rng, []) for n in range(count)]
+    categories = [{"id": c, "name": f"c{c}"} for c in (1, 3, 7, 11)]
+    return {"images": images, "annotations": annotations, "categories": categories}
+
+
+def usual_images() -> list[Any]:
+    images: list[Any] = [
+        {"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i in range(30)
+    ]
+    images[29]["width"] = None  # no size: its boxes judged one by one
+    images[5]["height"] = 480.5
+    return images
+
+
+def forked(path: Path, folder: Path, spy: list[Any] | None = None) -> tuple[Any, ...]:
+    """The block read on two forked workers, ``spy`` collecting each premade image table."""
+    real = cocoblocks.image_table
+
+    def made(data: bytes) -> Any:
+        table = real(data)
+        if spy is not None:
+            spy.append(table)
+        return table
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cocoblocks, "image_table", made)
+        return read(path, folder, None, least=0, block=1_500, workers=2)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers forked: Linux")
+def test_workers_start_on_the_images_read_as_columns(tmp_path: Path) -> None:
+    """The workers judge against the image table read as columns while the parent reads the
+    images one by one; the read is the sequential one all the same."""
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(images_doc(usual_images())))
+    made: list[Any] = []
+    blocks = forked(path, tmp_path / "b", made)
+    assert blocks == read(path, tmp_path / "a", None, least=SEQUENTIAL)
+    assert len(made) == 1 and made[0] is not None
+    assert not cocojudge._INHERITED and not cocojudge._TABLES  # let go once read
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers forked: Linux")
+@pytest.mark.parametrize(
+    "edit",
+    ["duplicate id", "text id", "text width", "no object", "deep", "bad table", "NaN size"],
+)
+def test_images_not_read_as_columns_read_as_the_sequential_read(tmp_path: Path, edit: str) -> None:
+    images = usual_images()
+    if edit == "duplicate id":
+        images[7]["id"] = 3
+    elif edit == "text id":
+        images[7]["id"] = "7"
+    elif edit == "text width":
+        images[7]["width"] = "640"
+    elif edit == "no object":
+        images[7] = 7
+    elif edit == "deep":
+        images[7]["extra"] = json.loads("[" * 80 + "]" * 80)
+    path = tmp_path / "a.json"
+    text = json.dumps(images_doc(images))
+    if edit == "NaN size":
+        text = text.replace('"height": 480.5', '"height": NaN')
+    path.write_text(text)
+    sequential = read(path, tmp_path / "a", None, least=SEQUENTIAL)
+    made: list[Any] = []
+    if edit == "bad table":  # a table that the records do not make: the workers' work dropped
+        agreed: list[bool] = []
+        with pytest.MonkeyPatch.context() as patch:
+            real, alongside = cocoblocks.image_table, cocoblocks._alongside
+
+            def wrong(data: bytes) -> Any:
+                table = real(data)
+                table.width[4] = 320.0
+                return table
+
+            def checked(*args: Any) -> bool:
+                agreed.append(alongside(*args))
+                return agreed[-1]
+
+            patch.setattr(cocoblocks, "image_table", wrong)
+            patch.setattr(cocoblocks, "_alongside", checked)
+            blocks = forked(path, tmp_path / "b", made)
+        assert made[0] is not None and agreed == [False]
+    else:
+        blocks = forked(path, tmp_path / "b", made)
+        assert made == [] or made == [None]
+    assert blocks == sequential
+    assert not cocojudge._INHERITED and not cocojudge._TABLES
+
+
+@given(
+    keys=st.lists(st.integers(-(2**63), 2**63 - 1), unique=True, max_size=30),
+    asked=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=30),
+    picks=st.lists(st.integers(0, 29), max_size=10),
+)
+def test_an_image_table_of_integer_keys_finds_what_its_dict_finds(
+    keys: list[int], asked: list[int], picks: list[int]
+) -> None:
+    asked = asked + [keys[p % len(keys)] for p in picks] if keys else asked
+    nan = np.full(len(keys), np.nan)
+    columns = ImageTable(None, nan, nan, np.array(keys, dtype=np.int64))
+    lookup = ImageTable({k: i for i, k in enumerate(keys)}, nan, nan)
+    wanted = np.array(asked, dtype=np.int64)
+    assert columns.codes(wanted).tolist() == lookup.codes(wanted).tolist()
+    assert columns.position == lookup.position

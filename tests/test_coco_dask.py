@@ -56,9 +56,9 @@ def test_cluster_report_equals_the_local_report(
     clusters: list[bool] = []
     real = cocoblocks._run
 
-    def spy(tasks: Any, cluster: Any, workers: Any) -> Iterator[Any]:
+    def spy(tasks: Any, cluster: Any, *rest: Any) -> Iterator[Any]:
         clusters.append(cluster is not None)
-        return real(tasks, cluster, workers)
+        return real(tasks, cluster, *rest)
 
     monkeypatch.setattr(cocoblocks, "_run", spy)
     local = report_of([str(path)], Contract())

@@ -25,14 +25,22 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from labelgate.errors import InputError
+from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 from labelgate.readers import arrowcols
 from labelgate.readers.arrowcols import numbers, offsets, valid
 from labelgate.readers.cocofast import Cleared, ImageTable, boxes_clear, polygons_clear
 
-__all__ = ["Lines", "clear_block"]
+__all__ = ["Lines", "bounded", "clear_block", "image_table"]
 
 I64 = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
+
+# A run of 19 digits: an integer orjson reads past int64 (as a float past 2**64) where the
+# sequential read refuses it; such a block is given back (a long fraction too: only slower).
+_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG = b"0" * 19
+_SLICE = 1 << 20  # bytes fed to the nesting guard at once
 
 _RLE = re.compile(rb'"segmentation"(\s*:\s*\{)')  # an object where polygons are a list
 _RENAMED = rb'"segmentatioN"\1'  # the same length: Arrow reads it as a field of its own
@@ -58,7 +66,25 @@ class Lines:
             return None
 
 
+def bounded(data: bytes, path: str) -> bool:
+    """Whether a block (elements of an array in the top object) nests no deeper than the limit
+    and holds no integer of 19 digits. Checked before any parse: Arrow's reader recurses, and a
+    block nested 100,000 deep would end the process."""
+    if data.translate(_DIGITS).find(_LONG) >= 0:
+        return False
+    guard = DepthGuard(MAX_DEPTH, path)
+    guard.depth = 2  # a block starts inside the top object and its array
+    view = memoryview(data)
+    try:
+        for at in range(0, len(data), _SLICE):  # the guard's arrays stay a few megabytes
+            guard.feed(bytes(view[at : at + _SLICE]))
+    except InputError:
+        return False
+    return True
+
+
 def _schema() -> Any:
+    """The usual annotation's fields and their types."""
     import pyarrow as pa
 
     floats = pa.list_(pa.float64())
@@ -88,22 +114,25 @@ def _lines(data: bytes) -> bytes | None:
     return lines
 
 
-def _read(lines: bytes) -> Any:
-    """The lines as an Arrow table (the usual fields typed, any other inferred), or ``None``
-    where Arrow refuses them."""
+def _read(lines: bytes, schema: Any) -> Any:
+    """The lines as an Arrow table (the fields of ``schema`` typed, any other inferred), or
+    ``None`` where Arrow refuses them or reads a float that is not finite (see the module)."""
     import pyarrow as pa
     import pyarrow.json as pj
 
     try:
-        return pj.read_json(
+        found = pj.read_json(
             pa.BufferReader(lines),
             read_options=pj.ReadOptions(use_threads=False, block_size=max(1 << 20, len(lines))),
             parse_options=pj.ParseOptions(
-                explicit_schema=_schema(), unexpected_field_behavior="infer"
+                explicit_schema=schema, unexpected_field_behavior="infer"
             ),
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
+    if not all(_finite(column.combine_chunks()) for column in found.columns):
+        return None
+    return found
 
 
 def _finite(array: Any) -> bool:
@@ -125,9 +154,9 @@ def clear_block(
     data: bytes, table: ImageTable, used: Counter[Any], background: int | None
 ) -> tuple[Cleared, Lines] | None:
     """``cocofast.clear`` of a block's annotations read as columns, and where each lies;
-    ``None`` where the block is for orjson (see the module)."""
+    ``None`` where the block is for orjson (see the module). ``data`` must be ``bounded``."""
     lines = _lines(data)
-    found = None if lines is None else _read(lines)
+    found = None if lines is None else _read(lines, _schema())
     if lines is None or found is None:
         return None
     breaks = np.flatnonzero(np.frombuffer(lines, dtype=np.uint8) == 10)
@@ -135,8 +164,6 @@ def clear_block(
     if n != len(breaks) + 1 or any(k in found.column_names for k in _OTHERS):
         return None  # an empty line (not one element a line), keypoints, segments
     columns = {name: found.column(name).combine_chunks() for name in found.column_names}
-    if not all(_finite(column) for column in columns.values()):
-        return None
     if any(columns[k].null_count for k in ("id", "image_id", "category_id", "bbox")):
         return None  # a key missing or null: the per-annotation read words it
     bbox = columns["bbox"]
@@ -145,7 +172,7 @@ def clear_block(
     box = numbers(bbox.flatten(), np.float64).reshape(n, 4)
     ids = numbers(columns["id"], np.int64)
     categories = numbers(columns["category_id"], np.int64)
-    codes = _codes(table, numbers(columns["image_id"], np.int64))
+    codes = table.codes(numbers(columns["image_id"], np.int64))
     crowd = columns["iscrowd"]
     crowd = (numbers(crowd, np.int64) != 0) & valid(crowd)
     mask, width, height = boxes_clear(table, used, background, categories, codes, box, crowd)
@@ -159,11 +186,31 @@ def clear_block(
     return Cleared(mask, ids, categories, codes), Lines(data, starts, ends)
 
 
-def _codes(table: ImageTable, images: I64) -> I64:
-    """Each annotation's image position in ``table`` (-1: not listed)."""
-    position = table.position
-    values = images.tolist()
-    return np.fromiter(map(position.get, values, [-1] * len(values)), np.int64, len(values))
+def image_table(data: bytes) -> ImageTable | None:
+    """The image table of a file's images (``data``: the elements of its images array), read
+    as columns, as ``ImageTable.of`` makes it from the sizes the reader records one image at a
+    time; ``None`` where the ids are not unique integers, a size not numbers, or the block not
+    for Arrow (the table is then made from the records)."""
+    import pyarrow as pa
+
+    lines = _lines(data) if bounded(data, "the images") else None
+    schema = pa.schema([("id", pa.int64()), ("width", pa.float64()), ("height", pa.float64())])
+    found = None if lines is None else _read(lines, schema)
+    if lines is None or found is None:
+        return None
+    if found.num_rows != lines.count(b"\n") + 1:
+        return None
+    ids, width, height = (found.column(k).combine_chunks() for k in ("id", "width", "height"))
+    keys = numbers(ids, np.int64)
+    if ids.null_count or len(np.unique(keys)) != len(keys):
+        return None  # the records keep the first image of an id: the table is made from them
+    sized = valid(width) & valid(height)  # both numbers, or no size
+    return ImageTable(
+        None,
+        np.where(sized, numbers(width, np.float64), np.nan),
+        np.where(sized, numbers(height, np.float64), np.nan),
+        keys.copy(),
+    )
 
 
 def _polygons(columns: dict[str, Any], mask: Mask, width: Any, height: Any) -> bool:

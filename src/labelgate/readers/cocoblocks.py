@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,12 +21,15 @@ from typing import Any
 from labelgate.core.annotations import AnnotationFacts, Hits
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
+from labelgate.readers.cocoarrow import image_table
+from labelgate.readers.cocofast import ImageTable
 from labelgate.readers.cocojudge import Partial, Tallies, Task, no_gc, run_tasks
 from labelgate.readers.cocojudge import parse as _parse
 from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
 from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import GroupCodes, ImageIndex
 from labelgate.readers.memory import trim_heap
+from labelgate.readers.ordered import Results
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["BLOCK", "FAST_FROM", "read_blocks"]
@@ -132,6 +135,37 @@ def _heads(
     return True
 
 
+PREMADE = 64 << 20  # bytes of images read as columns at once, at most
+
+
+def _premade(view: Any, layout: Layout, size: int) -> ImageTable | None:
+    """The image table of the images array read as columns (``cocoarrow.image_table``), where
+    it is not too large and reads so, before any image is read one by one."""
+    start, end = layout.arrays["images"]
+    if end - start > PREMADE:
+        return None
+    table = image_table(bytes(view[start:end]))
+    release(view, start, end)
+    return table
+
+
+def _alongside(
+    path: Path,
+    layout: Layout,
+    handlers: Mapping[str, Callable[[dict[str, Any]], None]],
+    size: int,
+    premade: ImageTable,
+    images: Mapping[Any, tuple[float, float] | None],
+) -> bool:
+    """The images read one by one (their handler fills ``images``) while the workers judge
+    against ``premade``; false where a block does not parse or ``images`` does not make
+    ``premade`` (the workers' judgement is then dropped: the file is read sequentially)."""
+    with _mapped(path) as view:
+        if view is None or not _heads(view, layout, ["images"], handlers, str(path), size):
+            return False
+    return premade.made_of(images)
+
+
 def read_blocks(
     path: Path,
     sink: RowSink,
@@ -181,7 +215,10 @@ def read_blocks(
             return None  # no annotations, or panoptic segments: keyed image/segment
         present = [k for k in ("images", "categories") if k in layout.arrays]
         early = [k for k in present if layout.before(k, "annotations")]
-        if not _heads(view, layout, early, handlers, str(path), size):
+        premade = None
+        if early == ["images"] and cluster is None and tables[1] is None:
+            premade = _premade(view, layout, size)  # the workers start before the images' read
+        if premade is None and not _heads(view, layout, early, handlers, str(path), size):
             return None
     own = AnnotationFacts(facts.format, facts.why, limit=facts.limit)
     tallies = Tallies()
@@ -189,24 +226,30 @@ def read_blocks(
     if shapes is not None:
         tasks = [replace(t, shapes=shapes.worker(AnnotationFacts("coco", ""))) for t in tasks]
     writer = RowWriter(sink.folder / f"coco-{len(sink.paths)}.parquet", id_type="int")
-    _expect(writer.groups, sink.images, listed, path.name, tables[0])
     try:
-        for part in _run(tasks, cluster, workers):
-            if not part.ok:
+        with closing(_run(tasks, cluster, workers, premade)) as parts:
+            if premade is not None and not _alongside(
+                path, layout, handlers, size, premade, tables[0]
+            ):
                 _abandon(writer)
                 return None
-            base = writer.rows
-            with no_gc():
-                for table in part.tables:
-                    writer.extend_table(table)
-                writer.groups.extend(part.groups, sink.images.canonical)
-                if shapes is not None and part.shapes is not None:
-                    shapes.adopt(part.shapes, functools.partial(_shifted, base=base))
-                for code, hits in part.hits.items():
-                    replay(own, code, hits, base, part.seen.get(code))
-                merge(tallies, part.tallies, base)
-            del part
-            trim_heap()  # each part unpickled leaves megabytes of freed heap behind
+            _expect(writer.groups, sink.images, listed, path.name, tables[0])
+            for part in parts:
+                if not part.ok:
+                    _abandon(writer)
+                    return None
+                base = writer.rows
+                with no_gc():
+                    for table in part.tables:
+                        writer.extend_table(table)
+                    writer.groups.extend(part.groups, sink.images.canonical)
+                    if shapes is not None and part.shapes is not None:
+                        shapes.adopt(part.shapes, functools.partial(_shifted, base=base))
+                    for code, hits in part.hits.items():
+                        replay(own, code, hits, base, part.seen.get(code))
+                    merge(tallies, part.tallies, base)
+                del part
+                trim_heap()  # each part unpickled leaves megabytes of freed heap behind
         late = [k for k in present if k not in early]  # categories after the annotations
         with _mapped(path) as view:
             if view is None:
@@ -274,7 +317,10 @@ def _tasks(
 
 
 def _run(
-    tasks: list[Task], cluster: Callable[..., Any] | None, workers: int | None
-) -> Iterator[Partial]:
-    """Each task's partial, in order (``cocojudge.run_tasks``)."""
-    return run_tasks(tasks, cluster, workers)
+    tasks: list[Task],
+    cluster: Callable[..., Any] | None,
+    workers: int | None,
+    premade: ImageTable | None = None,
+) -> Results[Partial]:
+    """Each task's partial, in order (``cocojudge.run_tasks``), started."""
+    return run_tasks(tasks, cluster, workers, premade)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain, repeat
-from operator import itemgetter, truth
+from operator import eq, itemgetter, truth
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy.typing as npt
 
 from labelgate.readers.instances import POINT_TOLERANCE
 
-__all__ = ["Cleared", "ImageTable", "boxes_clear", "clear", "polygons_clear"]
+__all__ = ["Cleared", "ImageSizes", "ImageTable", "boxes_clear", "clear", "polygons_clear"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -36,20 +37,85 @@ _ID, _CATEGORY, _IMAGE, _BOX = map(itemgetter, ("id", "category_id", "image_id",
 _MARGIN = 1e-9  # relative: an area this close to its tolerance is judged one by one
 
 
-@dataclass(frozen=True, slots=True)
 class ImageTable:
     """The listed images as a task sees them: each key's position (its group code: the tasks and
-    the parent seed the listed images alike, in this order) and its size (NaN: none recorded)."""
+    the parent seed the listed images alike, in this order) and its size (NaN: none recorded).
 
-    position: dict[Any, int]
-    width: F64
-    height: F64
+    A table read as columns (``cocoarrow.image_table``) holds its integer keys as an array and
+    makes the key -> position dict only where it is asked for (in the worker that needs it: the
+    parent that made the table never does)."""
+
+    __slots__ = ("_keys", "_position", "_sorted", "height", "width")
+
+    def __init__(
+        self, position: dict[Any, int] | None, width: F64, height: F64, keys: I64 | None = None
+    ) -> None:
+        self._position, self._keys, self.width, self.height = position, keys, width, height
+        self._sorted: tuple[I64, I64] | None = None
 
     @classmethod
-    def of(cls, images: dict[Any, tuple[float, float] | None]) -> ImageTable:
+    def of(cls, images: Mapping[Any, tuple[float, float] | None]) -> ImageTable:
         sizes = [(math.nan, math.nan) if s is None else s for s in images.values()]
         wh = np.array(sizes, dtype=np.float64).reshape(-1, 2)
         return cls({key: i for i, key in enumerate(images)}, wh[:, 0].copy(), wh[:, 1].copy())
+
+    @property
+    def position(self) -> dict[Any, int]:
+        """Each key's position."""
+        if self._position is None:
+            keys = self._keys if self._keys is not None else np.zeros(0, np.int64)
+            self._position = dict(zip(keys.tolist(), range(len(keys)), strict=True))
+        return self._position
+
+    def codes(self, keys: I64) -> I64:
+        """The position of each of ``keys`` (integers), -1 where not listed."""
+        if self._keys is None:
+            position = self.position
+            values = keys.tolist()
+            return np.fromiter(map(position.get, values, repeat(-1)), np.int64, len(values))
+        if self._sorted is None:
+            order = np.argsort(self._keys, kind="stable")
+            self._sorted = (self._keys[order], order)
+        ordered, order = self._sorted
+        if not len(ordered):
+            return np.full(len(keys), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
+        return np.where(ordered[at] == keys, order[at], -1).astype(np.int64)
+
+    def made_of(self, images: Mapping[Any, tuple[float, float] | None]) -> bool:
+        """Whether ``ImageTable.of(images)`` would be this table (no second table made)."""
+        if self._keys is None or len(images) != len(self._keys):
+            return False
+        if not all(map(eq, images, self._keys.tolist())):
+            return False
+        none = (math.nan, math.nan)
+        sizes = chain.from_iterable(none if s is None else s for s in images.values())
+        both = np.fromiter(sizes, dtype=np.float64, count=2 * len(images))
+        return np.array_equal(both[0::2], self.width, equal_nan=True) and np.array_equal(
+            both[1::2], self.height, equal_nan=True
+        )
+
+
+class ImageSizes(Mapping[Any, "tuple[float, float] | None"]):
+    """An image table read as the reader's image sizes (key -> (width, height), ``None`` where
+    none was recorded), as a worker judging annotations one by one looks them up."""
+
+    def __init__(self, table: ImageTable) -> None:
+        self._table = table
+
+    def __getitem__(self, key: Any) -> tuple[float, float] | None:
+        at = self._table.position[key]
+        width, height = float(self._table.width[at]), float(self._table.height[at])
+        return None if math.isnan(width) else (width, height)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._table.position
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._table.position)
+
+    def __len__(self) -> int:
+        return len(self._table.position)
 
 
 @dataclass(frozen=True, slots=True)

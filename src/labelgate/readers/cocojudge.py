@@ -9,7 +9,7 @@ import gc
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,23 +20,17 @@ import numpy as np
 from labelgate.core.annotations import AnnotationFacts, Hits
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
-from labelgate.errors import InputError
-from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 from labelgate.readers import arrowcols
 from labelgate.readers.arrowcols import ints, repeated
-from labelgate.readers.cocoarrow import clear_block
-from labelgate.readers.cocofast import Cleared, ImageTable, clear
+from labelgate.readers.cocoarrow import bounded, clear_block
+from labelgate.readers.cocofast import Cleared, ImageSizes, ImageTable, clear
 from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import GroupCodes
-from labelgate.readers.ordered import in_order
+from labelgate.readers.ordered import Results, in_order
 from labelgate.readers.sink import RowWriter
 
 __all__ = ["Partial", "Tallies", "Task", "judge", "no_gc", "parse", "run_tasks"]
 
-# A run of 19 digits: an integer orjson reads past int64 (as a float past 2**64) where the
-# sequential read refuses it; such a block is given back (a long fraction too: only slower).
-_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
-_LONG = b"0" * 19
 
 Boxes = list[tuple[tuple[float, float, float, float], Any, Example]]
 
@@ -134,7 +128,7 @@ def parse(data: bytes, path: str) -> list[Any] | None:
     words the problem)."""
     import orjson
 
-    if not _bounded(data, path):
+    if not bounded(data, path):
         return None
     try:
         items = orjson.loads(b"[" + data + b"]")
@@ -143,26 +137,14 @@ def parse(data: bytes, path: str) -> list[Any] | None:
     return items if isinstance(items, list) else None
 
 
-def _bounded(data: bytes, path: str) -> bool:
-    """Whether a block nests no deeper than the limit and holds no integer of 19 digits."""
-    guard = DepthGuard(MAX_DEPTH, path)
-    guard.depth = 2  # a block starts inside the top object and its array
-    if data.translate(_DIGITS).find(_LONG) >= 0:
-        return False
-    try:
-        guard.feed(data)
-    except InputError:
-        return False
-    return True
-
-
 def judge(task: Task) -> Partial:
     """Parse and judge a task's annotations (in a worker process, a Dask task or inline)."""
     facts = AnnotationFacts("coco", "", limit=task.limit)
     tallies = Tallies()
     writer = _Collected()
     name = Path(task.path).name
-    images, sources = task.images, task.sources
+    images: Mapping[Any, tuple[float, float] | None] = task.images
+    sources = task.sources
     if task.inherited:
         images, sources = _INHERITED[task.inherited]
     table = _table(task.inherited, images)
@@ -200,7 +182,7 @@ def judge(task: Task) -> Partial:
         for start, end in task.ranges:
             f.seek(start)
             data = f.read(end - start)
-            if not _bounded(data, task.path):
+            if not bounded(data, task.path):
                 return Partial(ok=False)
             found: Cleared | None = None
             fast = None if sources is not None else clear_block(data, table, tallies.used, bg)
@@ -239,36 +221,66 @@ def judge(task: Task) -> Partial:
 
 
 def run_tasks(
-    tasks: list[Task], cluster: Callable[..., Any] | None, workers: int | None
-) -> Iterator[Partial]:
-    """Each task's partial, in order: on the cluster, in worker processes, or inline."""
+    tasks: list[Task],
+    cluster: Callable[..., Any] | None,
+    workers: int | None,
+    table: ImageTable | None = None,
+) -> Results[Partial]:
+    """Each task's partial, in order: on the cluster, in worker processes, or inline; started
+    before this returns. ``table``: the file's image table made before the parent read its
+    images (Linux: the forked workers judge against it while the parent reads them)."""
     workers = workers or len(os.sched_getaffinity(0))
     if len(tasks) < 2:
         workers = 1
     if cluster is not None or not tasks or not sys.platform.startswith("linux"):
         return in_order(judge, tasks, workers, cluster=cluster, window=8)
-    return _inheriting(tasks, workers)
+    return _Inheriting(tasks, workers, table)
 
 
-_INHERITED: dict[int, tuple[dict[Any, Any], dict[Any, str] | None]] = {}
+_INHERITED: dict[int, tuple[Mapping[Any, Any], dict[Any, str] | None]] = {}
 _TABLES: dict[int, ImageTable] = {}  # a worker process's image table of each file, made once
 
 
-def _inheriting(tasks: list[Task], workers: int) -> Iterator[Partial]:
+class _Inheriting:
     """The tasks run without their image tables: the worker processes, forked (Linux) after the
     tables are left here, find them as the parent left them (a 200,000-image table pickled,
-    sent and rebuilt for each task cost a tenth of a second a task)."""
-    number = max(_INHERITED, default=0) + 1
-    _INHERITED[number] = (tasks[0].images, tasks[0].sources)
-    try:
+    sent and rebuilt for each task cost a tenth of a second a task); let go when closed."""
+
+    def __init__(self, tasks: list[Task], workers: int, table: ImageTable | None) -> None:
+        self._number = number = max(_INHERITED, default=0) + 1
+        images = tasks[0].images if table is None else ImageSizes(table)
+        _INHERITED[number] = (images, tasks[0].sources)
+        if table is not None:
+            _TABLES[number] = table
+        self._parts: Results[Partial] | None = None
         light = [replace(t, images={}, sources=None, inherited=number) for t in tasks]
-        yield from in_order(judge, light, workers, window=8)
-    finally:
-        del _INHERITED[number]
-        _TABLES.pop(number, None)
+        try:
+            self._parts = in_order(judge, light, workers, window=8)
+        except BaseException:
+            self.close()
+            raise
+
+    def __iter__(self) -> Iterator[Partial]:
+        return self
+
+    def __next__(self) -> Partial:
+        try:
+            if self._parts is None:
+                raise StopIteration
+            return next(self._parts)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        parts, self._parts = self._parts, None
+        if parts is not None:
+            parts.close()
+        _INHERITED.pop(self._number, None)
+        _TABLES.pop(self._number, None)
 
 
-def _table(inherited: int, images: dict[Any, tuple[float, float] | None]) -> ImageTable:
+def _table(inherited: int, images: Mapping[Any, tuple[float, float] | None]) -> ImageTable:
     """The image table of a task's file: made once per worker process for inherited tables."""
     if not inherited:
         return ImageTable.of(images)
