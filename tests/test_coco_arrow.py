@@ -17,8 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from labelgate.core.annotations import AnnotationFacts
 from labelgate.readers import cocoarrow, cocoblocks, cocojudge
+from labelgate.readers.coco import read_coco
 from labelgate.readers.cocofast import ImageTable, clear
+from labelgate.readers.sink import RowSink
 from tests.test_coco_fast import FAULTS, SEQUENTIAL, annotation, read, write
 
 IMAGES = {i: (640.0, 480.0) for i in range(29)} | {29: None}
@@ -207,37 +210,54 @@ def usual_images() -> list[Any]:
 
 
 def forked(path: Path, folder: Path, spy: list[Any] | None = None) -> tuple[Any, ...]:
-    """The block read on two forked workers, ``spy`` collecting each premade image table."""
-    real = cocoblocks.image_table
+    """The block read on two forked workers, ``spy`` collecting what each images array read as
+    columns gave."""
+    real = cocoblocks.image_columns
 
     def made(data: bytes) -> Any:
-        table = real(data)
+        found = real(data)
         if spy is not None:
-            spy.append(table)
-        return table
+            spy.append(found)
+        return found
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(cocoblocks, "image_table", made)
+        patch.setattr(cocoblocks, "image_columns", made)
         return read(path, folder, None, least=0, block=1_500, workers=2)
 
 
+def records(path: Path, folder: Path, **fast: Any) -> list[Any]:
+    """The image records a read leaves in its sink."""
+    folder.mkdir()
+    sink = RowSink(folder)
+    read_coco(path, sink, AnnotationFacts("coco", "test"), None, **fast)
+    sink.close()
+    return sink.images.records
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers forked: Linux")
-def test_workers_start_on_the_images_read_as_columns(tmp_path: Path) -> None:
-    """The workers judge against the image table read as columns while the parent reads the
-    images one by one; the read is the sequential one all the same."""
+def test_images_read_as_columns_are_recorded_as_one_by_one(tmp_path: Path) -> None:
+    """The images array read as columns: recorded at once as the handler records each, the
+    workers judging against its table; the read is the sequential one all the same."""
     path = tmp_path / "a.json"
-    path.write_text(json.dumps(images_doc(usual_images())))
+    images = usual_images()
+    images[8]["file_name"] = None
+    del images[9]["file_name"]
+    images[10]["file_name"] = "caf\u00e9/été.jpg"
+    path.write_text(json.dumps(images_doc(images), ensure_ascii=False))
     made: list[Any] = []
     blocks = forked(path, tmp_path / "b", made)
     assert blocks == read(path, tmp_path / "a", None, least=SEQUENTIAL)
     assert len(made) == 1 and made[0] is not None
+    sequential = records(path, tmp_path / "c", least=SEQUENTIAL)
+    assert records(path, tmp_path / "d", least=0, block=1_500, workers=2) == sequential
+    assert [r.file for r in sequential[8:11]] == [None, None, "caf\u00e9/été.jpg"]
     assert not cocojudge._INHERITED and not cocojudge._TABLES  # let go once read
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers forked: Linux")
 @pytest.mark.parametrize(
     "edit",
-    ["duplicate id", "text id", "text width", "no object", "deep", "bad table", "NaN size"],
+    ["duplicate id", "text id", "text width", "number file", "no object", "deep", "NaN size"],
 )
 def test_images_not_read_as_columns_read_as_the_sequential_read(tmp_path: Path, edit: str) -> None:
     images = usual_images()
@@ -247,6 +267,8 @@ def test_images_not_read_as_columns_read_as_the_sequential_read(tmp_path: Path, 
         images[7]["id"] = "7"
     elif edit == "text width":
         images[7]["width"] = "640"
+    elif edit == "number file":
+        images[7]["file_name"] = 7
     elif edit == "no object":
         images[7] = 7
     elif edit == "deep":
@@ -258,28 +280,8 @@ def test_images_not_read_as_columns_read_as_the_sequential_read(tmp_path: Path, 
     path.write_text(text)
     sequential = read(path, tmp_path / "a", None, least=SEQUENTIAL)
     made: list[Any] = []
-    if edit == "bad table":  # a table that the records do not make: the workers' work dropped
-        agreed: list[bool] = []
-        with pytest.MonkeyPatch.context() as patch:
-            real, alongside = cocoblocks.image_table, cocoblocks._alongside
-
-            def wrong(data: bytes) -> Any:
-                table = real(data)
-                table.width[4] = 320.0
-                return table
-
-            def checked(*args: Any) -> bool:
-                agreed.append(alongside(*args))
-                return agreed[-1]
-
-            patch.setattr(cocoblocks, "image_table", wrong)
-            patch.setattr(cocoblocks, "_alongside", checked)
-            blocks = forked(path, tmp_path / "b", made)
-        assert made[0] is not None and agreed == [False]
-    else:
-        blocks = forked(path, tmp_path / "b", made)
-        assert made == [] or made == [None]
-    assert blocks == sequential
+    assert forked(path, tmp_path / "b", made) == sequential
+    assert made == [None]
     assert not cocojudge._INHERITED and not cocojudge._TABLES
 
 

@@ -22,6 +22,7 @@ from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_tables
+from labelgate.readers.cocoarrow import ImageColumns, record_images
 from labelgate.readers.cocoblocks import read_blocks
 from labelgate.readers.cocojudge import Tallies
 from labelgate.readers.cocolayout import looks_like_coco, not_json
@@ -110,6 +111,9 @@ def read_coco(
         categories.append((cid, str(name)))
         shapes.category(item)
 
+    def all_images(found: ImageColumns) -> None:  # the images read as columns, at once
+        counts["images"] += record_images(found, images, sizes, sink.images, name, path)
+
     handlers = {"images": image, "categories": category}
     into = Tallies(used, first_of, (missing_image, image_refs), deferred, counts)
     writer = read_blocks(
@@ -127,6 +131,7 @@ def read_coco(
         least=least,
         size=block,
         shapes=shapes,
+        all_images=all_images,
     )
     if writer is not None:
         return _finish(path, writer, facts, (images, categories), into, shapes)

@@ -8,7 +8,7 @@ joined by their commas are the block: it is whole elements of valid JSON, one a 
 
 Arrow reads a little more than orjson does, and that block is not read here (the caller parses it
 with orjson, which refuses it, and the file goes to the sequential read as before): bytes that are
-not ASCII (Arrow does not check UTF-8), ``NaN`` and ``Infinity`` and numbers past a float's range
+not UTF-8 (Arrow does not check them), ``NaN`` and ``Infinity`` and numbers past a float's range
 (Arrow reads them as floats that are not finite: every float it read, in every field, is looked
 at). A block of unusual values (an id that is no integer, a box that is no list of numbers, a
 field of two types, keypoints, panoptic segments) Arrow refuses or this module gives back, and
@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,10 +32,19 @@ from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 from labelgate.readers import arrowcols
 from labelgate.readers.arrowcols import numbers, offsets, valid
 from labelgate.readers.cocofast import Cleared, ImageTable, boxes_clear, polygons_clear
+from labelgate.readers.imageindex import ImageIndex, ImageRecord
 
-__all__ = ["Lines", "bounded", "clear_block", "image_table"]
+__all__ = [
+    "ImageColumns",
+    "Lines",
+    "bounded",
+    "clear_block",
+    "image_columns",
+    "record_images",
+]
 
 I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
 Mask = npt.NDArray[np.bool_]
 
 # A run of 19 digits: an integer orjson reads past int64 (as a float past 2**64) where the
@@ -103,8 +114,13 @@ def _schema() -> Any:
 
 def _lines(data: bytes) -> bytes | None:
     """The block as JSON lines, or ``None`` where it is not for Arrow (see the module)."""
-    if not data.isascii() or data.find(b"\n") >= 0 or data.find(b"\r") >= 0:
+    if data.find(b"\n") >= 0 or data.find(b"\r") >= 0:
         return None
+    if not data.isascii():  # Arrow does not check UTF-8; Python's strict decoder does
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     spaced = data.find(b"}, {") >= 0
     lines = data.replace(b"}, {", b"}\n {") if spaced else data
     if not spaced or lines.find(b"},{") >= 0:
@@ -186,31 +202,78 @@ def clear_block(
     return Cleared(mask, ids, categories, codes), Lines(data, starts, ends)
 
 
-def image_table(data: bytes) -> ImageTable | None:
-    """The image table of a file's images (``data``: the elements of its images array), read
-    as columns, as ``ImageTable.of`` makes it from the sizes the reader records one image at a
-    time; ``None`` where the ids are not unique integers, a size not numbers, or the block not
-    for Arrow (the table is then made from the records)."""
+@dataclass(frozen=True, slots=True)
+class ImageColumns:
+    """A file's images read as columns: integer ids (unique), sizes (NaN: none recorded, as
+    where either is no number) and file names (``None``: none written)."""
+
+    keys: I64
+    width: F64
+    height: F64
+    files: list[str | None]
+
+    def table(self) -> ImageTable:
+        """The image table a worker judges against."""
+        return ImageTable(None, self.width, self.height, self.keys)
+
+
+def image_columns(data: bytes) -> ImageColumns | None:
+    """A file's images (``data``: the elements of its images array) read as columns, as the
+    reader records them one image at a time; ``None`` where the ids are not unique integers, a
+    size not a number or null, a file name not text or null, or the block not for Arrow (the
+    images are then read one by one)."""
     import pyarrow as pa
 
     lines = _lines(data) if bounded(data, "the images") else None
-    schema = pa.schema([("id", pa.int64()), ("width", pa.float64()), ("height", pa.float64())])
-    found = None if lines is None else _read(lines, schema)
+    fields = [("id", pa.int64()), ("width", pa.float64()), ("height", pa.float64())]
+    found = (
+        None if lines is None else _read(lines, pa.schema([*fields, ("file_name", pa.string())]))
+    )
     if lines is None or found is None:
         return None
     if found.num_rows != lines.count(b"\n") + 1:
         return None
-    ids, width, height = (found.column(k).combine_chunks() for k in ("id", "width", "height"))
+    ids, width, height, files = (
+        found.column(k).combine_chunks() for k in ("id", "width", "height", "file_name")
+    )
     keys = numbers(ids, np.int64)
     if ids.null_count or len(np.unique(keys)) != len(keys):
-        return None  # the records keep the first image of an id: the table is made from them
+        return None  # the records keep the first image of an id: read one by one
     sized = valid(width) & valid(height)  # both numbers, or no size
-    return ImageTable(
-        None,
+    return ImageColumns(
+        keys.copy(),
         np.where(sized, numbers(width, np.float64), np.nan),
         np.where(sized, numbers(height, np.float64), np.nan),
-        keys.copy(),
+        files.to_pylist(),
     )
+
+
+def record_images(
+    found: ImageColumns,
+    images: dict[Any, tuple[float, float] | None],
+    sizes: dict[tuple[float, float], tuple[float, float]],
+    index: ImageIndex,
+    name: str,
+    origin: Path,
+) -> int:
+    """Record the images read as columns as the reader's images handler records each one (its
+    size in ``images``, one size tuple per distinct size in ``sizes``, its record in ``index``
+    named ``image <id>``); the number recorded."""
+    keys = found.keys.tolist()
+    sized = ~np.isnan(found.width)
+    which = np.full(len(keys), -1, dtype=np.int64)  # -1: no size
+    made: list[tuple[float, float] | None] = []
+    if sized.any():
+        pairs = np.stack([found.width[sized], found.height[sized]], axis=1)
+        distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        made = [sizes.setdefault(t, t) for t in map(tuple, distinct.tolist())]
+        which[sized] = inverse.ravel()
+    size_of = list(map([*made, None].__getitem__, which.tolist()))
+    images.update(zip(keys, size_of, strict=True))
+    names = map("image {}".format, keys)
+    keyed = zip(repeat(name), keys)
+    index.extend(list(map(ImageRecord, keyed, names, found.files, size_of, repeat(origin))))
+    return len(keys)
 
 
 def _polygons(columns: dict[str, Any], mask: Mask, width: Any, height: Any) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import replace
@@ -21,7 +22,7 @@ from typing import Any
 from labelgate.core.annotations import AnnotationFacts, Hits
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
-from labelgate.readers.cocoarrow import image_table
+from labelgate.readers.cocoarrow import ImageColumns, image_columns
 from labelgate.readers.cocofast import ImageTable
 from labelgate.readers.cocojudge import Partial, Tallies, Task, no_gc, run_tasks
 from labelgate.readers.cocojudge import parse as _parse
@@ -138,32 +139,15 @@ def _heads(
 PREMADE = 64 << 20  # bytes of images read as columns at once, at most
 
 
-def _premade(view: Any, layout: Layout, size: int) -> ImageTable | None:
-    """The image table of the images array read as columns (``cocoarrow.image_table``), where
-    it is not too large and reads so, before any image is read one by one."""
+def _premade(view: Any, layout: Layout) -> ImageColumns | None:
+    """The images array read as columns (``cocoarrow.image_columns``) where it is not too large
+    and reads so; ``None``: the images are for their handler, one by one."""
     start, end = layout.arrays["images"]
     if end - start > PREMADE:
         return None
-    table = image_table(bytes(view[start:end]))
+    found = image_columns(bytes(view[start:end]))
     release(view, start, end)
-    return table
-
-
-def _alongside(
-    path: Path,
-    layout: Layout,
-    handlers: Mapping[str, Callable[[dict[str, Any]], None]],
-    size: int,
-    premade: ImageTable,
-    images: Mapping[Any, tuple[float, float] | None],
-) -> bool:
-    """The images read one by one (their handler fills ``images``) while the workers judge
-    against ``premade``; false where a block does not parse or ``images`` does not make
-    ``premade`` (the workers' judgement is then dropped: the file is read sequentially)."""
-    with _mapped(path) as view:
-        if view is None or not _heads(view, layout, ["images"], handlers, str(path), size):
-            return False
-    return premade.made_of(images)
+    return found
 
 
 def read_blocks(
@@ -182,8 +166,10 @@ def read_blocks(
     least: int | None = None,
     size: int | None = None,
     shapes: CocoShapes | None = None,
+    all_images: Callable[[ImageColumns], None] | None = None,
 ) -> RowWriter | None:
-    """Read ``path`` the fast way: the image and category handlers called on each entry, the
+    """Read ``path`` the fast way: the image and category handlers called on each entry (or
+    ``all_images`` on the images read as columns, all at once), the
     annotations judged by ``job`` (the per-annotation function and the key of an image id)
     against ``tables`` (image sizes, sources) in ``into``, hits added to ``facts``.
 
@@ -216,9 +202,10 @@ def read_blocks(
         present = [k for k in ("images", "categories") if k in layout.arrays]
         early = [k for k in present if layout.before(k, "annotations")]
         premade = None
-        if early == ["images"] and cluster is None and tables[1] is None:
-            premade = _premade(view, layout, size)  # the workers start before the images' read
-        if premade is None and not _heads(view, layout, early, handlers, str(path), size):
+        if "images" in early and all_images is not None and tables[1] is None:
+            premade = _premade(view, layout)  # recorded once the workers have started
+        rest = [k for k in early if k != "images" or premade is None]
+        if not _heads(view, layout, rest, handlers, str(path), size):
             return None
     own = AnnotationFacts(facts.format, facts.why, limit=facts.limit)
     tallies = Tallies()
@@ -227,12 +214,15 @@ def read_blocks(
         tasks = [replace(t, shapes=shapes.worker(AnnotationFacts("coco", ""))) for t in tasks]
     writer = RowWriter(sink.folder / f"coco-{len(sink.paths)}.parquet", id_type="int")
     try:
-        with closing(_run(tasks, cluster, workers, premade)) as parts:
-            if premade is not None and not _alongside(
-                path, layout, handlers, size, premade, tables[0]
-            ):
-                _abandon(writer)
-                return None
+        # forked workers judge against the images' table while they are recorded here; tasks
+        # sent elsewhere carry the images recorded
+        alongside = cluster is None and sys.platform.startswith("linux")
+        if premade is not None and all_images is not None and not alongside:
+            all_images(premade)
+        table = None if premade is None or not alongside else premade.table()
+        with closing(_run(tasks, cluster, workers, table)) as parts:
+            if table is not None and premade is not None and all_images is not None:
+                all_images(premade)
             _expect(writer.groups, sink.images, listed, path.name, tables[0])
             for part in parts:
                 if not part.ok:

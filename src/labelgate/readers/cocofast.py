@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain, repeat
-from operator import eq, itemgetter, truth
+from operator import itemgetter, truth
 from typing import Any
 
 import numpy as np
@@ -82,23 +82,11 @@ class ImageTable:
         at = np.minimum(np.searchsorted(ordered, keys), len(ordered) - 1)
         return np.where(ordered[at] == keys, order[at], -1).astype(np.int64)
 
-    def made_of(self, images: Mapping[Any, tuple[float, float] | None]) -> bool:
-        """Whether ``ImageTable.of(images)`` would be this table (no second table made)."""
-        if self._keys is None or len(images) != len(self._keys):
-            return False
-        if not all(map(eq, images, self._keys.tolist())):
-            return False
-        none = (math.nan, math.nan)
-        sizes = chain.from_iterable(none if s is None else s for s in images.values())
-        both = np.fromiter(sizes, dtype=np.float64, count=2 * len(images))
-        return np.array_equal(both[0::2], self.width, equal_nan=True) and np.array_equal(
-            both[1::2], self.height, equal_nan=True
-        )
-
 
 class ImageSizes(Mapping[Any, "tuple[float, float] | None"]):
     """An image table read as the reader's image sizes (key -> (width, height), ``None`` where
-    none was recorded), as a worker judging annotations one by one looks them up."""
+    none was recorded): what a forked worker looks an image up in while its parent records the
+    same images (``cocoarrow.record_images``)."""
 
     def __init__(self, table: ImageTable) -> None:
         self._table = table

@@ -227,8 +227,8 @@ def run_tasks(
     table: ImageTable | None = None,
 ) -> Results[Partial]:
     """Each task's partial, in order: on the cluster, in worker processes, or inline; started
-    before this returns. ``table``: the file's image table made before the parent read its
-    images (Linux: the forked workers judge against it while the parent reads them)."""
+    before this returns. ``table``: the file's image table read as columns, which forked workers
+    (Linux) judge against while the parent records the same images."""
     workers = workers or len(os.sched_getaffinity(0))
     if len(tasks) < 2:
         workers = 1
