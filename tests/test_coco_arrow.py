@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.readers import cocoarrow, cocoblocks, cocojudge
 from labelgate.readers.coco import read_coco
-from labelgate.readers.cocofast import ImageTable, clear
+from labelgate.readers.cocofast import ImageSizes, ImageTable, clear
 from labelgate.readers.sink import RowSink
 from tests.test_coco_fast import FAULTS, SEQUENTIAL, annotation, read, write
 
@@ -299,4 +299,50 @@ def test_an_image_table_of_integer_keys_finds_what_its_dict_finds(
     lookup = ImageTable({k: i for i, k in enumerate(keys)}, nan, nan)
     wanted = np.array(asked, dtype=np.int64)
     assert columns.codes(wanted).tolist() == lookup.codes(wanted).tolist()
+    assert len(columns) == len(lookup) and columns.keys() == lookup.keys()
     assert columns.position == lookup.position
+
+
+LOOKED_UP = st.one_of(
+    st.integers(-(2**64), 2**64),
+    st.floats(),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=3),
+    st.sampled_from([0, 1, 1.0, -1.0, True, False, 2**63, -(2**63), 2.0**63, float("nan")]),
+)
+
+
+@given(
+    keys=st.lists(st.integers(-(2**63), 2**63 - 1), unique=True, max_size=20),
+    asked=st.lists(LOOKED_UP, max_size=20),
+)
+def test_image_sizes_look_up_as_a_dict_of_the_same_images(
+    keys: list[int], asked: list[Any]
+) -> None:
+    """The sizes read as columns answer every lookup as the handler's dict of the same images
+    does (1.0 and True find 1; text, null and out-of-range numbers find nothing)."""
+    width = np.arange(len(keys), dtype=np.float64)
+    width[::3] = np.nan  # no size
+    height = width + 0.5
+    sizes = ImageSizes(ImageTable(None, width, height, np.array(keys, dtype=np.int64)))
+    handler = {
+        k: None if np.isnan(w) else (float(w), float(h))
+        for k, w, h in zip(keys, width, height, strict=True)
+    }
+    assert list(sizes) == list(handler) and len(sizes) == len(handler)
+    for key in [*asked, *keys]:
+        assert (key in sizes) == (key in handler)
+        assert sizes.get(key, "absent") == handler.get(key, "absent")
+
+
+def test_rows_name_their_images_in_32_bits(tmp_path: Path) -> None:
+    """Each box's image is held in 4 bytes for the batch plan (5M boxes: 20 MB, not 40)."""
+    path = tmp_path / "a.json"
+    write(path, 9, {}, 120)
+    sink = RowSink(tmp_path / "rows")
+    (tmp_path / "rows").mkdir()
+    read_coco(path, sink, AnnotationFacts("coco", "test"), None, least=0, block=1_500)
+    sink.close()
+    plan = sink.image_rows()
+    assert plan is not None and plan.image.dtype == np.int32 and len(plan.image) == 120

@@ -145,14 +145,22 @@ def test_ranks_of_detection_batches_find_no_nan(tmp_path: Path) -> None:
     extra=st.integers(0, 5),
     size=st.integers(1, 8),
     drop_last=st.booleans(),
+    narrow=st.booleans(),
+    chunk=st.integers(1, 7),
 )
 def test_image_plan_agrees_with_a_loader_of_images(
-    image: list[int], extra: int, size: int, drop_last: bool
+    image: list[int], extra: int, size: int, drop_last: bool, narrow: bool, chunk: int
 ) -> None:
+    """Rows' images held in 32 bits (as a reader gives them) or 64, the dropped rows counted a
+    few rows at a time: the batches a loader of images yields."""
     import numpy as np
 
+    from labelgate.core import batchplan
+
     images = max(image, default=-1) + 1 + extra  # some images hold no box
-    rows = np.asarray(image, dtype=np.int64)
+    rows = np.asarray(image, dtype=np.int32 if narrow else np.int64)
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(batchplan, "CHUNK", chunk)
     plan = BatchPlan.build(
         size, drop_last=drop_last, rows=len(rows), seed=None, images=(rows, images)
     )
@@ -164,6 +172,8 @@ def test_image_plan_agrees_with_a_loader_of_images(
         assert r in (loader[b] if b < len(loader) else range(b * size, (b + 1) * size))
     kept_rows = sum(1 for r in image if any(r in batch for batch in loader))
     assert plan.dropped_rows(len(rows)) == len(rows) - kept_rows
+    assert plan.batch_of(0, len(rows)).dtype == np.int64
+    monkeypatch.undo()
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -12,6 +13,8 @@ from labelgate.errors import UsageError
 __all__ = ["BatchPlan", "shuffled_order"]
 
 I64 = npt.NDArray[np.int64]
+Ints = npt.NDArray[np.signedinteger[Any]]
+CHUNK = 1 << 20  # rows whose batches are found at once where all rows are counted
 
 
 def shuffled_order(rows: int, seed: int) -> I64:
@@ -58,7 +61,7 @@ class BatchPlan:
     drop_last: bool = False
     rows: int | None = None
     slot: I64 | None = None
-    image: I64 | None = None
+    image: Ints | None = None
     images: int = 0
 
     @classmethod
@@ -69,7 +72,7 @@ class BatchPlan:
         drop_last: bool,
         rows: int | None,
         seed: int | None,
-        images: tuple[I64, int] | None = None,
+        images: tuple[Ints, int] | None = None,
     ) -> BatchPlan:
         """Make the plan; a shuffled one needs the row count up front. ``images``: the image of
         each row and the image count, for batches of images (a shuffle draws images then)."""
@@ -103,7 +106,7 @@ class BatchPlan:
         """The position in the epoch's order of the item of each row (row or image)."""
         item = np.arange(first_row, first_row + count, dtype=np.int64)
         if self.image is not None:
-            item = self.image[first_row : first_row + count]
+            item = self.image[first_row : first_row + count].astype(np.int64, copy=False)
         return item if self.slot is None else self.slot[item]
 
     def batch_of(self, first_row: int, count: int) -> I64:
@@ -130,4 +133,8 @@ class BatchPlan:
         """Rows in the batch that drop_last drops (0 without drop_last)."""
         if self.image is None:
             return rows - min(rows, self.kept_batches(rows) * self.size)
-        return int(np.count_nonzero(self.batch_of(0, rows) >= self.kept_batches(rows)))
+        kept = self.kept_batches(rows)
+        return sum(  # a chunk at a time: no array as long as the rows
+            int(np.count_nonzero(self.batch_of(at, min(CHUNK, rows - at)) >= kept))
+            for at in range(0, rows, CHUNK)
+        )

@@ -10,7 +10,7 @@ listed) is settled at the end from small per-id tallies.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -111,8 +111,11 @@ def read_coco(
         categories.append((cid, str(name)))
         shapes.category(item)
 
-    def all_images(found: ImageColumns) -> None:  # the images read as columns, at once
-        counts["images"] += record_images(found, images, sizes, sink.images, name, path)
+    known: list[Mapping[Any, tuple[float, float] | None]] = []  # sizes read as columns
+
+    def all_images(found: ImageColumns, sized: Mapping[Any, Any]) -> None:  # at once
+        counts["images"] += record_images(found, sizes, sink.images, name, path)
+        known.append(sized)
 
     handlers = {"images": image, "categories": category}
     into = Tallies(used, first_of, (missing_image, image_refs), deferred, counts)
@@ -134,7 +137,8 @@ def read_coco(
         all_images=all_images,
     )
     if writer is not None:
-        return _finish(path, writer, facts, (images, categories), into, shapes)
+        listed = known[0] if known else images
+        return _finish(path, writer, facts, (listed, categories), into, shapes)
     # what a fast read gave up on had been read by the handlers: the sequential read starts clean
     images.clear()
     categories.clear()
@@ -192,7 +196,7 @@ def _finish(
     path: Path,
     writer: RowWriter,
     facts: AnnotationFacts,
-    tables: tuple[dict[Any, tuple[float, float] | None], list[tuple[int, str]]],
+    tables: tuple[Mapping[Any, tuple[float, float] | None], list[tuple[int, str]]],
     into: Tallies,
     shapes: CocoShapes,
 ) -> ClassMap | None:
@@ -242,7 +246,7 @@ def _annotation(
     writer: RowWriter,
     facts: AnnotationFacts,
     source: str,
-    images: dict[Any, tuple[float, float] | None],
+    images: Mapping[Any, tuple[float, float] | None],
     used: Counter[Any],
     first_of: dict[Any, Example],
     unlisted: tuple[dict[Any, list[Example]], Counter[Any]],
@@ -371,7 +375,7 @@ def _settle(
     used: Counter[Any],
     first_of: dict[Any, Example],
     unlisted: tuple[dict[Any, list[Example]], Counter[Any]],
-    images: dict[Any, tuple[float, float] | None],
+    images: Mapping[Any, tuple[float, float] | None],
 ) -> None:
     """What needs the whole file: categories used but not in the table, images not listed."""
     table = {cid for cid, _ in categories}

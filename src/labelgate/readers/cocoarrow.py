@@ -250,15 +250,14 @@ def image_columns(data: bytes) -> ImageColumns | None:
 
 def record_images(
     found: ImageColumns,
-    images: dict[Any, tuple[float, float] | None],
     sizes: dict[tuple[float, float], tuple[float, float]],
     index: ImageIndex,
     name: str,
     origin: Path,
 ) -> int:
-    """Record the images read as columns as the reader's images handler records each one (its
-    size in ``images``, one size tuple per distinct size in ``sizes``, its record in ``index``
-    named ``image <id>``); the number recorded."""
+    """Record the images read as columns as the reader's images handler records each one (one
+    size tuple per distinct size in ``sizes``, its record in ``index`` named ``image <id>``;
+    their sizes are looked up in the table, ``ImageSizes``); the number recorded."""
     keys = found.keys.tolist()
     sized = ~np.isnan(found.width)
     which = np.full(len(keys), -1, dtype=np.int64)  # -1: no size
@@ -269,7 +268,6 @@ def record_images(
         made = [sizes.setdefault(t, t) for t in map(tuple, distinct.tolist())]
         which[sized] = inverse.ravel()
     size_of = list(map([*made, None].__getitem__, which.tolist()))
-    images.update(zip(keys, size_of, strict=True))
     names = map("image {}".format, keys)
     keyed = zip(repeat(name), keys)
     index.extend(list(map(ImageRecord, keyed, names, found.files, size_of, repeat(origin))))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import replace
@@ -23,7 +22,7 @@ from labelgate.core.annotations import AnnotationFacts, Hits
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
 from labelgate.readers.cocoarrow import ImageColumns, image_columns
-from labelgate.readers.cocofast import ImageTable
+from labelgate.readers.cocofast import ImageSizes
 from labelgate.readers.cocojudge import Partial, Tallies, Task, no_gc, run_tasks
 from labelgate.readers.cocojudge import parse as _parse
 from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
@@ -156,7 +155,7 @@ def read_blocks(
     facts: AnnotationFacts,
     handlers: Mapping[str, Callable[[dict[str, Any]], None]],
     job: tuple[Callable[..., None], Callable[[Any], Any]],
-    tables: tuple[dict[Any, tuple[float, float] | None], dict[Any, str] | None],
+    tables: tuple[Mapping[Any, tuple[float, float] | None], dict[Any, str] | None],
     into: Tallies,
     source: str,
     background: int | None,
@@ -166,10 +165,11 @@ def read_blocks(
     least: int | None = None,
     size: int | None = None,
     shapes: CocoShapes | None = None,
-    all_images: Callable[[ImageColumns], None] | None = None,
+    all_images: Callable[[ImageColumns, Mapping[Any, Any]], None] | None = None,
 ) -> RowWriter | None:
     """Read ``path`` the fast way: the image and category handlers called on each entry (or
-    ``all_images`` on the images read as columns, all at once), the
+    ``all_images`` on the images read as columns, all at once, with their sizes to look up in
+    place of the handler's), the
     annotations judged by ``job`` (the per-annotation function and the key of an image id)
     against ``tables`` (image sizes, sources) in ``into``, hits added to ``facts``.
 
@@ -204,6 +204,8 @@ def read_blocks(
         premade = None
         if "images" in early and all_images is not None and tables[1] is None:
             premade = _premade(view, layout)  # recorded once the workers have started
+        if premade is not None:  # the workers and the reader look the images up in its table
+            tables = (ImageSizes(premade.table()), None)
         rest = [k for k in early if k != "images" or premade is None]
         if not _heads(view, layout, rest, handlers, str(path), size):
             return None
@@ -214,15 +216,9 @@ def read_blocks(
         tasks = [replace(t, shapes=shapes.worker(AnnotationFacts("coco", ""))) for t in tasks]
     writer = RowWriter(sink.folder / f"coco-{len(sink.paths)}.parquet", id_type="int")
     try:
-        # forked workers judge against the images' table while they are recorded here; tasks
-        # sent elsewhere carry the images recorded
-        alongside = cluster is None and sys.platform.startswith("linux")
-        if premade is not None and all_images is not None and not alongside:
-            all_images(premade)
-        table = None if premade is None or not alongside else premade.table()
-        with closing(_run(tasks, cluster, workers, table)) as parts:
-            if table is not None and premade is not None and all_images is not None:
-                all_images(premade)
+        with closing(_run(tasks, cluster, workers)) as parts:
+            if premade is not None and all_images is not None:
+                all_images(premade, tables[0])  # recorded while the workers judge
             _expect(writer.groups, sink.images, listed, path.name, tables[0])
             for part in parts:
                 if not part.ok:
@@ -290,7 +286,7 @@ def _tasks(
     path: Path,
     cuts: list[tuple[int, int]],
     job: tuple[Callable[..., None], Callable[[Any], Any]],
-    tables: tuple[dict[Any, tuple[float, float] | None], dict[Any, str] | None],
+    tables: tuple[Mapping[Any, tuple[float, float] | None], dict[Any, str] | None],
     source: str,
     background: int | None,
     limit: int | None,
@@ -307,10 +303,7 @@ def _tasks(
 
 
 def _run(
-    tasks: list[Task],
-    cluster: Callable[..., Any] | None,
-    workers: int | None,
-    premade: ImageTable | None = None,
+    tasks: list[Task], cluster: Callable[..., Any] | None, workers: int | None
 ) -> Results[Partial]:
     """Each task's partial, in order (``cocojudge.run_tasks``), started."""
-    return run_tasks(tasks, cluster, workers, premade)
+    return run_tasks(tasks, cluster, workers)

@@ -67,6 +67,25 @@ class ImageTable:
             self._position = dict(zip(keys.tolist(), range(len(keys)), strict=True))
         return self._position
 
+    def __len__(self) -> int:
+        return len(self.width)
+
+    def keys(self) -> list[Any]:
+        """The keys, in order."""
+        return self._keys.tolist() if self._keys is not None else list(self.position)
+
+    def find(self, key: Any) -> int | None:
+        """The position of ``key`` (``None``: not listed), as ``position.get`` finds it (where
+        the dict is not made: 1.0 and True find 1, as in a dict)."""
+        if self._position is not None or self._keys is None:
+            return self.position.get(key)
+        if (type(key) is float and key.is_integer()) or type(key) is bool:
+            key = int(key)
+        if type(key) is not int or not -(2**63) <= key < 2**63:
+            return None
+        at = int(self.codes(np.array([key], dtype=np.int64))[0])
+        return None if at < 0 else at
+
     def codes(self, keys: I64) -> I64:
         """The position of each of ``keys`` (integers), -1 where not listed."""
         if self._keys is None:
@@ -85,25 +104,32 @@ class ImageTable:
 
 class ImageSizes(Mapping[Any, "tuple[float, float] | None"]):
     """An image table read as the reader's image sizes (key -> (width, height), ``None`` where
-    none was recorded): what a forked worker looks an image up in while its parent records the
-    same images (``cocoarrow.record_images``)."""
+    none was recorded): where the reader and its workers look up the images read as columns
+    (``cocoarrow.record_images`` records them without a dict of their own)."""
 
     def __init__(self, table: ImageTable) -> None:
         self._table = table
 
+    @property
+    def table(self) -> ImageTable:
+        """The table looked up."""
+        return self._table
+
     def __getitem__(self, key: Any) -> tuple[float, float] | None:
-        at = self._table.position[key]
+        at = self._table.find(key)
+        if at is None:
+            raise KeyError(key)
         width, height = float(self._table.width[at]), float(self._table.height[at])
         return None if math.isnan(width) else (width, height)
 
     def __contains__(self, key: object) -> bool:
-        return key in self._table.position
+        return self._table.find(key) is not None
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._table.position)
+        return iter(self._table.keys())
 
     def __len__(self) -> int:
-        return len(self._table.position)
+        return len(self._table)
 
 
 @dataclass(frozen=True, slots=True)

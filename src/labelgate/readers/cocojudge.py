@@ -54,7 +54,7 @@ class Task:
 
     path: str
     ranges: list[tuple[int, int]]
-    images: dict[Any, tuple[float, float] | None]
+    images: Mapping[Any, tuple[float, float] | None]
     sources: dict[Any, str] | None
     source: str
     background: int | None
@@ -221,20 +221,16 @@ def judge(task: Task) -> Partial:
 
 
 def run_tasks(
-    tasks: list[Task],
-    cluster: Callable[..., Any] | None,
-    workers: int | None,
-    table: ImageTable | None = None,
+    tasks: list[Task], cluster: Callable[..., Any] | None, workers: int | None
 ) -> Results[Partial]:
     """Each task's partial, in order: on the cluster, in worker processes, or inline; started
-    before this returns. ``table``: the file's image table read as columns, which forked workers
-    (Linux) judge against while the parent records the same images."""
+    before this returns (the parent may record its images meanwhile)."""
     workers = workers or len(os.sched_getaffinity(0))
     if len(tasks) < 2:
         workers = 1
     if cluster is not None or not tasks or not sys.platform.startswith("linux"):
         return in_order(judge, tasks, workers, cluster=cluster, window=8)
-    return _Inheriting(tasks, workers, table)
+    return _Inheriting(tasks, workers)
 
 
 _INHERITED: dict[int, tuple[Mapping[Any, Any], dict[Any, str] | None]] = {}
@@ -246,12 +242,9 @@ class _Inheriting:
     tables are left here, find them as the parent left them (a 200,000-image table pickled,
     sent and rebuilt for each task cost a tenth of a second a task); let go when closed."""
 
-    def __init__(self, tasks: list[Task], workers: int, table: ImageTable | None) -> None:
+    def __init__(self, tasks: list[Task], workers: int) -> None:
         self._number = number = max(_INHERITED, default=0) + 1
-        images = tasks[0].images if table is None else ImageSizes(table)
-        _INHERITED[number] = (images, tasks[0].sources)
-        if table is not None:
-            _TABLES[number] = table
+        _INHERITED[number] = (tasks[0].images, tasks[0].sources)
         self._parts: Results[Partial] | None = None
         light = [replace(t, images={}, sources=None, inherited=number) for t in tasks]
         try:
@@ -281,7 +274,10 @@ class _Inheriting:
 
 
 def _table(inherited: int, images: Mapping[Any, tuple[float, float] | None]) -> ImageTable:
-    """The image table of a task's file: made once per worker process for inherited tables."""
+    """The image table of a task's file: the one read as columns, or made once per worker
+    process for inherited tables."""
+    if isinstance(images, ImageSizes):
+        return images.table
     if not inherited:
         return ImageTable.of(images)
     table = _TABLES.get(inherited)

@@ -5,7 +5,7 @@ categories may come after the annotations)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,7 +74,7 @@ class CocoShapes:
         self,
         item: dict[str, Any],
         image: Any,
-        images: dict[Any, tuple[float, float] | None],
+        images: Mapping[Any, tuple[float, float] | None],
         example: Example,
     ) -> None:
         """Judge one annotation's segmentation and keypoints."""
@@ -98,7 +98,7 @@ class CocoShapes:
         elif len(self.sized) < _DEFERRED:
             self.sized.append((image, extent, rle_size, points, example))
 
-    def settle(self, images: dict[Any, tuple[float, float] | None]) -> None:
+    def settle(self, images: Mapping[Any, tuple[float, float] | None]) -> None:
         """What waited for the images and categories read after the annotations, and the
         categories' skeletons."""
         for item, example in self.skeletons:

@@ -22,6 +22,8 @@ import numpy.typing as npt
 __all__ = ["ImageIndex", "ImageRecord", "ImageRows"]
 
 I64 = npt.NDArray[np.int64]
+Ints = npt.NDArray[np.signedinteger[Any]]  # 32 bits where the images are fewer than 2**31
+_CHUNK = 1 << 20  # rows indexed at once
 
 
 class ImageRecord(NamedTuple):
@@ -59,12 +61,12 @@ class ImageRows:
         without_boxes: images that hold no box.
     """
 
-    image: I64
+    image: Ints
     images: int
     without_boxes: int
 
     @property
-    def pair(self) -> tuple[I64, int]:
+    def pair(self) -> tuple[Ints, int]:
         """(image of each row, image count): what the batch plan takes."""
         return self.image, self.images
 
@@ -229,14 +231,18 @@ class ImageIndex:
         rank = np.empty(listed, dtype=np.int64)  # each record's place in the dataset's order
         rank[self._order()] = np.arange(listed)
         extra: dict[Any, int] = {}
-        position = np.empty(len(groups.keys), dtype=np.int64)
+        # each row's image in 4 bytes (5M boxes: 20 MB, not 40) unless there are 2**31 images
+        wide = listed + len(groups.keys) >= 2**31
+        position: Ints = np.empty(len(groups.keys), dtype=np.int64 if wide else np.int32)
         for i, key in enumerate(groups.keys):
             at = self._at.get(key)
             if at is None:
                 position[i] = extra.setdefault(key, listed + len(extra))
             else:
                 position[i] = rank[at]
-        out = position[codes] if codes is not None else np.empty(0, dtype=np.int64)
+        out: Ints = position[codes] if codes is not None else position[:0]
         images = listed + len(extra)
-        with_boxes = int(np.count_nonzero(np.bincount(out, minlength=images))) if len(out) else 0
-        return ImageRows(out, images, images - with_boxes)
+        boxed = np.zeros(images, dtype=bool)
+        for at in range(0, len(out), _CHUNK):  # indexing widens to 64 bits: a chunk at a time
+            boxed[out[at : at + _CHUNK]] = True
+        return ImageRows(out, images, images - int(np.count_nonzero(boxed)))
