@@ -136,6 +136,18 @@ def test_any_block_clears_as_orjson_s_objects_or_is_left_to_them(
     same(data, Counter(dict.fromkeys(used, 1)), background)
 
 
+@pytest.mark.parametrize(
+    "first", [b"null", b" null", b"true", b"5", b'"x"', b"[]", b"{} {}", b"{}, null"]
+)
+def test_a_block_whose_first_element_is_no_object_never_reaches_arrow(first: bytes) -> None:
+    """Arrow's JSON reader ends the process (a segmentation fault) on a first line that is
+    ``null``: such a block, and any whose first element is no object, goes to orjson."""
+    data = first + b", " + block(items_with({}, 3, 4))
+    assert cocoarrow.clear_block(data, ImageTable.of(IMAGES), Counter(), None) is None
+    images = first + b', {"id": 1, "file_name": "a.jpg", "width": 640, "height": 480}'
+    assert cocoarrow.image_columns(images) is None
+
+
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 10_000), at=st.integers(0, 10**6), byte=st.integers(0, 255))
 def test_a_block_with_any_byte_changed_is_read_only_where_orjson_reads_it(
@@ -144,6 +156,8 @@ def test_a_block_with_any_byte_changed_is_read_only_where_orjson_reads_it(
     data = bytearray(block(items_with({}, seed, 12)))
     data[at % len(data)] = byte
     edited = bytes(data)
+    if cocoarrow.image_columns(edited) is not None:  # as images: never a crash, orjson reads it
+        orjson.loads(b"[" + edited + b"]")
     fast = cocoarrow.clear_block(edited, ImageTable.of(IMAGES), Counter(), None)
     if fast is None:
         return
@@ -346,3 +360,14 @@ def test_rows_name_their_images_in_32_bits(tmp_path: Path) -> None:
     sink.close()
     plan = sink.image_rows()
     assert plan is not None and plan.image.dtype == np.int32 and len(plan.image) == 120
+
+
+def test_annotations_of_an_empty_images_list_are_judged(tmp_path: Path) -> None:
+    """A file listing no image: its boxes are judged without an image size, never looked up in
+    an empty table (an internal error before)."""
+    doc = images_doc([], count=60)
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(doc))
+    blocks = read(path, tmp_path / "b", None, least=0, block=1_500, workers=1)
+    assert blocks == read(path, tmp_path / "a", None, least=SEQUENTIAL)
+    assert len(blocks) > 1 and sum(len(rows) for rows in blocks[0]) == 60  # read, not refused

@@ -4,7 +4,10 @@ the same numbers), the others parsed one by one by orjson from their own bytes.
 
 A block is made JSON lines by writing a newline over the comma between two objects (every byte
 keeps its offset: each line is one element). When Arrow reads every line as an object, the lines
-joined by their commas are the block: it is whole elements of valid JSON, one a line.
+joined by their commas are the block: it is whole elements of valid JSON, one a line (as many
+rows as lines: Arrow reads ``{...} {...}`` on one line as two rows). Arrow is never handed a block
+nested deeper than the limit or one whose first element is no object (its reader recurses, and it
+ends the process on a first line that is ``null``).
 
 Arrow reads a little more than orjson does, and that block is not read here (the caller parses it
 with orjson, which refuses it, and the file goes to the sequential read as before): bytes that are
@@ -53,6 +56,7 @@ _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG = b"0" * 19
 _SLICE = 1 << 20  # bytes fed to the nesting guard at once
 
+_OBJECT = re.compile(rb"[ \t]*\{")  # the first element opens an object (each after it does)
 _RLE = re.compile(rb'"segmentation"(\s*:\s*\{)')  # an object where polygons are a list
 _RENAMED = rb'"segmentatioN"\1'  # the same length: Arrow reads it as a field of its own
 _OTHERS = ("keypoints", "segments_info")  # annotations of tasks not cleared here
@@ -114,8 +118,8 @@ def _schema() -> Any:
 
 def _lines(data: bytes) -> bytes | None:
     """The block as JSON lines, or ``None`` where it is not for Arrow (see the module)."""
-    if data.find(b"\n") >= 0 or data.find(b"\r") >= 0:
-        return None
+    if data.find(b"\n") >= 0 or data.find(b"\r") >= 0 or _OBJECT.match(data) is None:
+        return None  # Arrow's reader ends the process on a first line that is ``null``
     if not data.isascii():  # Arrow does not check UTF-8; Python's strict decoder does
         try:
             data.decode("utf-8")
@@ -130,9 +134,10 @@ def _lines(data: bytes) -> bytes | None:
     return lines
 
 
-def _read(lines: bytes, schema: Any) -> Any:
-    """The lines as an Arrow table (the fields of ``schema`` typed, any other inferred), or
-    ``None`` where Arrow refuses them or reads a float that is not finite (see the module)."""
+def _read(lines: bytes, schema: Any) -> tuple[int, dict[str, Any]] | None:
+    """The lines as Arrow columns (the fields of ``schema`` typed, any other inferred) and their
+    number of rows, or ``None`` where Arrow refuses them (any error of its own: it has failed on
+    a column of nulls in lists) or reads a float that is not finite (see the module)."""
     import pyarrow as pa
     import pyarrow.json as pj
 
@@ -144,11 +149,12 @@ def _read(lines: bytes, schema: Any) -> Any:
                 explicit_schema=schema, unexpected_field_behavior="infer"
             ),
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        columns = {name: found.column(name).combine_chunks() for name in found.column_names}
+        if not all(_finite(column) for column in columns.values()):
+            return None
+    except pa.ArrowException:
         return None
-    if not all(_finite(column.combine_chunks()) for column in found.columns):
-        return None
-    return found
+    return found.num_rows, columns
 
 
 def _finite(array: Any) -> bool:
@@ -175,11 +181,10 @@ def clear_block(
     found = None if lines is None else _read(lines, _schema())
     if lines is None or found is None:
         return None
+    n, columns = found
     breaks = np.flatnonzero(np.frombuffer(lines, dtype=np.uint8) == 10)
-    n = found.num_rows
-    if n != len(breaks) + 1 or any(k in found.column_names for k in _OTHERS):
-        return None  # an empty line (not one element a line), keypoints, segments
-    columns = {name: found.column(name).combine_chunks() for name in found.column_names}
+    if n != len(breaks) + 1 or any(k in columns for k in _OTHERS):
+        return None  # not one element a line (two on one, or none), keypoints, segments
     if any(columns[k].null_count for k in ("id", "image_id", "category_id", "bbox")):
         return None  # a key missing or null: the per-annotation read words it
     bbox = columns["bbox"]
@@ -229,13 +234,9 @@ def image_columns(data: bytes) -> ImageColumns | None:
     found = (
         None if lines is None else _read(lines, pa.schema([*fields, ("file_name", pa.string())]))
     )
-    if lines is None or found is None:
+    if lines is None or found is None or found[0] != lines.count(b"\n") + 1:
         return None
-    if found.num_rows != lines.count(b"\n") + 1:
-        return None
-    ids, width, height, files = (
-        found.column(k).combine_chunks() for k in ("id", "width", "height", "file_name")
-    )
+    ids, width, height, files = (found[1][k] for k in ("id", "width", "height", "file_name"))
     keys = numbers(ids, np.int64)
     if ids.null_count or len(np.unique(keys)) != len(keys):
         return None  # the records keep the first image of an id: read one by one

@@ -1,7 +1,9 @@
 """A large COCO file read at its parser's speed: the top-level arrays cut into blocks of whole
-elements (``readers/cocolayout.py``), each block parsed by orjson and judged in worker processes
-or Dask tasks (``readers/cocojudge.py``), the partial tallies merged in file order, so every
-count, example and message is the one the sequential read gives.
+elements (``readers/cocolayout.py``), each block read as columns by Arrow (or parsed by orjson)
+and judged in worker processes or Dask tasks (``readers/cocojudge.py``), the partial tallies
+merged in file order, so every count, example and message is the one the sequential read gives.
+The images are read as columns too (``readers/cocoarrow.py``): the workers start on their table
+while this process records them.
 
 What the fast path does not know (a file too small to be worth it, panoptic segments, the
 annotations before the images, a block that does not parse, an entry that is no object) it gives

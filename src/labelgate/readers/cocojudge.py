@@ -1,7 +1,8 @@
 """The worker's side of a large COCO read in blocks (``readers/cocoblocks.py``): a task's byte
-ranges of annotations parsed by orjson, the usual annotations cleared in bulk
-(``readers/cocofast.py``) and the others judged by the reader's per-annotation function, in
-order; its rows, hits and tallies sent back as one ``Partial``."""
+ranges of annotations read as columns by Arrow (``readers/cocoarrow.py``; a block Arrow does not
+read, parsed by orjson), the usual annotations cleared in bulk (``readers/cocofast.py``) and the
+others judged by the reader's per-annotation function, in order; its rows, hits and tallies sent
+back as one ``Partial``."""
 
 from __future__ import annotations
 
