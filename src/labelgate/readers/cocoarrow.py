@@ -56,6 +56,7 @@ _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG = b"0" * 19
 _SLICE = 1 << 20  # bytes fed to the nesting guard at once
 
+_GAP = re.compile(rb"\}, ?\{")  # between two elements, as json.dump and most writers write it
 _OBJECT = re.compile(rb"[ \t]*\{")  # the first element opens an object (each after it does)
 _RLE = re.compile(rb'"segmentation"(\s*:\s*\{)')  # an object where polygons are a list
 _RENAMED = rb'"segmentatioN"\1'  # the same length: Arrow reads it as a field of its own
@@ -125,11 +126,14 @@ def _lines(data: bytes) -> bytes | None:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    spaced = data.find(b"}, {") >= 0
-    lines = data.replace(b"}, {", b"}\n {") if spaced else data
-    if not spaced or lines.find(b"},{") >= 0:
-        lines = lines.replace(b"},{", b"}\n{")
-    if _RLE.search(lines) is not None:
+    # the writer's separator, as its first gap shows: a block that mixes two keeps a line of
+    # two objects, which Arrow reads as two rows (the block then goes to orjson)
+    gap = _GAP.search(data, 0, 1 << 16)
+    if gap is not None and gap.group() == b"}, {":
+        lines = data.replace(b"}, {", b"}\n {")
+    else:
+        lines = data.replace(b"},{", b"}\n{")
+    if lines.find(b'"counts"') >= 0 and _RLE.search(lines) is not None:  # an RLE's key
         lines = _RLE.sub(_RENAMED, lines)
     return lines
 
@@ -217,9 +221,11 @@ class ImageColumns:
     height: F64
     files: list[str | None]
 
+    order: I64  # the keys' positions in ascending order of key
+
     def table(self) -> ImageTable:
         """The image table a worker judges against."""
-        return ImageTable(None, self.width, self.height, self.keys)
+        return ImageTable(None, self.width, self.height, self.keys, self.order)
 
 
 def image_columns(data: bytes) -> ImageColumns | None:
@@ -238,7 +244,9 @@ def image_columns(data: bytes) -> ImageColumns | None:
         return None
     ids, width, height, files = (found[1][k] for k in ("id", "width", "height", "file_name"))
     keys = numbers(ids, np.int64)
-    if ids.null_count or len(np.unique(keys)) != len(keys):
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    if ids.null_count or bool((ordered[1:] == ordered[:-1]).any()):
         return None  # the records keep the first image of an id: read one by one
     sized = valid(width) & valid(height)  # both numbers, or no size
     return ImageColumns(
@@ -246,6 +254,7 @@ def image_columns(data: bytes) -> ImageColumns | None:
         np.where(sized, numbers(width, np.float64), np.nan),
         np.where(sized, numbers(height, np.float64), np.nan),
         files.to_pylist(),
+        order,
     )
 
 
@@ -263,11 +272,16 @@ def record_images(
     sized = ~np.isnan(found.width)
     which = np.full(len(keys), -1, dtype=np.int64)  # -1: no size
     made: list[tuple[float, float] | None] = []
-    if sized.any():
-        pairs = np.stack([found.width[sized], found.height[sized]], axis=1)
-        distinct, inverse = np.unique(pairs, axis=0, return_inverse=True)
-        made = [sizes.setdefault(t, t) for t in map(tuple, distinct.tolist())]
-        which[sized] = inverse.ravel()
+    if sized.any():  # each distinct (width, height) once: widths and heights coded apart
+        widths, across = np.unique(found.width[sized], return_inverse=True)
+        heights, down = np.unique(found.height[sized], return_inverse=True)
+        pairs, which[sized] = np.unique(across * len(heights) + down, return_inverse=True)
+        firsts = zip(
+            (widths[pairs // len(heights)]).tolist(),
+            heights[pairs % len(heights)].tolist(),
+            strict=True,
+        )
+        made = [sizes.setdefault(t, t) for t in firsts]
     size_of = list(map([*made, None].__getitem__, which.tolist()))
     names = map("image {}".format, keys)
     keyed = zip(repeat(name), keys)

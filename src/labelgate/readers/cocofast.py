@@ -50,10 +50,17 @@ class ImageTable:
     __slots__ = ("_keys", "_position", "_sorted", "height", "width")
 
     def __init__(
-        self, position: dict[Any, int] | None, width: F64, height: F64, keys: I64 | None = None
+        self,
+        position: dict[Any, int] | None,
+        width: F64,
+        height: F64,
+        keys: I64 | None = None,
+        order: I64 | None = None,
     ) -> None:
         self._position, self._keys, self.width, self.height = position, keys, width, height
-        self._sorted: tuple[I64, I64] | None = None
+        self._sorted: tuple[I64, I64] | None = None  # the keys in ascending order, their order
+        if keys is not None and order is not None:
+            self._sorted = (keys[order], order)
 
     @classmethod
     def of(cls, images: Mapping[Any, tuple[float, float] | None]) -> ImageTable:
