@@ -220,7 +220,8 @@ def read_blocks(
     try:
         with closing(_run(tasks, cluster, workers)) as parts:
             if premade is not None and all_images is not None:
-                all_images(premade, tables[0])  # recorded while the workers judge
+                with no_gc():  # 600,000 new tuples: the collector would scan them again and again
+                    all_images(premade, tables[0])  # recorded while the workers judge
             _expect(writer.groups, sink.images, listed, path.name, tables[0])
             for part in parts:
                 if not part.ok:
