@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError
-from labelgate.readers import cocoblocks
+from labelgate.readers import cocoblocks, cocolayout
 from labelgate.readers.coco import read_coco
 from labelgate.readers.cocolayout import blocks, find_layout
 from labelgate.readers.sink import RowSink, RowWriter
@@ -230,10 +230,45 @@ class TestLayout:
             b'{"images": [], "annotations": [{"id": 1}], "extra": {}}',  # a key after the last
             b'{"images": [], "annotations": [{"id": 1}]',  # unclosed
             b'[{"images": [], "annotations": [{"id": 1}]}]',  # no object at the top
+            b'{"images": [], "annotations": [{"id": 1}], "info": 1, "info": 2}',  # a key twice
         ],
     )
     def test_unknown_layouts_are_none(self, text: bytes) -> None:
         assert find_layout(text) is None
+
+    def test_the_arrays_after_the_annotations_are_found_from_the_end(self) -> None:
+        """The categories after the annotations are their last mention: one named inside an
+        annotation before them is passed over, and a mention across a search window's edge is
+        found."""
+        doc = document(9)
+        doc["annotations"][5]["categories"] = [1, 2]  # a nested key of the same name
+        text = json.dumps(doc).encode()
+        layout = find_layout(text)
+        assert layout is not None
+        start, end = layout.arrays["categories"]
+        assert json.loads(b"[" + text[start:end] + b"]") == doc["categories"]
+        for window in (7, 13, 64):  # windows smaller than the file: edges fall everywhere
+            assert cocolayout._rfind(text, b'"categories"', 0, window) == text.rfind(
+                b'"categories"'
+            )
+            assert cocolayout._find(text, b'"images"', -1, window) == text.find(b'"images"')
+
+    def test_a_nested_key_and_a_key_twice_read_as_the_sequential_read(self, tmp_path: Path) -> None:
+        """An array key written twice (the sequential read reads both arrays): the
+        annotations' range then holds the first one's closing bracket, so a block does not
+        parse and the file is read sequentially."""
+        doc = document(10)
+        doc["annotations"][3]["categories"] = [{"id": 1, "name": "x"}]
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(doc))
+        assert read(path, tmp_path / "b", least=0, block=300) == read(
+            path, tmp_path / "a", least=SEQUENTIAL
+        )
+        twice = json.dumps(doc)[:-1] + ', "categories": [{"id": 99, "name": "late"}]}'
+        path.write_text(twice)
+        assert read(path, tmp_path / "d", least=0, block=300) == read(
+            path, tmp_path / "c", least=SEQUENTIAL
+        )
 
 
 @pytest.mark.parametrize(

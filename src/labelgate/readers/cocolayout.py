@@ -2,8 +2,10 @@
 top-level arrays lie in its bytes, and those arrays cut into blocks of whole
 elements that a fast parser reads on its own (``readers/cocoblocks.py``).
 
-No byte is trusted on its face: an array found by its key is taken only when the rest of the file
-(the arrays emptied) parses as one object whose keys hold those empty arrays, and a block is cut
+No byte is trusted on its face: an array found by its key (the first mention before the
+annotations, the last after them: a file's categories are found from its end, not after a scan
+of every annotation) is taken only when the rest of the file (the arrays emptied) parses as one
+object whose keys, each written once, hold those empty arrays, and a block is cut
 only between ``}`` and ``{`` with a comma between them. A cut that fell inside a string or a
 nested array leaves the block before it unbalanced, so its parse fails and the caller reads the
 file the sequential way: a layout this module does not know is never read wrongly, only slowly.
@@ -11,6 +13,7 @@ file the sequential way: a layout this module does not know is never read wrongl
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,8 +51,12 @@ def find_layout(view: Any) -> Layout | None:
     import orjson
 
     found: dict[str, tuple[int, int]] = {}
+    head = _find(view, b'"annotations"')
     for key in KEYS:
-        at = _find(view, b'"' + key.encode() + b'"')
+        needle = b'"' + key.encode() + b'"'
+        at = head if key == "annotations" else _find(view, needle, head)
+        if at < 0 <= head and key != "annotations":  # after the annotations: searched from the
+            at = _rfind(view, needle, head)  # end (its last mention; the skeleton tells)
         match = None if at < 0 else _KEY.match(view, at)
         if match is not None:
             found[key] = (match.end(), -1)
@@ -77,12 +84,22 @@ def find_layout(view: Any) -> Layout | None:
     skeleton += bytes(view[at:])
     try:
         DepthGuard(MAX_DEPTH, "skeleton").feed(skeleton)
-        doc = orjson.loads(skeleton)
-    except (InputError, orjson.JSONDecodeError):
+        orjson.loads(skeleton)  # valid JSON (the stdlib parser below reads a little more)
+        doc = json.loads(skeleton, object_pairs_hook=_once)
+    except (InputError, orjson.JSONDecodeError, ValueError):
         return None
     if not isinstance(doc, dict) or any(doc.get(k) != [] for k in arrays):
         return None
     return Layout(arrays)
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are each written once (a key twice: which of its arrays counts
+    depends on the parser; the sequential read reads both)."""
+    made = dict(pairs)
+    if len(made) != len(pairs):
+        raise ValueError("a key written twice")
+    return made
 
 
 def release(view: Any, start: int, end: int) -> None:
@@ -96,15 +113,32 @@ def release(view: Any, start: int, end: int) -> None:
         view.madvise(mmap.MADV_DONTNEED, low, end - low)
 
 
-def _find(view: Any, needle: bytes, window: int = 16 << 20) -> int:
-    """``view.find(needle)`` a window at a time, each window released once searched."""
-    at, size = 0, len(view)
+def _find(view: Any, needle: bytes, stop: int = -1, window: int = 16 << 20) -> int:
+    """``view.find(needle)`` before ``stop`` (-1: the end) a window at a time, each window
+    released once searched."""
+    at, size = 0, len(view) if stop < 0 else stop
     while at < size:
         hit = int(view.find(needle, at, min(size, at + window + len(needle))))
         release(view, at, min(size, at + window))
         if hit >= 0:
             return hit
         at += window
+    return -1
+
+
+def _rfind(view: Any, needle: bytes, start: int, window: int = 16 << 20) -> int:
+    """``view.rfind(needle)`` after ``start``, from the end a window at a time, each window
+    released once searched."""
+    end, window = len(view), max(window, 2 * len(needle))  # each step moves on
+    while end > start:
+        low = max(start, end - window)
+        hit = int(view.rfind(needle, low, end))
+        release(view, low, end)
+        if hit >= 0:
+            return hit
+        if low == start:
+            break
+        end = low + len(needle) - 1  # a needle across the window's edge is found in the next
     return -1
 
 
