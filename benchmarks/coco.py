@@ -15,7 +15,9 @@ image, 2 annotations naming category 95 (not in the table). Then, each in a fres
              image, image listed), counting each;
 - labelgate: `labelgate validate FILE --format json` (the reader, then every check).
 
-Every tool must find the same counts (pycocotools: rows only), or the run stops. Printed: wall
+Every tool must find the same counts (pycocotools: rows only), and labelgate's JSON report (less
+its environment) must be byte for byte the one the first run saved beside the file
+(``FILE.report.json``), or the run stops. Printed: wall
 time, peak RSS, throughput, and each tool's time and memory as ratios to panlabel's and to the
 plain loop's in the same run.
 """
@@ -31,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from compare import measured
+from compare import kept, measured
 
 PLAIN = """
 import json, sys
@@ -200,6 +202,8 @@ def main() -> None:
     for _ in range(args.repeat):
         for name, argv in tools.items():
             wall, cpu, peak, out = measured(argv)
+            if name == "labelgate":  # the same report as the first run's, revision after revision
+                kept(name, out, path.with_suffix(".report.json"))
             found = read.get(name, json.loads)(out)
             if name not in best or wall < best[name][0]:
                 best[name] = (wall, peak, cpu, found)

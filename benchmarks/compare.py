@@ -238,6 +238,26 @@ class Measured(NamedTuple):
     stdout: str
 
 
+def plain(text: str) -> str:
+    """A JSON report less its environment (versions, the interpreter's paths)."""
+    doc = json.loads(text)
+    doc.pop("environment", None)
+    return json.dumps(doc, indent=1)
+
+
+def kept(name: str, out: str, saved: Path) -> None:
+    """Stop the run unless ``out`` (a JSON report) is, less its environment, byte for byte the
+    one saved in ``saved`` (the first run saves it: a later revision must give the same)."""
+    import difflib
+
+    if not saved.exists():
+        saved.write_text(plain(out))
+    want, got = saved.read_text(), plain(out)
+    if got != want:
+        diff = "\n".join(list(difflib.unified_diff(want.splitlines(), got.splitlines()))[:40])
+        raise SystemExit(f"{name}: the report differs from the one saved in {saved}:\n{diff}")
+
+
 def measured(argv: list[str]) -> Measured:
     """Run a command in a fresh process and measure it (exit 0 or 1, else the run stops)."""
     start = time.perf_counter()

@@ -29,7 +29,6 @@ comparable only within one run, on one machine.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import platform
@@ -39,7 +38,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from compare import measured
+from compare import kept, measured
 
 FLOOR = """
 import os, sys, json
@@ -115,25 +114,13 @@ def labelgate(root: Path, src: Path | None) -> list[str]:
             "--input-format", "masks", "--format", "json", "--no-progress"]  # fmt: skip
 
 
-def plain(text: str) -> str:
-    """A JSON report less its environment (versions, the interpreter's paths)."""
-    doc = json.loads(text)
-    doc.pop("environment", None)
-    return json.dumps(doc, indent=1)
-
-
 def check(name: str, out: str, count: int, saved: Path) -> None:
     """Stop the run unless labelgate found the planted 21 and its report is the saved one."""
     doc = json.loads(out)
     lg004 = [f for f in doc["findings"] if f["code"] == "LG004"]
     if doc["counts"]["rows"] != count or not lg004 or lg004[0]["examples"][0]["value"] != 21:
         raise SystemExit(f"{name} missed the planted 21: {doc['findings']}")
-    if not saved.exists():
-        saved.write_text(plain(out))
-    want, got = saved.read_text(), plain(out)
-    if got != want:
-        diff = "\n".join(list(difflib.unified_diff(want.splitlines(), got.splitlines()))[:40])
-        raise SystemExit(f"{name}: the report differs from the one saved in {saved}:\n{diff}")
+    kept(name, out, saved)
 
 
 def main() -> None:
