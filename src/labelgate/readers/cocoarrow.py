@@ -220,7 +220,6 @@ class ImageColumns:
     width: F64
     height: F64
     files: list[str | None]
-
     order: I64  # the keys' positions in ascending order of key
 
     def table(self) -> ImageTable:

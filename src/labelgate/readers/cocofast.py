@@ -43,9 +43,9 @@ class ImageTable:
     """The listed images as a task sees them: each key's position (its group code: the tasks and
     the parent seed the listed images alike, in this order) and its size (NaN: none recorded).
 
-    A table read as columns (``cocoarrow.image_table``) holds its integer keys as an array and
-    makes the key -> position dict only where it is asked for (in the worker that needs it: the
-    parent that made the table never does)."""
+    A table read as columns (``cocoarrow.image_columns``) holds its integer keys as an array,
+    with their ascending order, and makes the key -> position dict only where it is asked for
+    (in the worker that needs it: the parent that made the table never does)."""
 
     __slots__ = ("_keys", "_position", "_sorted", "height", "width")
 
@@ -59,7 +59,8 @@ class ImageTable:
     ) -> None:
         self._position, self._keys, self.width, self.height = position, keys, width, height
         self._sorted: tuple[I64, I64] | None = None  # the keys in ascending order, their order
-        if keys is not None and order is not None:
+        if keys is not None:
+            order = np.argsort(keys, kind="stable") if order is None else order
             self._sorted = (keys[order], order)
 
     @classmethod
@@ -97,13 +98,10 @@ class ImageTable:
 
     def codes(self, keys: I64) -> I64:
         """The position of each of ``keys`` (integers), -1 where not listed."""
-        if self._keys is None:
+        if self._sorted is None:
             position = self.position
             values = keys.tolist()
             return np.fromiter(map(position.get, values, repeat(-1)), np.int64, len(values))
-        if self._sorted is None:
-            order = np.argsort(self._keys, kind="stable")
-            self._sorted = (self._keys[order], order)
         ordered, order = self._sorted
         if not len(ordered):
             return np.full(len(keys), -1, dtype=np.int64)

@@ -127,10 +127,13 @@ def parse(data: bytes, path: str) -> list[Any] | None:
     """The elements of one block, or ``None`` where it is not whole elements of valid JSON, nests
     deeper than the limit or holds a number orjson reads otherwise (the sequential read then
     words the problem)."""
+    return _objects(data) if bounded(data, path) else None
+
+
+def _objects(data: bytes) -> list[Any] | None:
+    """The elements of a block already ``bounded``, or ``None`` where orjson refuses them."""
     import orjson
 
-    if not bounded(data, path):
-        return None
     try:
         items = orjson.loads(b"[" + data + b"]")
     except orjson.JSONDecodeError:
@@ -190,8 +193,8 @@ def judge(task: Task) -> Partial:
             if fast is not None:  # read as columns (Arrow)
                 found, lines = fast
                 element: Callable[[int], Any] = lines.element
-            else:  # read as objects (orjson)
-                items = parse(data, task.path)
+            else:  # read as objects (orjson), the block bounded above
+                items = _objects(data)
                 if items is None or not all(type(item) is dict for item in items):
                     return Partial(ok=False)
                 element = items.__getitem__
