@@ -78,6 +78,13 @@ REFUSED = {
     "Infinity": (b'"iscrowd": 0', b'"iscrowd": 0, "score": -Infinity'),
     "past a float": (b'"iscrowd": 0', b'"iscrowd": 0, "score": 1.8e308'),
     "past a float, nested": (b'"iscrowd": 0', b'"iscrowd": 0, "x": {"y": [1e309]}'),
+    "past int64": (b'"iscrowd": 0', b'"iscrowd": 0, "score": 99999999999999999999'),
+    "past int64, unsigned": (b'"iscrowd": 0', b'"iscrowd": 0, "n": 9223372036854775808'),
+    "past int64, nested": (
+        b'"iscrowd": 0',
+        b'"iscrowd": 0, "x": {"y": [1, 2e0, -100000000000000000000]}',
+    ),
+    "19 digits as a float": (b'"area": ', b'"area": 1000000000000000000, "was": '),
     "not UTF-8": (b'"iscrowd": 0', b'"iscrowd": 0, "name": "\xff"'),
     "surrogate as UTF-8": (b'"iscrowd": 0', b'"iscrowd": 0, "name": "\xed\xa0\x80"'),
     "duplicate key": (b'"iscrowd": 0', b'"iscrowd": 0, "id": 4'),
@@ -103,6 +110,16 @@ def test_what_orjson_refuses_or_reads_otherwise_is_not_read_as_columns(edit: str
     assert cocoarrow.clear_block(edited, ImageTable.of(IMAGES), Counter(), None) is None
 
 
+def test_digits_in_text_and_large_floats_under_1e18_are_read_as_columns() -> None:
+    """Only a number Arrow may read otherwise than orjson gives a block back: 19 digits in a
+    string, or an integer of 18 digits, are read as they are."""
+    items = items_with({})
+    items[2]["file"] = "0000000000000000000000001.jpg"
+    items[5]["score"] = 999999999999999999
+    items[6]["area"] = 9.99e17
+    assert same(block(items), Counter({1: 1, 3: 1, 7: 1, 11: 1}))
+
+
 def test_an_rle_is_judged_alone_and_other_fields_are_read_past() -> None:
     items = items_with({9: ["crowd"]})
     for at in (4, 6):  # compressed RLEs (one kind of counts a block: one type a field)
@@ -117,6 +134,21 @@ def test_an_rle_is_judged_alone_and_other_fields_are_read_past() -> None:
     mask = found[0].mask
     assert not mask[4] and not mask[6] and not mask[9]  # the RLEs and the crowd
     assert mask[7] and mask[8]  # read past their other fields, cleared
+
+
+@pytest.mark.parametrize("spaced", [True, False])
+def test_an_rle_written_as_the_separators_is_read_as_columns(spaced: bool) -> None:
+    items = items_with({})
+    items[4]["segmentation"] = {"size": [480, 640], "counts": "PQ3"}
+    assert same(block(items, spaced), Counter({1: 1, 3: 1, 7: 1, 11: 1}))
+
+
+def test_an_rle_written_otherwise_leaves_the_block_to_orjson() -> None:
+    items = items_with({})
+    items[4]["segmentation"] = {"size": [480, 640], "counts": "PQ3"}
+    data = block(items).replace(b'"segmentation": {', b'"segmentation" : {')
+    assert cocoarrow.clear_block(data, ImageTable.of(IMAGES), Counter(), None) is None
+    assert orjson.loads(b"[" + data + b"]")[4]["segmentation"]["counts"] == "PQ3"
 
 
 @settings(max_examples=60, deadline=None)

@@ -12,8 +12,10 @@ ends the process on a first line that is ``null``).
 Arrow reads a little more than orjson does, and that block is not read here (the caller parses it
 with orjson, which refuses it, and the file goes to the sequential read as before): bytes that are
 not UTF-8 (Arrow does not check them), ``NaN`` and ``Infinity`` and numbers past a float's range
-(Arrow reads them as floats that are not finite: every float it read, in every field, is looked
-at). A block of unusual values (an id that is no integer, a box that is no list of numbers, a
+(Arrow reads them as floats that are not finite), and integers past int64 (Arrow reads them as
+floats where the field is not typed). Every float Arrow read, in every field, is looked at: one
+that is not finite or reaches 1e18 (where an integer of 19 digits would be) gives the block back,
+and the caller's orjson path gives back any block holding such an integer. A block of unusual values (an id that is no integer, a box that is no list of numbers, a
 field of two types, keypoints, panoptic segments) Arrow refuses or this module gives back, and
 the caller reads it as before (``cocofast.clear`` over orjson's objects).
 """
@@ -44,6 +46,8 @@ __all__ = [
     "clear_block",
     "image_columns",
     "record_images",
+    "shallow",
+    "short",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -54,12 +58,15 @@ Mask = npt.NDArray[np.bool_]
 # sequential read refuses it; such a block is given back (a long fraction too: only slower).
 _DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG = b"0" * 19
+# Arrow reads an integer of 19 digits and more as a float of at least this (typed as floats, or
+# past int64 where inferred): such a block is given back, as the digits would give it back
+_HUGE = 1e18
 _SLICE = 1 << 20  # bytes fed to the nesting guard at once
 
 _GAP = re.compile(rb"\}, ?\{")  # between two elements, as json.dump and most writers write it
 _OBJECT = re.compile(rb"[ \t]*\{")  # the first element opens an object (each after it does)
-_RLE = re.compile(rb'"segmentation"(\s*:\s*\{)')  # an object where polygons are a list
-_RENAMED = rb'"segmentatioN"\1'  # the same length: Arrow reads it as a field of its own
+_RLE, _RLE_SPACED = b'"segmentation":{', b'"segmentation": {'  # an object, not polygons
+_RENAMED, _RENAMED_SPACED = b'"segmentatioN":{', b'"segmentatioN": {'  # a field of its own
 _OTHERS = ("keypoints", "segments_info")  # annotations of tasks not cleared here
 
 
@@ -83,11 +90,19 @@ class Lines:
 
 
 def bounded(data: bytes, path: str) -> bool:
-    """Whether a block (elements of an array in the top object) nests no deeper than the limit
-    and holds no integer of 19 digits. Checked before any parse: Arrow's reader recurses, and a
-    block nested 100,000 deep would end the process."""
-    if data.translate(_DIGITS).find(_LONG) >= 0:
-        return False
+    """Whether a block (elements of an array in the top object) is ``shallow`` and ``short``
+    (before orjson parses it)."""
+    return short(data) and shallow(data, path)
+
+
+def short(data: bytes) -> bool:
+    """Whether a block holds no run of 19 digits (an integer orjson would read otherwise)."""
+    return data.translate(_DIGITS).find(_LONG) < 0
+
+
+def shallow(data: bytes, path: str) -> bool:
+    """Whether a block nests no deeper than the limit. Checked before any parse: Arrow's reader
+    recurses, and a block nested 100,000 deep would end the process."""
     guard = DepthGuard(MAX_DEPTH, path)
     guard.depth = 2  # a block starts inside the top object and its array
     view = memoryview(data)
@@ -129,19 +144,20 @@ def _lines(data: bytes) -> bytes | None:
     # the writer's separator, as its first gap shows: a block that mixes two keeps a line of
     # two objects, which Arrow reads as two rows (the block then goes to orjson)
     gap = _GAP.search(data, 0, 1 << 16)
-    if gap is not None and gap.group() == b"}, {":
-        lines = data.replace(b"}, {", b"}\n {")
-    else:
-        lines = data.replace(b"},{", b"}\n{")
-    if lines.find(b'"counts"') >= 0 and _RLE.search(lines) is not None:  # an RLE's key
-        lines = _RLE.sub(_RENAMED, lines)
+    spaced = gap is not None and gap.group() == b"}, {"
+    lines = data.replace(b"}, {", b"}\n {") if spaced else data.replace(b"},{", b"}\n{")
+    # an RLE's key, written as the separator is (Arrow refuses an object under the polygons'
+    # key: an RLE written otherwise sends the block to orjson)
+    rle = _RLE_SPACED if spaced else _RLE
+    if lines.find(rle) >= 0:
+        lines = lines.replace(rle, _RENAMED_SPACED if spaced else _RENAMED)
     return lines
 
 
 def _read(lines: bytes, schema: Any) -> tuple[int, dict[str, Any]] | None:
     """The lines as Arrow columns (the fields of ``schema`` typed, any other inferred) and their
     number of rows, or ``None`` where Arrow refuses them (any error of its own: it has failed on
-    a column of nulls in lists) or reads a float that is not finite (see the module)."""
+    a column of nulls in lists) or reads a float that is not ``_modest`` (see the module)."""
     import pyarrow as pa
     import pyarrow.json as pj
 
@@ -154,25 +170,28 @@ def _read(lines: bytes, schema: Any) -> tuple[int, dict[str, Any]] | None:
             ),
         )
         columns = {name: found.column(name).combine_chunks() for name in found.column_names}
-        if not all(_finite(column) for column in columns.values()):
+        if not all(_modest(column) for column in columns.values()):
             return None
     except pa.ArrowException:
         return None
     return found.num_rows, columns
 
 
-def _finite(array: Any) -> bool:
-    """Whether every float in ``array`` (nested in lists and objects too) is finite."""
+def _modest(array: Any) -> bool:
+    """Whether every float in ``array`` (nested in lists and objects too) is finite and under
+    ``_HUGE`` in magnitude."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     kind = array.type
     if pa.types.is_floating(kind):
-        return bool(pc.all(pc.is_finite(array), skip_nulls=True).as_py() is not False)
+        values = numbers(array if kind == pa.float64() else array.cast(pa.float64()), np.float64)
+        with np.errstate(invalid="ignore"):
+            modest = np.abs(values) < _HUGE  # NaN and infinities fail
+        return bool((modest | ~valid(array)).all()) if array.null_count else bool(modest.all())
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        return _finite(array.flatten())
+        return _modest(array.flatten())
     if pa.types.is_struct(kind):
-        return all(_finite(array.field(i)) for i in range(kind.num_fields))
+        return all(_modest(array.field(i)) for i in range(kind.num_fields))
     return True
 
 
@@ -180,7 +199,7 @@ def clear_block(
     data: bytes, table: ImageTable, used: Counter[Any], background: int | None
 ) -> tuple[Cleared, Lines] | None:
     """``cocofast.clear`` of a block's annotations read as columns, and where each lies;
-    ``None`` where the block is for orjson (see the module). ``data`` must be ``bounded``."""
+    ``None`` where the block is for orjson (see the module). ``data`` must be ``shallow``."""
     lines = _lines(data)
     found = None if lines is None else _read(lines, _schema())
     if lines is None or found is None:
@@ -234,7 +253,7 @@ def image_columns(data: bytes) -> ImageColumns | None:
     images are then read one by one)."""
     import pyarrow as pa
 
-    lines = _lines(data) if bounded(data, "the images") else None
+    lines = _lines(data) if shallow(data, "the images") else None
     fields = [("id", pa.int64()), ("width", pa.float64()), ("height", pa.float64())]
     found = (
         None if lines is None else _read(lines, pa.schema([*fields, ("file_name", pa.string())]))
@@ -296,7 +315,7 @@ def _polygons(columns: dict[str, Any], mask: Mask, width: Any, height: Any) -> b
     lists = np.flatnonzero(valid(segs) & (counts > 0) & mask)
     if not len(lists):
         return True
-    chosen = segs.take(arrowcols.ints(lists.astype(np.int64)))
+    chosen = segs if len(lists) == len(segs) else segs.take(arrowcols.ints(lists.astype(np.int64)))
     polys = chosen.flatten()
     if polys.null_count:
         return False

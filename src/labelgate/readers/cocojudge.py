@@ -23,7 +23,7 @@ from labelgate.core.codes import Code
 from labelgate.core.report import Example
 from labelgate.readers import arrowcols
 from labelgate.readers.arrowcols import ints, repeated
-from labelgate.readers.cocoarrow import bounded, clear_block
+from labelgate.readers.cocoarrow import bounded, clear_block, shallow, short
 from labelgate.readers.cocofast import Cleared, ImageSizes, ImageTable, clear
 from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import GroupCodes
@@ -131,7 +131,8 @@ def parse(data: bytes, path: str) -> list[Any] | None:
 
 
 def _objects(data: bytes) -> list[Any] | None:
-    """The elements of a block already ``bounded``, or ``None`` where orjson refuses them."""
+    """The elements of a block already ``bounded`` (``shallow`` and ``short``), or ``None``
+    where orjson refuses them."""
     import orjson
 
     try:
@@ -186,15 +187,15 @@ def judge(task: Task) -> Partial:
         for start, end in task.ranges:
             f.seek(start)
             data = f.read(end - start)
-            if not bounded(data, task.path):
+            if not shallow(data, task.path):
                 return Partial(ok=False)
             found: Cleared | None = None
             fast = None if sources is not None else clear_block(data, table, tallies.used, bg)
             if fast is not None:  # read as columns (Arrow)
                 found, lines = fast
                 element: Callable[[int], Any] = lines.element
-            else:  # read as objects (orjson), the block bounded above
-                items = _objects(data)
+            else:  # read as objects (orjson), the block shallow, its digits looked at here
+                items = _objects(data) if short(data) else None
                 if items is None or not all(type(item) is dict for item in items):
                     return Partial(ok=False)
                 element = items.__getitem__
@@ -237,6 +238,8 @@ def run_tasks(
     return _Inheriting(tasks, workers)
 
 
+AHEAD = 2  # tasks submitted per worker: one waiting while the parent merges a part
+
 _INHERITED: dict[int, tuple[Mapping[Any, Any], dict[Any, str] | None]] = {}
 _TABLES: dict[int, ImageTable] = {}  # a worker process's image table of each file, made once
 
@@ -252,7 +255,7 @@ class _Inheriting:
         self._parts: Results[Partial] | None = None
         light = [replace(t, images={}, sources=None, inherited=number) for t in tasks]
         try:
-            self._parts = in_order(judge, light, workers, window=8)
+            self._parts = in_order(judge, light, workers, window=8, ahead=AHEAD * workers)
         except BaseException:
             self.close()
             raise
