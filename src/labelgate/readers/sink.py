@@ -95,8 +95,13 @@ class RowWriter:
         import pyarrow.parquet as pq
 
         self._hold()
-        if self._writer is None:
-            self._writer = pq.ParquetWriter(self.path, self.schema, compression="zstd")
+        if (
+            self._writer is None
+        ):  # ids are mostly distinct: a dictionary of them costs, saves nothing
+            coded = [name for name in self.schema.names if name != "id"]
+            self._writer = pq.ParquetWriter(
+                self.path, self.schema, compression="zstd", use_dictionary=coded
+            )
         held = (
             pa.concat_tables(self._held) if self._held else pa.Table.from_batches([], self.schema)
         )
