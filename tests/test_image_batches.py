@@ -208,3 +208,37 @@ def test_the_report_header_says_detection_and_counts_images(tmp_path: Path) -> N
     header = result.stdout.splitlines()[1]
     assert "task detection (detectron2)" in header  # not the rows' multiclass shape
     assert "3 batches of 2 images" in header
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    before=st.lists(st.integers(-50, 50), max_size=5, unique=True),
+    ids=st.lists(st.integers(-50, 50), min_size=1, max_size=30, unique=True),
+    rows=st.lists(st.integers(-1, 40), max_size=60),
+    sort=st.booleans(),
+)
+def test_rows_name_the_same_images_whether_the_seeded_keys_are_known_as_records(
+    before: list[int], ids: list[int], rows: list[int], sort: bool
+) -> None:
+    """``GroupCodes.indexed`` (the seeded keys are the index's records from there on) is a
+    shortcut: each row's image is the one the lookup of every key finds."""
+    from labelgate.readers.imageindex import GroupCodes, ImageIndex, ImageRecord
+
+    index = ImageIndex()
+    index.sort = sort
+    for i in before:
+        index.add(ImageRecord(("other.json", i), f"image {i}"))
+    start = len(index.records)
+    index.extend([ImageRecord(("a.json", i), f"image {i}") for i in ids])
+    keys = [r.key for r in index.records[start:]]
+    made = []
+    for indexed in (start, None):
+        groups = GroupCodes()
+        groups.expect(len(keys), {k: n for n, k in enumerate(keys)}.get, list(keys), indexed)
+        for r in rows:  # a code past the listed: an image not listed, after the listed ones
+            groups.append(keys[r] if 0 <= r < len(keys) else ("a.json", 1000 + r))
+        made.append(index.rows_to_images(groups))
+    fast, slow = made
+    assert fast is not None and slow is not None
+    assert fast.image.tolist() == slow.image.tolist()
+    assert (fast.images, fast.without_boxes) == (slow.images, slow.without_boxes)

@@ -276,7 +276,7 @@ def _expect(
         at = index.position(key)
         return None if at is None or at < before else at - before
 
-    groups.expect(len(records), listed, [r.key for r in records])
+    groups.expect(len(records), listed, [r.key for r in records], indexed=before)
 
 
 def _abandon(writer: RowWriter) -> None:

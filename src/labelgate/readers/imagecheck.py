@@ -18,7 +18,8 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from itertools import islice
+from itertools import groupby, islice
+from operator import attrgetter
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from labelgate.core.annotations import AnnotationFacts
@@ -82,21 +83,23 @@ def check_images(
     probed: list[ImageRecord] = []  # the record of each item
     unchecked = 0
     _listing.cache_clear()  # YOLO's folder listings: this run's alone
-    for r in records:
-        key = None if given is not None else r.origin
+    # a file's images one after another: its folder looked up once a run, not once an image
+    for origin, run in groupby(records, key=attrgetter("origin")):
+        key = None if given is not None else origin
         if key not in roots:
-            folder_of = given if given is not None else _conventional(fmt, r.origin, records)
+            folder_of = given if given is not None else _conventional(fmt, origin, records)
             roots[key] = None if folder_of is None else _rooted(folder_of)
         root = roots[key]
         if root is None:
-            unchecked += 1
+            unchecked += len(list(run))
             continue
-        path, why = _named(root, r)  # the name alone: the workers look for the file
-        if path is None:
-            _missing(facts, r, why)
-        else:
-            items.append((path, root[0], r.size))
-            probed.append(r)
+        for r in run:
+            path, why = _named(root, r)  # the name alone: the workers look for the file
+            if path is None:
+                _missing(facts, r, why)
+            else:
+                items.append((path, root[0], r.size))
+                probed.append(r)
     if unchecked:
         facts.notes.append(
             f"{unchecked} images not checked: no images folder found where the {fmt} format "

@@ -80,6 +80,8 @@ class GroupCodes:
         keys: the keys met, in the order first met (after the ``seeded`` ones).
         seeded: how many keys were given in advance (``seed``): the images listed, whose codes
             a worker and its parent agree on without sending the keys.
+        indexed: where the seeded keys start among the image index's records, when they are
+            those records' keys in order (``expect``); ``None`` where not known.
     """
 
     def __init__(self) -> None:
@@ -88,6 +90,7 @@ class GroupCodes:
         self._code: dict[Any, int] = {}
         self._lookup: Callable[[Any], int | None] | None = None
         self.seeded = 0
+        self.indexed: int | None = None
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -101,14 +104,20 @@ class GroupCodes:
         self.seeded = len(self.keys)
 
     def expect(
-        self, count: int, lookup: Callable[[Any], int | None], keys: list[Any] | None = None
+        self,
+        count: int,
+        lookup: Callable[[Any], int | None],
+        keys: list[Any] | None = None,
+        indexed: int | None = None,
     ) -> None:
         """Seed, as ``seed`` would, ``count`` keys without a table of their own: ``lookup``
         gives a seeded key's code (``None`` for any other key), ``keys`` the keys in code order
         (``None``: not kept; a worker judging a share of a file's boxes pays nothing per listed
-        image)."""
+        image), ``indexed`` where they start among the image index's records, if they are
+        those records' keys."""
         self.keys = [None] * count if keys is None else keys
         self.seeded = count
+        self.indexed = indexed
         self._lookup = lookup
 
     def _find(self, key: Any) -> int | None:
@@ -167,6 +176,7 @@ class GroupCodes:
         self.keys = [None] * self.seeded + state[1]
         self._code = {key: self.seeded + i for i, key in enumerate(state[1])}
         self._lookup = None
+        self.indexed = None
 
 
 class ImageIndex:
@@ -214,9 +224,9 @@ class ImageIndex:
         at = list(range(len(self.records)))
         if not self.sort:
             return at
-        records = self.records
+        keys = [r.key for r in self.records]
         try:
-            return sorted(at, key=lambda i: records[i].key)
+            return sorted(at, key=keys.__getitem__)
         except TypeError:  # ids of mixed types: the listed order
             return at
 
@@ -234,7 +244,12 @@ class ImageIndex:
         # each row's image in 4 bytes (5M boxes: 20 MB, not 40) unless there are 2**31 images
         wide = listed + len(groups.keys) >= 2**31
         position: Ints = np.empty(len(groups.keys), dtype=np.int64 if wide else np.int32)
-        for i, key in enumerate(groups.keys):
+        first = 0
+        if groups.indexed is not None:  # the seeded keys are records' keys: no lookup each
+            first = groups.seeded
+            position[:first] = rank[groups.indexed : groups.indexed + first]
+        for i in range(first, len(groups.keys)):
+            key = groups.keys[i]
             at = self._at.get(key)
             if at is None:
                 position[i] = extra.setdefault(key, listed + len(extra))

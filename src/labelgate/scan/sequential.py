@@ -309,7 +309,7 @@ class Scan:
         t = self.tallies[code]
         t.count += hits
         rows = elems if c.row_of is None else c.row_of[elems]
-        t.rows += len(np.unique(rows))
+        t.rows += len(elems) if c.row_of is None else len(np.unique(rows))  # elems: ascending
         per_source = counted(src[rows], weight, len(self.source_names))
         t.by_source.update({s: int(v) for s, v in enumerate(per_source.tolist()) if v})
         t.by_file[chunk.file_index] += hits
