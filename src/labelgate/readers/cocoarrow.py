@@ -238,7 +238,7 @@ class ImageColumns:
     keys: I64
     width: F64
     height: F64
-    files: list[str | None]
+    files: Any  # an Arrow array of text: made Python strings once the workers have started
     order: I64  # the keys' positions in ascending order of key
 
     def table(self) -> ImageTable:
@@ -271,7 +271,7 @@ def image_columns(data: bytes) -> ImageColumns | None:
         keys.copy(),
         np.where(sized, numbers(width, np.float64), np.nan),
         np.where(sized, numbers(height, np.float64), np.nan),
-        files.to_pylist(),
+        files,
         order,
     )
 
@@ -303,7 +303,8 @@ def record_images(
     size_of = list(map([*made, None].__getitem__, which.tolist()))
     names = map("image {}".format, keys)
     keyed = zip(repeat(name), keys)
-    index.extend(list(map(ImageRecord, keyed, names, found.files, size_of, repeat(origin))))
+    files = found.files.to_pylist()
+    index.extend(list(map(ImageRecord, keyed, names, files, size_of, repeat(origin))))
     return len(keys)
 
 

@@ -230,6 +230,8 @@ def run_tasks(
 ) -> Results[Partial]:
     """Each task's partial, in order: on the cluster, in worker processes, or inline; started
     before this returns (the parent may record its images meanwhile)."""
+    import pyarrow.compute  # noqa: F401  # before the workers fork: imported once, not in each
+
     workers = workers or len(os.sched_getaffinity(0))
     if len(tasks) < 2:
         workers = 1

@@ -84,7 +84,6 @@ def read_input(
     closed: fix, diff and repro read them again through it."""
     from labelgate.readers.base import ReadOptions
     from labelgate.readers.opened import open_input
-    from labelgate.run.distributed import cluster_map
 
     listed = [p for p in paths if isinstance(p, str)]
     if len(listed) != len(paths):  # data in memory: a table
@@ -100,7 +99,7 @@ def read_input(
         task=contract.task,
         colour_map=contract.color_map,
         limit=limit,
-        cluster=None if client is None else partial(cluster_map, client),
+        cluster=None if client is None else _cluster(client),
     )
     opened = open_input(listed, input_format, folder, options)
     if opened.facts is not None and opened.images is not None:
@@ -184,3 +183,10 @@ def as_given(report: Report, opened: Opened) -> Report:
         input=report.input | {"files": files, "annotations": facts.to_dict()},
         notes=(note, *facts.notes, *report.notes),
     )
+
+
+def _cluster(client: Any) -> Any:
+    """The map over a Dask client's workers (its module imported only for a cluster)."""
+    from labelgate.run.distributed import cluster_map
+
+    return partial(cluster_map, client)
