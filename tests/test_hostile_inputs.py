@@ -33,6 +33,18 @@ def coco_doc(annotation: dict[str, object], image: dict[str, object] | None = No
     return json.dumps(doc)
 
 
+def json_values(alphabet: str) -> st.SearchStrategy[object]:
+    """JSON values whose strings are made of ``alphabet`` (marks, quotes and escapes)."""
+    return st.recursive(
+        st.none() | st.integers() | st.text(alphabet=alphabet, max_size=8),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(st.text(alphabet=alphabet, max_size=4), inner, max_size=3)
+        ),
+        max_leaves=15,
+    )
+
+
 class TestDepthGuard:
     def test_depth_is_counted_outside_strings_and_escapes(self) -> None:
         text = '{"a": "[[[[\\"[[[", "b": [[1]]}'
@@ -42,17 +54,7 @@ class TestDepthGuard:
         assert guard.depth == 0
         assert load_json(text) == {"a": '[[[["[[[', "b": [[1]]}
 
-    @given(
-        value=st.recursive(
-            st.none() | st.integers() | st.text(alphabet='[]{}"\\ ab\n', max_size=8),
-            lambda inner: (
-                st.lists(inner, max_size=3)
-                | st.dictionaries(st.text(alphabet='[]{}"\\ a', max_size=4), inner, max_size=3)
-            ),
-            max_leaves=15,
-        ),
-        size=st.integers(min_value=1, max_value=7),
-    )
+    @given(value=json_values('[]{}"\\ ab\n'), size=st.integers(min_value=1, max_value=7))
     def test_depth_matches_the_parsed_nesting(self, value: object, size: int) -> None:
         def depth(v: object) -> int:
             children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
@@ -67,6 +69,26 @@ class TestDepthGuard:
         if exact:
             with pytest.raises(InputError):
                 DepthGuard(limit=exact - 1).feed(text)
+
+    @given(value=json_values('[]{},"\\ a'), size=st.integers(min_value=1, max_value=9))
+    def test_values_are_counted_as_a_reading_byte_by_byte_counts_them(
+        self, value: object, size: int
+    ) -> None:
+        text = json.dumps(value).encode()
+        commas, inside, escaped = 0, False, False  # the reference: one byte at a time
+        for byte in text:
+            if escaped:
+                escaped = False
+            elif inside and byte == ord("\\"):
+                escaped = True
+            elif byte == ord('"'):
+                inside = not inside
+            elif byte == ord(",") and not inside:
+                commas += 1
+        guard = DepthGuard(limit=MAX_DEPTH, entries=10**9)
+        for i in range(0, len(text), size):
+            guard.feed(text[i : i + size])
+        assert guard.entries == commas
 
     def test_too_deep_is_refused_before_parsing(self) -> None:
         with pytest.raises(InputError, match=f"deeper than {MAX_DEPTH}"):

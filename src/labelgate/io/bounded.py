@@ -42,9 +42,10 @@ MAX_ENTRIES = 2_000_000  # values in one small JSON or YAML file (twice the clas
 _ESCAPES = re.compile(rb"\\.", re.DOTALL)
 _DROP = bytes(b for b in range(256) if b not in b'"[]{},')
 _DROP_COMMAS = _DROP + b","  # nesting alone: half the marks of a list of numbers
-_STEPS = [0] * 256  # +1 opens, -1 closes (an array once numpy is imported)
+_STEPS = [0] * 256  # +1 opens, -1 closes
 _STEPS[ord("[")] = _STEPS[ord("{")] = 1
 _STEPS[ord("]")] = _STEPS[ord("}")] = -1
+_STEP_BYTES = bytes(step % 256 for step in _STEPS)  # read as int8: -1 is 255
 
 
 class DepthGuard:
@@ -81,23 +82,31 @@ class DepthGuard:
         if data.endswith(b"\\"):  # an escape split between two chunks
             data, self._carry = data[:-1], b"\\"
         drop = _DROP if self.max_entries is not None else _DROP_COMMAS
-        marks = np.frombuffer(data.translate(None, drop), dtype=np.uint8)
+        # two quotes side by side (a string of no mark, or a string's end and the next one's
+        # start) leave every other mark on the same side of a string: most strings go
+        text = data.translate(None, drop).replace(b'""', b"")
+        marks = np.frombuffer(text, dtype=np.uint8)
         if not len(marks):
             return
-        quotes = marks == ord('"')
         # 32-bit sums where they fit: numpy sums to 64 bits many times slower
         wide = np.int64 if len(marks) >= 2**31 else np.int32
-        # a bracket lies outside every string when an even number of quotes comes before it
-        seen: npt.NDArray[np.signedinteger[Any]] = np.cumsum(quotes, dtype=wide)
-        inside = (seen + self._in_string) & 1
-        self._in_string = int(inside[-1])
-        steps = np.asarray(_STEPS, dtype=np.int8)[marks] * (inside == 0)
+        steps = np.frombuffer(text.translate(_STEP_BYTES), dtype=np.int8)
+        outside: npt.NDArray[np.bool_] | None = None  # None: every mark is outside a string
+        if text.find(b'"') >= 0 or self._in_string:
+            # a bracket lies outside every string when an even number of quotes comes before it
+            quotes = marks == ord('"')
+            seen: npt.NDArray[np.signedinteger[Any]] = np.cumsum(quotes, dtype=wide)
+            inside = (seen + self._in_string) & 1
+            self._in_string = int(inside[-1])
+            outside = inside == 0
+            steps = steps * outside
         depths = np.cumsum(steps, dtype=wide) + self.depth
         if int(depths.max()) > self.limit:
             raise InputError(f"JSON nested deeper than {self.limit} levels", path=self.path)
         self.depth = int(depths[-1])
         if self.max_entries is not None:
-            self.entries += int(np.count_nonzero((marks == ord(",")) & (inside == 0)))
+            commas = marks == ord(",")
+            self.entries += int(np.count_nonzero(commas if outside is None else commas & outside))
             if self.entries >= self.max_entries:
                 raise InputError(f"JSON of more than {self.max_entries:,} values", path=self.path)
 
