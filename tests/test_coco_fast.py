@@ -289,10 +289,12 @@ def test_files_of_one_run_share_one_image_index(tmp_path: Path, same_name: bool)
     shared = []
     real = GroupCodes.expect
 
-    def expect(self: GroupCodes, count: int, lookup: Any, keys: Any = None) -> None:
+    def expect(
+        self: GroupCodes, count: int, lookup: Any, keys: Any = None, indexed: Any = None
+    ) -> None:
         if keys is not None:  # the parent's, sharing the index's table
             shared.append(count)
-        real(self, count, lookup, keys)
+        real(self, count, lookup, keys, indexed)
 
     def run(folder: Path, **fast: Any) -> Any:
         folder.mkdir()
