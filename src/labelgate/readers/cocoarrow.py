@@ -3,7 +3,8 @@ per value: the usual annotations cleared from the columns (``readers/cocofast.py
 the same numbers), the others parsed one by one by orjson from their own bytes.
 
 A block is made JSON lines by writing a newline over the comma between two objects (every byte
-keeps its offset: each line is one element). When Arrow reads every line as an object, the lines
+keeps its offset: each line is one element), its own line breaks (an indented file's) made tabs
+first. When Arrow reads every line as an object, the lines
 joined by their commas are the block: it is whole elements of valid JSON, one a line (as many
 rows as lines: Arrow reads ``{...} {...}`` on one line as two rows). Arrow is never handed a block
 nested deeper than the limit or one whose first element is no object (its reader recurses, and it
@@ -63,8 +64,11 @@ _LONG = b"0" * 19
 _HUGE = 1e18
 _SLICE = 1 << 20  # bytes fed to the nesting guard at once
 
-_GAP = re.compile(rb"\}, ?\{")  # between two elements, as json.dump and most writers write it
+_GAP = re.compile(rb"\},[ \t]*\{")  # between two elements (line breaks made tabs first)
 _OBJECT = re.compile(rb"[ \t]*\{")  # the first element opens an object (each after it does)
+# a line break is whitespace between two tokens, or a control character inside a string, which
+# JSON forbids: as a tab, Arrow reads it as the one and refuses it as the other, as orjson does
+_TABBED = bytes.maketrans(b"\n\r", b"\t\t")
 _RLE, _RLE_SPACED = b'"segmentation":{', b'"segmentation": {'  # an object, not polygons
 _RENAMED, _RENAMED_SPACED = b'"segmentatioN":{', b'"segmentatioN": {'  # a field of its own
 _OTHERS = ("keypoints", "segments_info")  # annotations of tasks not cleared here
@@ -134,7 +138,9 @@ def _schema() -> Any:
 
 def _lines(data: bytes) -> bytes | None:
     """The block as JSON lines, or ``None`` where it is not for Arrow (see the module)."""
-    if data.find(b"\n") >= 0 or data.find(b"\r") >= 0 or _OBJECT.match(data) is None:
+    if data.find(b"\n") >= 0 or data.find(b"\r") >= 0:  # written over lines (indented)
+        data = data.translate(_TABBED)
+    if _OBJECT.match(data) is None:
         return None  # Arrow's reader ends the process on a first line that is ``null``
     if not data.isascii():  # Arrow does not check UTF-8; Python's strict decoder does
         try:
@@ -143,9 +149,10 @@ def _lines(data: bytes) -> bytes | None:
             return None
     # the writer's separator, as its first gap shows: a block that mixes two keeps a line of
     # two objects, which Arrow reads as two rows (the block then goes to orjson)
-    gap = _GAP.search(data, 0, 1 << 16)
-    spaced = gap is not None and gap.group() == b"}, {"
-    lines = data.replace(b"}, {", b"}\n {") if spaced else data.replace(b"},{", b"}\n{")
+    found = _GAP.search(data, 0, 1 << 16)
+    gap = b"},{" if found is None else found.group()
+    spaced = gap != b"},{"
+    lines = data.replace(gap, b"}\n" + gap[2:])  # the comma's place taken by the line's end
     # an RLE's key, written as the separator is (Arrow refuses an object under the polygons'
     # key: an RLE written otherwise sends the block to orjson)
     rle = _RLE_SPACED if spaced else _RLE
