@@ -153,12 +153,12 @@ def judge(task: Task) -> Partial:
     if task.inherited:
         images, sources = _INHERITED[task.inherited]
     table = _table(task.inherited, images)
-    position = table.position  # the codes the parent seeds, without their keys
+    find = table.find  # the codes the parent seeds, without their keys (and no dict of them)
 
     def listed(key: Any) -> int | None:
-        return position.get(key[1]) if key[0] == name else None
+        return find(key[1]) if key[0] == name else None
 
-    writer.groups.expect(len(position), listed)
+    writer.groups.expect(len(table), listed)
     shapes = None if task.shapes is None else task.shapes.worker(facts)
     unlisted = tallies.unlisted
     bg = task.background
