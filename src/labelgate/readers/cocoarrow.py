@@ -311,7 +311,9 @@ def record_images(
     names = map("image {}".format, keys)
     keyed = zip(repeat(name), keys)
     files = found.files.to_pylist()
-    index.extend(list(map(ImageRecord, keyed, names, files, size_of, repeat(origin))))
+    fields = zip(keyed, names, files, size_of, repeat(origin), repeat(False))
+    # tuple.__new__ in C: a named tuple's own __new__ is a Python call per image
+    index.extend(list(map(tuple.__new__, repeat(ImageRecord), fields)))
     return len(keys)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -202,8 +203,10 @@ class ImageIndex:
     def extend(self, records: list[ImageRecord]) -> None:
         """Record many images, as ``add`` records each in turn (a file's 200,000 at once)."""
         start = len(self.records)
-        fresh = dict(zip((r.key for r in records), range(start, start + len(records)), strict=True))
-        if len(fresh) != len(records) or not self._at.keys().isdisjoint(fresh):
+        keys = map(attrgetter("key"), records)
+        fresh = dict(zip(keys, range(start, start + len(records)), strict=True))
+        # two views: the smaller one is walked (a first file's index is empty)
+        if len(fresh) != len(records) or not self._at.keys().isdisjoint(fresh.keys()):
             for record in records:  # a key twice, or listed before: the first stands
                 self.add(record)
             return
