@@ -209,9 +209,14 @@ class Scan:
                 )
         rejected = (c.row_status >= Status.HIGH).astype(np.int64)
         self._grow(int(batch.max()))
-        if not self.plan.in_order:
-            np.add.at(self.batch_usable, batch, per_row_usable)
-            np.add.at(self.batch_rejected, batch, rejected)
+        if not self.plan.in_order:  # counts summed by bincount (exact), weights in row order
+            top = int(batch.max()) + 1
+            self.batch_usable[:top] += np.bincount(
+                batch, weights=per_row_usable, minlength=top
+            ).astype(np.int64)
+            self.batch_rejected[:top] += np.bincount(batch, weights=rejected, minlength=top).astype(
+                np.int64
+            )
             if per_row_weight is not None:
                 np.add.at(self.batch_weight, batch, per_row_weight)
             return
@@ -268,7 +273,10 @@ class Scan:
         for new in np.flatnonzero((here > 0) & (self.source_rows == 0)).tolist():
             self.source_first[new] = first + int(np.argmax(src == new))
         self.source_rows += here
-        np.add.at(self.source_status, (src, c.row_status.astype(np.int64)), 1)
+        statuses = self.source_status.shape[1]
+        self.source_status += np.bincount(
+            src * statuses + c.row_status.astype(np.int64), minlength=s * statuses
+        ).reshape(s, statuses)
         in_hist = usable | ((c.status == Status.HIGH) & (c.values == self.k))
         elem_src = src if c.row_of is None else src[c.row_of]
         flat = elem_src[in_hist] * (self.k + 1) + c.values[in_hist]
