@@ -4,11 +4,11 @@ the same numbers), the others parsed one by one by orjson from their own bytes.
 
 A block is made JSON lines by writing a newline over the comma between two objects (every byte
 keeps its offset: each line is one element), its own line breaks (an indented file's) made tabs
-first. When Arrow reads every line as an object, the lines
-joined by their commas are the block: it is whole elements of valid JSON, one a line (as many
-rows as lines: Arrow reads ``{...} {...}`` on one line as two rows). Arrow is never handed a block
-nested deeper than the limit or one whose first element is no object (its reader recurses, and it
-ends the process on a first line that is ``null``).
+first. When Arrow reads every line as an object, the lines joined by their commas are the block:
+it is whole elements of valid JSON, one a line (as many rows as lines: Arrow reads ``{...} {...}``
+on one line as two rows). Arrow is never handed a block nested deeper than the limit or one whose
+first element is no object (its reader recurses, and it ends the process on a first line that is
+``null``).
 
 Arrow reads a little more than orjson does, and that block is not read here (the caller parses it
 with orjson, which refuses it, and the file goes to the sequential read as before): bytes that are
@@ -16,9 +16,10 @@ not UTF-8 (Arrow does not check them), ``NaN`` and ``Infinity`` and numbers past
 (Arrow reads them as floats that are not finite), and integers past int64 (Arrow reads them as
 floats where the field is not typed). Every float Arrow read, in every field, is looked at: one
 that is not finite or reaches 1e18 (where an integer of 19 digits would be) gives the block back,
-and the caller's orjson path gives back any block holding such an integer. A block of unusual values (an id that is no integer, a box that is no list of numbers, a
-field of two types, keypoints, panoptic segments) Arrow refuses or this module gives back, and
-the caller reads it as before (``cocofast.clear`` over orjson's objects).
+and the caller's orjson path gives back any block holding such an integer. A block of unusual
+values (an id that is no integer, a box that is no list of numbers, a field of two types,
+keypoints, panoptic segments) Arrow refuses or this module gives back, and the caller reads it
+as before (``cocofast.clear`` over orjson's objects).
 """
 
 from __future__ import annotations
