@@ -95,9 +95,8 @@ class RowWriter:
         import pyarrow.parquet as pq
 
         self._hold()
-        if (
-            self._writer is None
-        ):  # ids are mostly distinct: a dictionary of them costs, saves nothing
+        if self._writer is None:
+            # ids are mostly distinct: a dictionary of them costs, saves nothing
             coded = [name for name in self.schema.names if name != "id"]
             self._writer = pq.ParquetWriter(
                 self.path, self.schema, compression="zstd", use_dictionary=coded

@@ -208,19 +208,11 @@ class Scan:
                     minlength=n,
                 )
         rejected = (c.row_status >= Status.HIGH).astype(np.int64)
-        self._grow(int(batch.max()))
-        if not self.plan.in_order:  # counts summed by bincount (exact), weights in row order
-            top = int(batch.max()) + 1
-            self.batch_usable[:top] += np.bincount(
-                batch, weights=per_row_usable, minlength=top
-            ).astype(np.int64)
-            self.batch_rejected[:top] += np.bincount(batch, weights=rejected, minlength=top).astype(
-                np.int64
-            )
-            if per_row_weight is not None:
-                np.add.at(self.batch_weight, batch, per_row_weight)
-            return
-        lo, hi = int(batch[0]), int(batch[-1]) + 1
+        top = int(batch.max())
+        self._grow(top)
+        # counts summed by bincount over the batches met (exact); weights, out of order, summed
+        # in row order by add.at
+        lo, hi = int(batch.min()), top + 1
         rel = batch - lo
         self.batch_usable[lo:hi] += np.bincount(
             rel, weights=per_row_usable, minlength=hi - lo
@@ -228,8 +220,12 @@ class Scan:
         self.batch_rejected[lo:hi] += np.bincount(rel, weights=rejected, minlength=hi - lo).astype(
             np.int64
         )
-        if per_row_weight is not None:
+        if per_row_weight is None:
+            return
+        if self.plan.in_order:
             self.batch_weight[lo:hi] += np.bincount(rel, weights=per_row_weight, minlength=hi - lo)
+        else:
+            np.add.at(self.batch_weight, batch, per_row_weight)
 
     def _sources(self, column: pa.Array | None, n: int) -> I64:
         import pyarrow as pa
