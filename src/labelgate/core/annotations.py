@@ -55,6 +55,9 @@ class AnnotationFacts:
         background: the detection background index, which no object should carry.
         notes: what the reader left out or chose, in words, for the report's notes (files
             skipped, cancelled annotations, where a class map came from).
+        refused: rows written without a label on purpose (row -> the label as written): an
+            annotation no framework can train on, named by its own finding (LG030), so counted
+            rejected without being LG003's null labels.
     """
 
     format: str
@@ -65,6 +68,7 @@ class AnnotationFacts:
     limit: int | None = 20
     background: int | None = None
     notes: list[str] = field(default_factory=list)
+    refused: dict[int, Any] = field(default_factory=dict)
     seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(

@@ -28,6 +28,7 @@ from labelgate.run.producers import (
     scan_in_pieces,
     scan_sequentially,
 )
+from labelgate.run.readings import neutral_report, neutral_rows, readings, refused_report
 from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
 from labelgate.scan.result import ID_MEMORY
@@ -157,8 +158,9 @@ def run(
         opened = read_input(
             paths, input_format, contract, background, limit, source_field, client, stack, progress
         )
-        facts = None
+        facts = own = None
         if opened is not None:
+            own = opened.read.class_map  # the format's own table, before any framework's reading
             if opened.format in ("masks", "coco"):
                 client = None  # the cluster read the masks or COCO blocks; their rows are local
             elif client is not None and opened.converted:
@@ -170,6 +172,9 @@ def run(
                     )
                 client = None  # the cluster opened the images; the boxes are read here
             opened = framework_rows(opened, contract)
+            if contract.framework is None:
+                opened = neutral_rows(opened, contract)
+
             with_format(resolution, opened)
             paths, facts = opened.paths, opened.facts
         data = open_dataset(
@@ -186,6 +191,12 @@ def run(
             done = replace(done, report=as_given(done.report, opened))
         if contract.framework is not None:
             done = replace(done, report=framework_report(done.report, contract.framework, facts))
+        if facts is not None and opened is not None:
+            done = replace(done, report=refused_report(done.report, facts))
+            if contract.framework is None and facts.task == "detection" and own is not None:
+                read = readings(own, opened.format, facts, contract.num_classes)
+                report = neutral_report(done.report, read, done.context.contract, facts)
+                done = replace(done, report=report)
     except BaseException:
         stack.close()
         raise
