@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from labelgate.contract import Contract
 from labelgate.contract.classmap import ClassMap
-from labelgate.contract.frameworks import Framework, framework_of
+from labelgate.contract.frameworks import (
+    ULTRALYTICS_CONVERT,
+    Framework,
+    coco80_mapping,
+    framework_of,
+)
 from labelgate.core.report import Finding, Report
 
 if TYPE_CHECKING:
@@ -86,6 +91,22 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
             f"does ({cite(fw.sources['ids'])})"
         )
         _unnamed(facts, classes, table, kept)
+    elif fw.name == "ultralytics" and opened.format == "coco":
+        # ultralytics trains YOLO files: a COCO file reaches it through convert_coco
+        mapping, official = coco80_mapping(sorted({i for i, _ in own.entries}))
+        names = own.name_of()
+        # id 0 becomes class -1, no class: its annotations, if any, are LG005's
+        kept = tuple((i, names[cid]) for cid, i in mapping.items() if i >= 0)
+        cmap = ClassMap(kept or ((0, "N/A"),), origin=own.origin, placeholders=frozenset({0}))
+        if kept:
+            cmap = ClassMap(kept, origin=own.origin)
+        if official:
+            cmap = _filled(cmap)
+        why = (
+            "the category ids as convert_coco numbers them "
+            + ("through COCO's 80 (cls91to80=True, " if official else "(cls91to80=False: id - 1, ")
+            + f"{ULTRALYTICS_CONVERT})"
+        )
     elif fw.background == 0 and opened.format == "coco":
         return _coco_as_is(opened, own, fw)
     elif fw.background == 0 and _unreserved(own):
@@ -128,6 +149,14 @@ _TV_COCO = "torchvision/models/_meta.py:1011-1024@torchvision 0.23.0"
 
 
 BACKGROUND_NAMES = {"background", "_background_", "__background__"}
+
+
+def _filled(cmap: ClassMap) -> ClassMap:
+    """The map with the indices between its entries named 'N/A', as placeholders."""
+    names = cmap.name_of()
+    gaps = [i for i in range(max(names) + 1) if i not in names]
+    entries = tuple(sorted((*cmap.entries, *((i, "N/A") for i in gaps))))
+    return ClassMap(entries, origin=cmap.origin, placeholders=frozenset(gaps))
 
 
 def _unreserved(cmap: ClassMap) -> bool:

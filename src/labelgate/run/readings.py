@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from labelgate.contract import Contract
 from labelgate.contract.classmap import ClassMap
-from labelgate.contract.frameworks import FRAMEWORKS
+from labelgate.contract.frameworks import (
+    COCO80_IDS,
+    FRAMEWORKS,
+    ULTRALYTICS_CONVERT,
+    coco80_mapping,
+)
 from labelgate.core.report import Finding, Report
 from labelgate.run.frameworks import BACKGROUND_NAMES, cite, rewrite
 
@@ -29,7 +34,6 @@ __all__ = ["Reading", "neutral_report", "neutral_rows", "readings", "refused_rep
 # Findings whose cost is the framework's: without one named, the least any framework makes of it.
 _NEUTRAL_SEVERITY = {"LG027": "warning"}  # torchvision raises; detectron2, mmdet, ultralytics drop
 
-_ULTRA_CONVERT = "ultralytics/data/converter.py:250,323@ultralytics 8.4.190"
 _ULTRA_VERIFY = "ultralytics/data/utils.py:481-482@ultralytics 8.4.190"
 
 
@@ -236,17 +240,18 @@ def _ultralytics(
         how = f"the class list's order, 0..nc-1 ({cite(fw.sources['ids'])})"
         return Reading("ultralytics", len(ids), how, (), tuple(drops), fits(len(ids)))
     raises = []
-    if set(ids) <= _COCO80_IDS:
-        k = _COCO80.index(ids[-1]) + 1
+    mapping, official = coco80_mapping(ids)
+    if official:
+        k = mapping[ids[-1]] + 1
         how = (
             "after convert_coco, whose default cls91to80 numbers COCO's own ids 0..79 "
-            f"({_ULTRA_CONVERT})"
+            f"({ULTRALYTICS_CONVERT})"
         )
     else:
         k = max(ids[-1], 1)
-        foreign = sorted(set(ids) - _COCO80_IDS)
+        foreign = sorted(set(ids) - set(COCO80_IDS))
         shown = ", ".join(str(i) for i in foreign[:5])
-        how = f"after convert_coco with cls91to80=False, class = category_id - 1 ({_ULTRA_CONVERT})"
+        how = f"after convert_coco with cls91to80=False, class = category_id - 1 ({ULTRALYTICS_CONVERT})"
         raises.append(
             f"ids {shown} with convert_coco's default cls91to80=True: they are not COCO's own ids "
             "(coco80[category_id - 1] is None or past the table)"
@@ -257,12 +262,6 @@ def _ultralytics(
                 f"{ids[0] - 1} fails verify_image_label ({_ULTRA_VERIFY})"
             )
     return Reading("ultralytics", k, how, tuple(raises), tuple(drops), fits(k))
-
-
-# COCO's 80 category ids (1..90 without the 10 the 2014 release left out), the ids
-# ultralytics' coco91_to_coco80_class maps (ultralytics/data/converter.py:39-136@8.4.190).
-_COCO80 = sorted(set(range(1, 91)) - {12, 26, 29, 30, 45, 66, 68, 69, 71, 83})
-_COCO80_IDS = frozenset(_COCO80)
 
 
 def refused_report(report: Report, facts: AnnotationFacts) -> Report:
