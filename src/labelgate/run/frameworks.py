@@ -96,10 +96,10 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         mapping, official = coco80_mapping(sorted({i for i, _ in own.entries}))
         names = own.name_of()
         # id 0 becomes class -1, no class: its annotations, if any, are LG005's
-        kept = tuple((i, names[cid]) for cid, i in mapping.items() if i >= 0)
-        cmap = ClassMap(kept or ((0, "N/A"),), origin=own.origin, placeholders=frozenset({0}))
-        if kept:
-            cmap = ClassMap(kept, origin=own.origin)
+        ultra = tuple((i, names[cid]) for cid, i in mapping.items() if i >= 0)
+        cmap = ClassMap(ultra or ((0, "N/A"),), origin=own.origin, placeholders=frozenset({0}))
+        if ultra:
+            cmap = ClassMap(ultra, origin=own.origin)
         if official:
             cmap = _filled(cmap)
         why = (
