@@ -99,7 +99,7 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
         # indices already, or a background index given (torchvision's convention: the ids as
         # they are): only the undeclared lose their label
         facts.refused.update(rewrite(opened.paths, {i: i for i in ids}, unknown="null"))
-        return opened
+        return replace(opened, read=replace(opened.read, class_map=_placeholders(own)))
     names = own.name_of()
     as_is = ids[-1] + 1
     if contract.num_classes == as_is != len(ids):
@@ -117,6 +117,7 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
             origin=own.origin,
             declared=own.declared,
         )
+        cmap = _placeholders(cmap)
         refused = rewrite(opened.paths, mapping, unknown="null")
         facts.refused.update(refused)
         why = (
@@ -185,10 +186,18 @@ def readings(
     if boxes:
         tv_raises.append(f"{boxes} boxes without area ({cite(tv.sources['bad_box'])})")
     if undeclared:
-        tv_raises.append(
-            f"{undeclared} annotations of undeclared categories where their id reaches "
-            f"num_classes ({cite(tv.sources['out_of_range'])})"
-        )
+        per_id = hits["LG030"].details.get("categories", {})
+        past = sum(n for c, n in per_id.items() if int(c) >= k_tv or int(c) < 0)
+        if past or not per_id:
+            tv_raises.append(
+                f"{past or undeclared} annotations of undeclared categories past num_classes "
+                f"({cite(tv.sources['out_of_range'])})"
+            )
+        if per_id and undeclared - past:
+            tv_wrong.append(
+                f"{undeclared - past} annotations of undeclared categories below num_classes "
+                "as the id they name, silently"
+            )
     out.append(Reading("torchvision", k_tv, how, tuple(tv_raises), (), fits(k_tv), tuple(tv_wrong)))
 
     for name in ("detectron2", "mmdet"):
@@ -223,12 +232,13 @@ def readings(
             )
         out.append(Reading(name, n, how, tuple(raises), tuple(drops), fits(n)))
 
-    out.append(_ultralytics(ids, names, fmt, boxes, fits))
+    zeros = facts.counts.get("annotations_of_category_0", 0)
+    out.append(_ultralytics(ids, names, fmt, boxes, zeros, fits))
     return tuple(out)
 
 
 def _ultralytics(
-    ids: list[int], names: Mapping[int, str], fmt: str, boxes: int, fits: Any
+    ids: list[int], names: Mapping[int, str], fmt: str, boxes: int, zeros: int, fits: Any
 ) -> Reading:
     """ultralytics trains YOLO label files: COCO JSON reaches it through ``convert_coco``, whose
     default ``cls91to80=True`` reads every id as one of COCO's 91 paper ids
@@ -256,12 +266,19 @@ def _ultralytics(
             f"ids {shown} with convert_coco's default cls91to80=True: they are not COCO's own ids "
             "(coco80[category_id - 1] is None or past the table)"
         )
-        if ids[0] < 1:
+        if ids[0] < 1 and zeros:
             drops.append(
                 f"the images holding category {ids[0]} ({names[ids[0]]!r}), whose class "
                 f"{ids[0] - 1} fails verify_image_label ({_ULTRA_VERIFY})"
             )
     return Reading("ultralytics", k, how, tuple(raises), tuple(drops), fits(k))
+
+
+def _placeholders(cmap: ClassMap) -> ClassMap:
+    """The map with a category named as a background (``_background_``, Roboflow's and labelme's
+    entry 0) marked a placeholder: no object class, so never a class that "never occurs"."""
+    held = frozenset(i for i, n in cmap.entries if n.strip().lower() in BACKGROUND_NAMES)
+    return cmap if not held else replace(cmap, placeholders=cmap.placeholders | held)
 
 
 def refused_report(report: Report, facts: AnnotationFacts) -> Report:
