@@ -77,7 +77,7 @@ def read_coco(
     counts: Counter[str] = Counter()
     shapes = CocoShapes(facts, task)
 
-    name = path.name
+    name = str(path)  # the images' key: files of one name (Roboflow's splits) list other images
     add = sink.images.add
     sizes: dict[tuple[float, float], tuple[float, float]] = {}
 
@@ -175,7 +175,7 @@ def read_coco(
                     deferred,
                     counts,
                     background,
-                    path.name,
+                    name,
                     shapes,
                 )
         for key in ("images", "categories"):
