@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
-__all__ = ["HEAD", "SCANNED", "any_file", "first_files", "head_lines", "subfolders"]
+__all__ = ["HEAD", "SCANNED", "any_file", "first_files", "head_lines", "is_voc_xml", "subfolders"]
 
 SCANNED = 10_000  # entries a detection looks at before it answers
 HEAD = 4096  # bytes of a file a detection reads
@@ -57,3 +58,15 @@ def subfolders(root: Path, most: int = 50) -> list[Path]:
     except OSError:
         return []
     return sorted(p for p in found if not p.name.startswith((".", "__")))[:most]
+
+
+def is_voc_xml(path: Path) -> bool:
+    """Whether an XML file's root element is VOC's ``<annotation>`` (the first 4 KB are read)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    prolog = rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>"
+    text = re.sub(prolog, b"", head, flags=re.S)
+    return re.match(rb"\s*<annotation[\s>]", text.lstrip(b"\xef\xbb\xbf")) is not None
