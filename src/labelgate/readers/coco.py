@@ -1,10 +1,11 @@
 """COCO JSON (instances, keypoints, panoptic): streamed with ijson, never loaded whole.
 
 Rows are annotations (panoptic: segments): id = the annotation id (panoptic: ``image/segment``),
-label = the category id as written, source = the JSON file's name. The category table is the class
-map (index = category id). One pass: images and categories may come before or after the
-annotations, so what needs them (boxes against image sizes, categories not in the table, images not
-listed) is settled at the end from small per-id tallies.
+label = the category id as written, source = the JSON file's name (or its split's:
+``readers/cocofiles.py``). The category table is the class map (index = category id). One pass:
+images and categories may come before or after the annotations, so what needs them (boxes against
+image sizes, categories not in the table, images not listed) is settled at the end from small
+per-id tallies.
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
-from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box, check_tables
+from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.cocoarrow import ImageColumns, record_images
 from labelgate.readers.cocoblocks import read_blocks
 from labelgate.readers.cocojudge import Tallies
@@ -30,7 +30,7 @@ from labelgate.readers.cocoshapes import CocoShapes, carries_shapes
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
-__all__ = ["CocoReader", "looks_like_coco", "read_coco"]
+__all__ = ["looks_like_coco", "read_coco"]
 
 
 def read_coco(
@@ -45,9 +45,11 @@ def read_coco(
     least: int | None = None,
     block: int | None = None,
     workers: int | None = None,
+    source_name: str | None = None,
 ) -> ClassMap | None:
-    """Stream ``path`` into rows in ``sink``; the source of a row is the file's name, or with
-    ``source_field`` that field of the annotation's image (``file_name``, ``license``...).
+    """Stream ``path`` into rows in ``sink``; the source of a row is ``source_name`` (default the
+    file's name: a split's, where several files share one), or with ``source_field`` that field
+    of the annotation's image (``file_name``, ``license``...).
     Masks and keypoints are judged too (readers/cocoshapes.py; ``task``: the one named).
 
     A file of ``least`` bytes or more (default ``cocoblocks.FAST_FROM``: any file that is not
@@ -65,7 +67,7 @@ def read_coco(
     # Annotation ids are integers; panoptic segments are keyed ``image/segment`` (a segment id
     # is unique only within its image), so the first annotation decides the id column's type.
     writer: RowWriter | None = None
-    source = path.name
+    source = path.name if source_name is None else source_name
     images: dict[Any, tuple[float, float] | None] = {}
     sources: dict[Any, str] | None = None if source_field is None else {}
     categories: list[tuple[int, str]] = []
@@ -77,7 +79,7 @@ def read_coco(
     counts: Counter[str] = Counter()
     shapes = CocoShapes(facts, task)
 
-    name = path.name
+    name = str(path)  # the images' key: files of one name (Roboflow's splits) list other images
     add = sink.images.add
     sizes: dict[tuple[float, float], tuple[float, float]] = {}
 
@@ -175,7 +177,7 @@ def read_coco(
                     deferred,
                     counts,
                     background,
-                    path.name,
+                    name,
                     shapes,
                 )
         for key in ("images", "categories"):
@@ -401,46 +403,3 @@ def _settle(
             count=sum(unlisted[1][i] for i in lost),
         )
         h.examples = (h.examples + examples)[: facts.limit]
-
-
-class CocoReader(Reader):
-    """COCO JSON files: instances, keypoints, panoptic; each file its own source."""
-
-    name = "coco"
-    title = "COCO JSON (instances, keypoints, panoptic)"
-    suffixes = (".json",)
-    capabilities = frozenset({"many", "dask"})
-    task = "detection"
-
-    def detect(self, path: Path, task: str | None = None) -> Claim | None:
-        if path.suffix.lower() != ".json" or not path.is_file():
-            return None
-        try:
-            if looks_like_coco(path):
-                return Claim(0.95, "a JSON file with COCO's images/annotations/categories keys")
-        except OSError:
-            return None
-        return None
-
-    def read(
-        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
-    ) -> Read:
-        found: ClassMap | None = None
-        tables: dict[str, list[str]] = {}
-        for path in paths:
-            own = read_coco(
-                path,
-                sink,
-                facts,
-                options.background,
-                options.source_field,
-                options.task,
-                cluster=options.cluster,
-            )
-            found = found or own
-            if own is not None:
-                names = own.name_of()
-                tables[path.name] = [names.get(i, "") for i in range(max(names, default=-1) + 1)]
-        check_tables(facts, tables)
-        why = "the COCO categories (index = category id)"
-        return Read(found, why + (f" of {paths[0].name}" if len(paths) > 1 else ""))

@@ -184,8 +184,18 @@ def run(
             resolution,
             images=_image_rows(opened),
         )
+        per_file = opened is not None and opened.read.ids_per_file and len(data.files) > 1
         done = _validate(
-            data, max_examples, strict, progress, threads, in_pieces, client, id_memory, facts
+            data,
+            max_examples,
+            strict,
+            progress,
+            threads,
+            in_pieces,
+            client,
+            id_memory,
+            facts,
+            ids_per_file=per_file,
         )
         if opened is not None:
             done = replace(done, report=as_given(done.report, opened))
@@ -216,7 +226,11 @@ def _validate(
     client: Any,
     id_memory: int,
     facts: AnnotationFacts | None = None,
+    *,
+    ids_per_file: bool = False,
 ) -> Validation:
+    """One scan and the checks; ``ids_per_file``: ids are unique within each file, not across
+    them (COCO's annotation ids), so the duplicate-id check runs file by file."""
     contract, columns, files, schemas = data.contract, data.columns, data.files, data.schemas
     id_check = columns.id is not None and contract.severity.get("LG014") != "off"
     why_not = supported(data) if in_pieces else "sequential scan requested"
@@ -224,7 +238,8 @@ def _validate(
         raise UsageError(f"--dask runs Parquet row groups as pieces, and here {why_not}")
     with ExitStack() as stack:
         keyed = None  # the ids, keyed by the scan's workers as they decode them (see scan.idkeys)
-        if why_not is None and client is None and id_check and columns.id is not None:
+        keying = why_not is None and client is None and not ids_per_file
+        if keying and id_check and columns.id is not None:
             from labelgate.scan.idkeys import IdKeys
             from labelgate.scan.ids import integer_ids
 
@@ -238,9 +253,13 @@ def _validate(
             scan = scan_sequentially(data, max_examples, progress)
         duplicates = None
         if id_check and columns.id is not None and not scan.ids_increasing:
-            from labelgate.scan.ids import duplicate_ids
+            from labelgate.scan.ids import duplicate_ids, duplicate_ids_per_file
 
-            if client is None:
+            if ids_per_file:
+                duplicates = duplicate_ids_per_file(
+                    data, columns.id, scan, max_examples, memory=id_memory
+                )
+            elif client is None:
                 duplicates = duplicate_ids(
                     data, columns.id, scan, max_examples, memory=id_memory, keyed=keyed
                 )
@@ -347,6 +366,8 @@ def _name_files(
     starts = np.cumsum([0, *rows])
 
     def named(e: Example) -> Example:
+        if e.row < 0:  # a record that is no row (a reader's): in no file of the rows
+            return e
         i = int(np.searchsorted(starts, e.row, side="right")) - 1
         return replace(e, file=files[i].path, file_row=e.row - int(starts[i]))
 
