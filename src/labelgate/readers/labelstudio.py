@@ -17,8 +17,6 @@ export file's name, name = the label.
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,13 +27,13 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError, one_line
 from labelgate.io.bounded import guarded_stream
-from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_points, class_index
 from labelgate.readers.imageindex import ImageRecord
+from labelgate.readers.labelstudioconfig import beside, labelling_config
 from labelgate.readers.sink import RowSink, RowWriter
 
-__all__ = ["LabelStudioReader", "export_kind", "labelling_config"]
+__all__ = ["LabelStudioReader", "export_kind"]
 
 _REGIONS = {"rectanglelabels", "polygonlabels", "keypointlabels", "ellipselabels", "brushlabels"}
 _PERCENT = (100.0, 100.0)  # region coordinates are percent of the image
@@ -56,64 +54,6 @@ def export_kind(path: Path) -> str | None:
     if b'"annotation_id"' in head or b'"annotator"' in head:
         return "min"
     return None
-
-
-def labelling_config(path: Path) -> tuple[list[str], dict[str, str], dict[str, set[str]]]:
-    """The ``<Label>`` and ``<Choice>`` values of a labelling config, in document order (each
-    once), each control tag's name -> its kind (``rectanglelabels``, ``choices``...), and each
-    control's own values (normalised).
-
-    Raises:
-        InputError: the file is not a labelling config.
-    """
-    try:
-        root = ET.fromstring(read_small_text(path, "labelling config"))
-    except (ET.ParseError, LookupError) as exc:  # LookupError: an unknown declared encoding
-        raise InputError(
-            f"not a readable labelling config ({one_line(exc)})", path=str(path)
-        ) from None
-    if root.tag != "View":
-        raise InputError("not a Label Studio labelling config (root is not <View>)", path=str(path))
-    values: list[str] = []
-    controls: dict[str, str] = {}
-    own: dict[str, set[str]] = {}
-    for elem in root.iter():
-        if elem.get("name") and (elem.tag.endswith("Labels") or elem.tag == "Choices"):
-            name = elem.get("name", "")
-            controls[name] = elem.tag.lower()
-            own[name] = set()
-            for child in elem.iter():
-                if child.tag in ("Label", "Choice"):
-                    value = child.get("value", child.get("alias", "")).strip()
-                    own[name].add(normalise_name(value))
-                    if value and value not in values:
-                        values.append(value)
-    return values, controls, own
-
-
-def _beside(export: Path) -> Path | None:
-    """The labelling config beside an export: the ``<View>`` XML file there whose name shares
-    the longest prefix with the export's (none when two share it equally)."""
-    found = []
-    for p in export.parent.glob("*.xml"):
-        try:
-            with p.open("rb") as f:
-                head = f.read(512)
-        except OSError:
-            continue
-        if re.match(rb"(\xef\xbb\xbf)?\s*(<\?.*?\?>\s*)?<View[\s>]", head, flags=re.S):
-            found.append((_shared(p.stem, export.stem), p))
-    found.sort(key=lambda lp: -lp[0])
-    if not found or (len(found) > 1 and found[0][0] == found[1][0]):
-        return None
-    return found[0][1]
-
-
-def _shared(a: str, b: str) -> int:
-    """How many leading characters two names share."""
-    return next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
 
 
 def _items(path: Path) -> Iterator[dict[str, Any]]:
@@ -343,7 +283,7 @@ class LabelStudioReader(Reader):
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
-        config = _beside(paths[0])
+        config = beside(paths[0])
         values, controls, own = labelling_config(config) if config else ([], {}, {})
         kinds = {p: export_kind(p) or "json" for p in paths}
         cancelled: list[str] = []
