@@ -125,7 +125,8 @@ class TestLabelStudio:
         found = by_code(report)
         assert found["LG031"] == ["task 5 annotation 9 label#1"]  # an empty span
         assert found["LG030"] == ["task 5 annotation 9 label#2"]  # LOC is not a Label
-        assert report.counts["rows"] == 3  # PER, the empty ORG span (a row, LG031) and the topic
+        # PER, the empty ORG span (a row, LG031), LOC (a rejected row) and the topic
+        assert report.counts == {"rows": 4, "usable": 3, "ignored": 0, "rejected": 1}
 
     def test_spans_whose_offsets_miss_their_text(self, tmp_path: Path) -> None:
         task = {

@@ -153,8 +153,8 @@ def class_index(
             "LG030",
             replace(example, value=name),
             message=f"{what} labelled {name!r}, which the class map does not declare",
-            fix=f"declare the label in the class map ({origin}) or relabel the shape with a "
-            "declared one",
+            fix=f"declare the label in the class map ({origin}) or relabel these {what} with "
+            "a declared one",
         )
         tally(h.details, "labels", name)
     return label
