@@ -25,12 +25,16 @@ def by_code(report: labelgate.Report) -> dict[str, list[str]]:
 
 
 class TestCvat:
-    def test_the_real_export_names_its_undeclared_labels(self, shared_real_world: Path) -> None:
+    def test_the_real_export_passes_naming_its_unlabelled_shapes(
+        self, shared_real_world: Path
+    ) -> None:
         report = labelgate.validate(str(shared_real_world / OTHER / "cvat_export_task_train.xml"))
-        # label1 (box) and label2 (points) are declared; the polyline and polygon say label=""
+        # label1 (box) and label2 (points) are declared; the polyline and polygon say label="",
+        # Datumaro's export of annotations without a label: rejected rows, a warning
         assert [c["name"] for c in report.classes] == ["label1", "label2"]
-        assert report.counts["rows"] == 2
-        assert by_code(report)["LG030"] == ["img0.jpg#1", "img1.jpg#0"]
+        assert report.counts == {"rows": 4, "usable": 2, "ignored": 0, "rejected": 2}
+        assert by_code(report) == {"LG048": ["img0.jpg#1", "img1.jpg#0"]}
+        assert report.passed
 
     def test_planted_faults_are_named_by_image_and_shape(self) -> None:
         report = labelgate.validate(str(SAMPLES / "formats" / "cvat_bad.xml"))
@@ -55,7 +59,8 @@ class TestCvat:
             "</annotations>"
         )
         report = labelgate.validate(str(xml))
-        assert report.counts["rows"] == 2  # frames 11 and 12 of track 3; 13 is outside
+        # frames 11 and 12 of track 3 (13 is outside), and track 4's frame: a rejected row
+        assert report.counts == {"rows": 3, "usable": 2, "ignored": 0, "rejected": 1}
         found = by_code(report)
         assert found["LG028"] == ["track 3 frame 12"]  # past the 100-pixel frame
         assert found["LG030"] == ["track 4 frame 11"]  # bicycle is not declared
@@ -120,7 +125,8 @@ class TestLabelStudio:
         found = by_code(report)
         assert found["LG031"] == ["task 5 annotation 9 label#1"]  # an empty span
         assert found["LG030"] == ["task 5 annotation 9 label#2"]  # LOC is not a Label
-        assert report.counts["rows"] == 3  # PER, the empty ORG span (a row, LG031) and the topic
+        # PER, the empty ORG span (a row, LG031), LOC (a rejected row) and the topic
+        assert report.counts == {"rows": 4, "usable": 3, "ignored": 0, "rejected": 1}
 
     def test_spans_whose_offsets_miss_their_text(self, tmp_path: Path) -> None:
         task = {

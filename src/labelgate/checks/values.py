@@ -69,6 +69,9 @@ def null_labels(ctx: Context) -> list[Finding]:
     t = ctx.scan.tallies.get("LG003")
     if t is None:
         return []
+    facts = ctx.annotations
+    if facts is not None and 0 < t.count <= facts.rejected:
+        return []  # the rows a reader rejected (label undeclared, empty): its findings name them
     ignore = ctx.contract.ignore_index
     return tally_finding(
         ctx,
@@ -218,12 +221,13 @@ def ignore_inside(ctx: Context) -> list[Finding]:
 def nothing_usable(ctx: Context) -> list[Finding]:
     scan = ctx.scan
     if scan.rows == 0:
+        empty = ctx.annotations.empty if ctx.annotations is not None else ""
         return [
             finding(
                 "LG008",
                 count=0,
                 unit="rows",
-                message="the input holds no rows",
+                message=f"the input holds no rows: {empty}" if empty else "the input holds no rows",
                 fix="Check the export that wrote this file: an empty label file trains nothing.",
             )
         ]

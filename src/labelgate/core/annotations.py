@@ -11,7 +11,13 @@ from typing import Any
 from labelgate.core.codes import READER_CODES, Code
 from labelgate.core.report import Example
 
-__all__ = ["AnnotationFacts", "Hits"]
+__all__ = ["REJECTED", "AnnotationFacts", "Hits"]
+
+# The count (in ``AnnotationFacts.counts``) of the rows a reader wrote without a class index: an
+# annotation read that cannot be trained on (its label undeclared, empty, not an integer) is a
+# row all the same, its label null, so that rows = usable + ignored + rejected holds and the
+# scan counts it rejected in its source and batch; the reader's own finding names it.
+REJECTED = "rejected_by_reader"
 
 _SEEN = 100_000  # records remembered per code, to count each once
 
@@ -58,6 +64,8 @@ class AnnotationFacts:
         refused: rows written without a label on purpose (row -> the label as written): an
             annotation no framework can train on, named by its own finding (LG030), so counted
             rejected without being LG003's null labels.
+        empty: what an input holding no annotation holds instead, in words ("no annotation in
+            2 tasks"), for LG008 (or the error when no class map gives K either).
     """
 
     format: str
@@ -69,6 +77,7 @@ class AnnotationFacts:
     background: int | None = None
     notes: list[str] = field(default_factory=list)
     refused: dict[int, Any] = field(default_factory=dict)
+    empty: str = ""
     seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
     def hit(
@@ -114,6 +123,12 @@ class AnnotationFacts:
         ``_SEEN`` a code remembers."""
         seen = self.seen.setdefault(code, set())
         seen.update(islice(records, max(0, _SEEN - len(seen))))
+
+    @property
+    def rejected(self) -> int:
+        """Rows written with a null label on purpose (by the reader, or by a framework's
+        reading: ``refused``), each named by one of its findings."""
+        return self.counts.get(REJECTED, 0) + len(self.refused)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the report's input section."""

@@ -343,6 +343,15 @@ CATALOG: tuple[Entry, ...] = (
         raised_by="contract",
     ),
     *DETECTION_ENTRIES,
+    Entry(
+        "LG048",
+        "annotation without a label",
+        'annotations whose label is empty (CVAT\'s `label=""`, what Datumaro writes for an '
+        "annotation without one): no training target, a rejected row named by id",
+        "warning",
+        "row",
+        raised_by="reader",
+    ),
 )
 
 _BY_CODE: dict[str, Entry] = {e.code: e for e in CATALOG}

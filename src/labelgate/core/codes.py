@@ -59,6 +59,7 @@ Code = Literal[
     "LG045",
     "LG046",
     "LG047",
+    "LG048",
 ]
 
 CODES: tuple[Code, ...] = get_args(Code)
@@ -83,5 +84,6 @@ READER_CODES: frozenset[Code] = frozenset(
         "LG045",
         "LG046",
         "LG047",
+        "LG048",
     )
 )

@@ -144,6 +144,10 @@ def engine_report(
     listed = {code: sorted(rows) for code, rows in failures.items()}
     if "LG010" in listed:
         listed["LG010"] = _not_shifted(listed["LG010"], report, df, contract.source_column)
+    facts = done.context.annotations
+    if facts is not None and 0 < len(listed.get("LG003", ())) <= facts.rejected:
+        # the null labels a reader wrote for annotations it rejected: its own findings name them
+        rejected.update(listed.pop("LG003"))
     for code, rows in sorted(listed.items()):
         if code in REJECTING:
             rejected.update(rows)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
 
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.annotations import AnnotationFacts
@@ -19,6 +21,7 @@ __all__ = [
     "check_points",
     "check_tables",
     "class_index",
+    "tally",
 ]
 
 # Normalised coordinates are written with six decimals (YOLO's exporters, ultralytics' own
@@ -97,10 +100,12 @@ def check_points(
     *,
     shape: str,
     least: int,
+    tolerance: float = 0.0,
 ) -> None:
     """Count a polygon, polyline or point set with fewer than ``least`` points (LG031: a
     two-point polygon has no area, a loader building its mask or box gets nothing), a
-    coordinate that is not finite (LG029), or a point outside its image (LG028)."""
+    coordinate that is not finite (LG029), or a point more than ``tolerance`` outside its image
+    (LG028; pixel coordinates take ``instances.POINT_TOLERANCE``, as COCO's polygons do)."""
     if len(points) < least:
         facts.hit(
             "LG031",
@@ -120,7 +125,8 @@ def check_points(
     if size is None:
         return
     w, h = size
-    if any(x < 0 or y < 0 or x > w or y > h for x, y in points):
+    t = tolerance
+    if any(x < -t or y < -t or x > w + t or y > h + t for x, y in points):
         facts.hit(
             "LG028",
             example,
@@ -138,18 +144,27 @@ def class_index(
     *,
     what: str = "shapes",
 ) -> int | None:
-    """The index of ``name`` in the class map, or ``None`` counted as LG030 (the record is then
-    not a row: no index stands for a name the map lacks)."""
+    """The index of ``name`` in the class map, or ``None`` counted as LG030, the name as written
+    in the example's value and in the finding's ``labels`` (the reader then writes the record as
+    a rejected row, at ``example.row``: no index stands for a name the map lacks)."""
     label = index.get(normalise_name(name))
     if label is None:
-        facts.hit(
+        h = facts.hit(
             "LG030",
-            example,
-            message=f"{what} whose label the class map does not declare",
-            fix=f"declare the label in the class map ({origin}) or relabel the shape with a "
-            "declared one",
+            replace(example, value=name),
+            message=f"{what} labelled {name!r}, which the class map does not declare",
+            fix=f"declare the label in the class map ({origin}) or relabel these {what} with "
+            "a declared one",
         )
+        tally(h.details, "labels", name)
     return label
+
+
+def tally(details: dict[str, Any], key: str, value: str) -> None:
+    """Count ``value`` in ``details[key]`` (a finding's evidence), for the first 50 values."""
+    seen = details.setdefault(key, {})
+    if value in seen or len(seen) < 50:
+        seen[value] = seen.get(value, 0) + 1
 
 
 def check_tables(facts: AnnotationFacts, tables: Mapping[str, Sequence[str]]) -> None:

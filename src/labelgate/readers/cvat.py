@@ -29,7 +29,8 @@ from labelgate.readers.boxes import (
     class_index,
 )
 from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.sink import RowSink, RowWriter
+from labelgate.readers.instances import POINT_TOLERANCE as _PX
+from labelgate.readers.sink import RowSink, RowWriter, reject
 
 __all__ = ["CvatReader", "is_cvat_xml", "read_cvat"]
 
@@ -39,15 +40,18 @@ _SHAPES = {"box", "polygon", "polyline", "points", "ellipse", "cuboid", "mask", 
 
 
 def is_cvat_xml(path: Path) -> bool:
-    """Whether an XML file is a CVAT export: root ``<annotations>`` holding ``<version>`` (the
-    first 4 KB are read)."""
+    """Whether an XML file is a CVAT export: root ``<annotations>`` whose first element is
+    ``<version>`` or ``<meta>`` (the first 4 KB are read). CVAT's exporter writes ``<version>``
+    first, but neither its importer nor Datumaro's reads it: CVAT's ``load`` takes the elements
+    as they come (``cvat/apps/dataset_manager/formats/cvat.py``, ``load``, cvat@00598ab8),
+    Datumaro's needs ``<meta>`` (``plugins/data_formats/cvat/base.py:33-48``, datumaro@3d533b9)."""
     try:
         with path.open("rb") as f:
             head = f.read(4096)
     except OSError:
         return False
     text = re.sub(rb"<\?.*?\?>|<!--.*?-->", b"", head, flags=re.S).lstrip(b"\xef\xbb\xbf")
-    return re.match(rb"\s*<annotations>\s*<version>", text) is not None
+    return re.match(rb"\s*<annotations>\s*<(version|meta)>", text) is not None
 
 
 def _file(path: Path) -> Path:
@@ -158,12 +162,19 @@ def _shape(
     if shape.get("occluded") == "1":
         counts["occluded"] += 1
     name = shape.get("label", "").strip()
-    label = class_index(facts, name, index, origin, Example(row=-1, id=ident, source=source))
-    if label is None:
-        counts["not_in_map"] += 1
-        return
     # the image: a listed image's name, or a track's frame (each frame an image of the video)
     image = ident.rsplit("#", 1)[0] if shape.get("frame") is None else f"frame {shape.get('frame')}"
+    named = Example(row=writer.rows, id=ident, source=source, value=name)
+    if not name:  # Datumaro's export of an annotation without a label, read back as one
+        counts["unlabelled"] += 1
+        _unlabelled(facts, named)
+        reject(writer, counts, ident, source, image)
+        return
+    label = class_index(facts, name, index, origin, named)
+    if label is None:
+        counts["not_in_map"] += 1
+        reject(writer, counts, ident, source, image)
+        return
     writer.add(ident, label, source, name, group=image)
     example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
     if kind == "tag":
@@ -179,7 +190,8 @@ def _shape(
             check_box(facts, (cx - rx, cy - ry, cx + rx, cy + ry), size, example)
         elif kind in _LEAST:
             points = _points(shape.get("points", ""))
-            check_points(facts, points, size, example, shape=kind, least=_LEAST[kind])
+            least = _LEAST[kind]
+            check_points(facts, points, size, example, shape=kind, least=least, tolerance=_PX)
     except ValueError:
         facts.hit(
             "LG031",
@@ -187,6 +199,18 @@ def _shape(
             message="shapes whose coordinates are not numbers",
             fix="re-export the task from CVAT: each coordinate is a number",
         )
+
+
+def _unlabelled(facts: AnnotationFacts, example: Example) -> None:
+    """Count a shape whose label is empty (LG048): no class to train on, which Datumaro's CVAT
+    importer reads as an annotation without a label and its exporters skip."""
+    facts.hit(
+        "LG048",
+        example,
+        message='shapes without a label (label=""): no training target',
+        fix="label these shapes in CVAT, or delete them: a shape without a label trains "
+        "nothing (Datumaro's exporters skip it; a loader looking '' up in the class map raises)",
+    )
 
 
 def _points(text: str) -> list[tuple[float, float]]:
@@ -217,7 +241,7 @@ class CvatReader(Reader):
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
         if path.is_file() and path.suffix.lower() == ".xml" and is_cvat_xml(path):
-            return Claim(0.95, "an XML file with CVAT's <annotations><version>")
+            return Claim(0.95, "an XML file with CVAT's <annotations><version> or <meta>")
         if path.is_dir() and is_cvat_xml(path / "annotations.xml"):
             return Claim(0.9, "a folder with a CVAT annotations.xml")
         return None

@@ -17,8 +17,6 @@ export file's name, name = the label.
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,13 +27,19 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError, one_line
 from labelgate.io.bounded import guarded_stream
-from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box, check_points, class_index
+from labelgate.readers.boxes import (
+    check_background,
+    check_box,
+    check_points,
+    class_index,
+    tally,
+)
 from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.sink import RowSink, RowWriter
+from labelgate.readers.labelstudioconfig import beside, labelling_config
+from labelgate.readers.sink import RowSink, RowWriter, reject
 
-__all__ = ["LabelStudioReader", "export_kind", "labelling_config"]
+__all__ = ["LabelStudioReader", "export_kind"]
 
 _REGIONS = {"rectanglelabels", "polygonlabels", "keypointlabels", "ellipselabels", "brushlabels"}
 _PERCENT = (100.0, 100.0)  # region coordinates are percent of the image
@@ -56,64 +60,6 @@ def export_kind(path: Path) -> str | None:
     if b'"annotation_id"' in head or b'"annotator"' in head:
         return "min"
     return None
-
-
-def labelling_config(path: Path) -> tuple[list[str], dict[str, str], dict[str, set[str]]]:
-    """The ``<Label>`` and ``<Choice>`` values of a labelling config, in document order (each
-    once), each control tag's name -> its kind (``rectanglelabels``, ``choices``...), and each
-    control's own values (normalised).
-
-    Raises:
-        InputError: the file is not a labelling config.
-    """
-    try:
-        root = ET.fromstring(read_small_text(path, "labelling config"))
-    except (ET.ParseError, LookupError) as exc:  # LookupError: an unknown declared encoding
-        raise InputError(
-            f"not a readable labelling config ({one_line(exc)})", path=str(path)
-        ) from None
-    if root.tag != "View":
-        raise InputError("not a Label Studio labelling config (root is not <View>)", path=str(path))
-    values: list[str] = []
-    controls: dict[str, str] = {}
-    own: dict[str, set[str]] = {}
-    for elem in root.iter():
-        if elem.get("name") and (elem.tag.endswith("Labels") or elem.tag == "Choices"):
-            name = elem.get("name", "")
-            controls[name] = elem.tag.lower()
-            own[name] = set()
-            for child in elem.iter():
-                if child.tag in ("Label", "Choice"):
-                    value = child.get("value", child.get("alias", "")).strip()
-                    own[name].add(normalise_name(value))
-                    if value and value not in values:
-                        values.append(value)
-    return values, controls, own
-
-
-def _beside(export: Path) -> Path | None:
-    """The labelling config beside an export: the ``<View>`` XML file there whose name shares
-    the longest prefix with the export's (none when two share it equally)."""
-    found = []
-    for p in export.parent.glob("*.xml"):
-        try:
-            with p.open("rb") as f:
-                head = f.read(512)
-        except OSError:
-            continue
-        if re.match(rb"(\xef\xbb\xbf)?\s*(<\?.*?\?>\s*)?<View[\s>]", head, flags=re.S):
-            found.append((_shared(p.stem, export.stem), p))
-    found.sort(key=lambda lp: -lp[0])
-    if not found or (len(found) > 1 and found[0][0] == found[1][0]):
-        return None
-    return found[0][1]
-
-
-def _shared(a: str, b: str) -> int:
-    """How many leading characters two names share."""
-    return next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
 
 
 def _items(path: Path) -> Iterator[dict[str, Any]]:
@@ -224,7 +170,7 @@ def _read_result(
     rtype: str,
     value: dict[str, Any],
     text: str | None,
-    allowed: set[str] | None,
+    control: tuple[str, set[str] | None],
     source: str,
     writer: RowWriter,
     facts: AnnotationFacts,
@@ -237,29 +183,27 @@ def _read_result(
         return
     counts[rtype] += 1
     index = found.index_of()
-    for name in _names(value, rtype):
-        label = class_index(
-            facts,
-            name,
-            index,
-            found.origin,
-            Example(row=-1, id=ident, source=source),
-            what="results",
+    task = (source, ident.split(" annotation ", 1)[0])  # the task is the image
+    writer.images.add(ImageRecord(task, task[1]))
+    names = _names(value, rtype)
+    if not names:  # label-studio-converter takes value[rtype][0]: an IndexError
+        facts.hit(
+            "LG031",
+            Example(row=writer.rows, id=ident, source=source, value=value.get(rtype)),
+            message=f"{rtype} results without a label",
+            fix="label these regions in Label Studio, or delete them: label-studio-converter "
+            "reads each result's first label and raises on an empty list",
         )
+        reject(writer, counts, ident, source, task)
+        return
+    for name in names:
+        named = Example(row=writer.rows, id=ident, source=source, value=name)
+        label = class_index(facts, name, index, found.origin, named, what="results")
+        if label is not None and not _declared(facts, name, control, named):
+            label = None
         if label is None:
+            reject(writer, counts, ident, source, task)
             continue
-        if allowed is not None and normalise_name(name) not in allowed:
-            facts.hit(
-                "LG030",
-                Example(row=-1, id=ident, source=source),
-                message="results whose label their own control in the labelling config does "
-                "not declare (a <Choice> or <Label> of another control)",
-                fix="relabel them with one of their control's values, or add the value to that "
-                "control in the labelling config",
-            )
-            continue
-        task = (source, ident.split(" annotation ", 1)[0])  # the task is the image
-        writer.images.add(ImageRecord(task, task[1]))
         writer.add(ident, label, source, name, group=task)
         example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
         if rtype == "choices":
@@ -269,6 +213,26 @@ def _read_result(
             continue
         check_background(facts, label, background, example)
         _region(facts, rtype, value, example)
+
+
+def _declared(
+    facts: AnnotationFacts, name: str, control: tuple[str, set[str] | None], example: Example
+) -> bool:
+    """Whether the result's own control declares ``name`` (a config's ``<Choice>`` of another
+    control is LG030: the model's head for this control has no such class)."""
+    tag, allowed = control
+    if allowed is None or normalise_name(name) in allowed:
+        return True
+    h = facts.hit(
+        "LG030",
+        example,
+        message=f"results labelled {name!r}, which their own control {tag!r} in the labelling "
+        "config does not declare (a <Choice> or <Label> of another control)",
+        fix="relabel them with one of their control's values, or add the value to that "
+        "control in the labelling config",
+    )
+    tally(h.details, "labels", name)
+    return False
 
 
 def _span(
@@ -343,10 +307,19 @@ class LabelStudioReader(Reader):
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
-        config = _beside(paths[0])
+        config = beside(paths[0])
         values, controls, own = labelling_config(config) if config else ([], {}, {})
         kinds = {p: export_kind(p) or "json" for p in paths}
         cancelled: list[str] = []
+        if options.class_map is None and config is not None and values:
+            used = _foreign(paths, kinds, controls, values)
+            if used:  # another project's config: every label undeclared, the input emptied
+                facts.notes.append(
+                    f"{config.name} beside the export is not its labelling config: it declares "
+                    f"{_some(values)}, none of the labels the export uses ({_some(used)}); the "
+                    "class map is the export's own labels, sorted (--class-names gives one)"
+                )
+                values, controls, own = [], {}, {}
         if options.class_map is not None:
             found, why = options.class_map, f"the class map given ({options.class_map.origin})"
         elif values:
@@ -355,16 +328,12 @@ class LabelStudioReader(Reader):
                 f"the <Label>/<Choice> values of {config.name if config else ''} beside the export"
             )
         else:
-            seen: set[str] = set()
-            for p in paths:
-                for _, rtype, value, _, _ in _results(p, kinds[p], controls, Counter(), []):
-                    seen.update(_names(value, rtype))
             found = ClassMap.from_names(
-                sorted(seen), origin=f"{paths[0]} (the labels found, sorted)"
+                _found(paths, kinds, controls), origin=f"{paths[0]} (the labels found, sorted)"
             )
             why = (
-                "the labels found, sorted (no labelling config beside the export): indices "
-                "depend on the labels present"
+                "the labels found, sorted (no labelling config of the export beside it): "
+                "indices depend on the labels present"
             )
         writer = sink.rows(names=True)
         counts: Counter[str] = Counter()
@@ -377,7 +346,7 @@ class LabelStudioReader(Reader):
                     rtype,
                     value,
                     text,
-                    own.get(control),
+                    (control, own.get(control)),
                     p.name,
                     writer,
                     facts,
@@ -389,9 +358,61 @@ class LabelStudioReader(Reader):
         counts["rows"] = writer.rows
         facts.counts.update(counts)
         _notes(facts, counts, cancelled)
+        if not writer.rows:
+            facts.empty = _empty(counts)
         if not any(counts[k] for k in _REGIONS):
             facts.task = "classification"
-        return Read(found, why)
+        return Read(found, why) if found.entries else Read()
+
+
+def _found(paths: list[Path], kinds: dict[Path, str], controls: dict[str, str]) -> list[str]:
+    """The labels the exports use, sorted."""
+    seen: set[str] = set()
+    for p in paths:
+        for _, rtype, value, _, _ in _results(p, kinds[p], controls, Counter(), []):
+            seen.update(_names(value, rtype))
+    return sorted(seen)
+
+
+def _foreign(
+    paths: list[Path], kinds: dict[Path, str], controls: dict[str, str], values: list[str]
+) -> list[str]:
+    """The labels the exports use when the config declares none of them (a config beside the
+    export that is another project's), else ``[]``; read until one declared label is met."""
+    declared = {normalise_name(v) for v in values}
+    used: list[str] = []
+    for p in paths:
+        for _, rtype, value, _, _ in _results(p, kinds[p], controls, Counter(), []):
+            for name in _names(value, rtype):
+                if normalise_name(name) in declared:
+                    return []
+                if name not in used:
+                    used.append(name)
+    return sorted(used)
+
+
+def _some(names: list[str], most: int = 5) -> str:
+    shown = ", ".join(repr(n) for n in names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _empty(counts: Counter[str]) -> str:
+    """What an export without a labelled result holds, in words."""
+    tasks, annotations = counts["tasks"], counts["annotations"]
+    if not annotations:
+        held = f"no annotation in {tasks} tasks" if tasks else "no task and no annotation"
+    else:
+        held = f"no labelled result in {annotations} annotations"
+    extra = [
+        f"{counts[k]} {what}"
+        for k, what in (
+            ("cancelled", "cancelled annotations"),
+            ("predictions", "predictions (a model's, not labels)"),
+            ("other_results", "results without a class label"),
+        )
+        if counts[k]
+    ]
+    return held + (f" ({', '.join(extra)})" if extra else "")
 
 
 def _notes(facts: AnnotationFacts, counts: Counter[str], cancelled: list[str]) -> None:

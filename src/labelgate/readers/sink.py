@@ -3,15 +3,17 @@ batches (masks, Hugging Face Arrow streams), or the user's own files read as the
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labelgate.core.annotations import REJECTED
 from labelgate.readers.imageindex import GroupCodes, ImageIndex, ImageRows
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["RowSink", "RowWriter", "in_int64"]
+__all__ = ["RowSink", "RowWriter", "in_int64", "reject"]
 
 _BATCH = 65_536
 
@@ -20,6 +22,22 @@ def in_int64(value: int) -> bool:
     """Whether an integer read from an annotation fits the int64 columns rows are written in
     (YOLO and COCO give Python integers of any size; 2**63 is no class id a loader can hold)."""
     return -(2**63) <= value < 2**63
+
+
+def reject(
+    writer: RowWriter,
+    counts: MutableMapping[str, int],
+    ident: Any,
+    source: str | None,
+    group: Any = None,
+) -> int:
+    """Write the row of an annotation read that cannot be trained on (no class index stands for
+    its label: undeclared, empty, not an integer): its label null, counted in ``counts`` under
+    ``REJECTED``, so that the scan counts it rejected in its source and batch and the reader's
+    own finding (not LG003) names it. Returns the row's position."""
+    writer.add(ident, None, source, None, group)
+    counts[REJECTED] = counts.get(REJECTED, 0) + 1
+    return writer.rows - 1
 
 
 class RowWriter:

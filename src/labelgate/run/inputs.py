@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labelgate.contract import BOX_TASKS, Contract
-from labelgate.errors import UsageError
+from labelgate.errors import InputError, UsageError
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 
@@ -149,6 +149,12 @@ def with_format(resolution: Resolution, opened: Opened) -> None:
         resolution.found("num_classes", k, origin)
     if resolution.value("num_classes") is None:
         facts = opened.facts
+        if facts.empty:  # nothing read: say what the input holds instead
+            raise InputError(
+                f"{facts.empty}: nothing to train on, and no class map to read K from "
+                "(--classes K reports it as LG008)",
+                path=opened.inputs[0],
+            )
         raise UsageError(
             f"--classes K is required: K cannot be read from this {facts.format} input, which "
             f"has no class map ({facts.why})"
