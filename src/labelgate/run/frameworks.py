@@ -64,8 +64,9 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         return opened
     if fw.name == "ultralytics" and opened.format == "yolo" and Path(opened.inputs[0]).is_dir():
         from labelgate.run.ultralytics import flag_dropped
+        from labelgate.run.unusable import reject_files
 
-        flag_dropped(facts, Path(opened.inputs[0]))
+        reject_files(opened.paths, facts, flag_dropped(facts, Path(opened.inputs[0])))
     if fw.task != "detection" or facts.task != "detection" or own is None:
         return opened
     if fw.ids == "contiguous":
@@ -124,9 +125,17 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         return opened
     refused = {}
     if mapping:
-        # an undeclared category keeps no index: detectron2 raises on it, mmdet skips it
-        refused = rewrite(opened.paths, mapping, unknown="null")
-    listed = {cid for cid, _ in own.entries}  # the others are the reader's LG030 already
+        # a COCO category the table does not declare keeps no index (LG030 names it):
+        # detectron2 raises on it, mmdet skips it; another format's class past its list is
+        # LG004's, judged as written
+        listed = {cid for cid, _ in own.entries}
+        if opened.format == "coco":
+            refused = rewrite(opened.paths, mapping, unknown="null")
+        elif fw.ids == "by-name":  # the listed classes mmdet does not name are skipped
+            refused = rewrite(opened.paths, mapping, unknown="null", only=listed)
+        else:
+            refused = rewrite(opened.paths, mapping, unknown="keep")
+    # the others are the reader's LG030 already
     skipped = {row: c for row, c in refused.items() if c in listed}
     facts.refused.update(refused)
     if skipped:
@@ -220,11 +229,18 @@ def _unnamed(
         )
 
 
-def rewrite(paths: Sequence[str], mapping: dict[int, int], *, unknown: str) -> dict[int, int]:
+def rewrite(
+    paths: Sequence[str],
+    mapping: dict[int, int],
+    *,
+    unknown: str,
+    only: set[int] | None = None,
+) -> dict[int, int]:
     """Rewrite each rows file's label column through ``mapping``. A label it lacks is kept as
     it is (``unknown="keep"``) or written as null (``"null"``: the annotation no framework
-    trains on, counted rejected; a null label stays LG003's). Returns the rows written null,
-    by their position in reading order, with the label as written."""
+    trains on, counted rejected; a null label stays LG003's), with ``only`` those of its labels.
+    Returns the rows written null, by their position in reading order, with the label as
+    written."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -243,9 +259,11 @@ def rewrite(paths: Sequence[str], mapping: dict[int, int], *, unknown: str) -> d
         mapped = pc.take(values, where)
         if unknown == "null":
             lost = pc.and_(pc.invert(known), pc.is_valid(label))
-            for at in pc.indices_nonzero(lost).to_pylist():
+            if only is not None:
+                lost = pc.and_(lost, pc.is_in(label, value_set=pa.array(sorted(only), pa.int64())))
+            for at in pc.indices_nonzero(pc.fill_null(lost, False)).to_pylist():
                 refused[row + at] = label[at].as_py()
-            label = mapped
+            label = pc.if_else(pc.or_(known, lost), mapped, label)
         else:
             label = pc.if_else(known, mapped, label)
         row += table.num_rows

@@ -67,9 +67,10 @@ def dropped_images(root: Path) -> list[Dropped]:
     return out
 
 
-def flag_dropped(facts: AnnotationFacts, root: Path) -> None:
+def flag_dropped(facts: AnnotationFacts, root: Path) -> list[str]:
     """Replace the reader's LG028 (boxes past [0, 1] beyond six decimals' printing) by the images
-    ultralytics drops as corrupt, and say the boxes it keeps within its 1.01 tolerance."""
+    ultralytics drops as corrupt, and say the boxes it keeps within its 1.01 tolerance; returns
+    the label files of the images dropped (relative to ``root``)."""
     past = facts.hits.pop("LG028", None)
     dropped = dropped_images(root)
     kept = 0 if past is None else past.count
@@ -94,3 +95,4 @@ def flag_dropped(facts: AnnotationFacts, root: Path) -> None:
         facts.hits["LG028"].message += f"; the reader saw {kept} boxes reach past [0, 1] in all"
     if dropped:
         facts.counts["images_dropped_by_ultralytics"] = len(dropped)
+    return [d.file for d in dropped]

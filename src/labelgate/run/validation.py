@@ -29,6 +29,7 @@ from labelgate.run.producers import (
     scan_sequentially,
 )
 from labelgate.run.readings import neutral_report, neutral_rows, readings, refused_report
+from labelgate.run.unusable import reject_boxes
 from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
 from labelgate.scan.result import ID_MEMORY
@@ -174,6 +175,8 @@ def run(
             opened = framework_rows(opened, contract)
             if contract.framework is None:
                 opened = neutral_rows(opened, contract)
+            if opened.facts is not None and opened.facts.task == "detection":
+                reject_boxes(opened.paths, opened.facts)  # no framework trains on them
 
             with_format(resolution, opened)
             paths, facts = opened.paths, opened.facts

@@ -1,0 +1,93 @@
+"""Annotations no framework trains on, written as rejected rows: a box without area
+(torchvision raises on it; detectron2, mmdet and ultralytics drop it) and, under ultralytics,
+every box of an image it drops as corrupt. Their rows keep their id and source, their label
+becomes null, so rows = usable + ignored + rejected holds and each is named by its finding."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from labelgate.core.annotations import AnnotationFacts
+
+__all__ = ["reject_boxes", "reject_files"]
+
+_NO_AREA = "LG027"
+
+
+def reject_boxes(paths: Sequence[str], facts: AnnotationFacts) -> int:
+    """Null the rows of the boxes without area the reader counted (its LG027 records, by id
+    and source); returns how many rows were nulled."""
+    records = facts.seen.get(_NO_AREA)
+    if not records or _NO_AREA not in facts.hits:
+        return 0
+    wanted = {(i, s) for i, s in records}
+    return _null(
+        paths,
+        facts,
+        lambda ids, sources: [(i, s) in wanted for i, s in zip(ids, sources, strict=True)],
+        {i for i, _ in wanted},
+    )
+
+
+def reject_files(paths: Sequence[str], facts: AnnotationFacts, files: Iterable[str]) -> int:
+    """Null the rows of every box of the label files given (YOLO ids are ``file:line``)."""
+    prefixes = tuple(f"{f}:" for f in files)
+    if not prefixes:
+        return 0
+    return _null(paths, facts, lambda ids, _: [str(i).startswith(prefixes) for i in ids], None)
+
+
+def _null(paths: Sequence[str], facts: AnnotationFacts, chosen: Any, ids: set[Any] | None) -> int:
+    """Null the label of each row ``chosen(ids, sources)`` picks among the rows whose id is in
+    ``ids`` (every row where ``None``); the rows are added to ``facts.refused``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    nulled, row = 0, 0
+    for path in paths:
+        table = pq.read_table(path)
+        n = table.num_rows
+        if "label" not in table.column_names or not n:
+            row += n
+            continue
+        id_col = table.column("id")
+        if ids is None:
+            candidates = list(range(n))
+        else:
+            typed = [
+                i for i in ids if isinstance(i, int if pa.types.is_integer(id_col.type) else str)
+            ]
+            if not typed:
+                row += n
+                continue
+            mask = pc.is_in(id_col, value_set=pa.array(typed, id_col.type))
+            candidates = pc.indices_nonzero(pc.fill_null(mask, False)).to_pylist()
+        if candidates:
+            at = pa.array(candidates, pa.int64())
+            picked = chosen(
+                pc.take(id_col, at).to_pylist(), pc.take(table.column("source"), at).to_pylist()
+            )
+            rows = [
+                r
+                for r, p in zip(candidates, picked, strict=True)
+                if p and row + r not in facts.refused
+            ]
+            label = table.column("label")
+            old = pc.take(label, pa.array(rows, pa.int64())).to_pylist()
+            pairs = [(r, v) for r, v in zip(rows, old, strict=True) if v is not None]
+            rows = [r for r, _ in pairs]
+            if rows:
+                facts.refused.update((row + r, v) for r, v in pairs)
+                mask = np.zeros(n, dtype=bool)
+                mask[rows] = True
+                label = pc.if_else(pa.array(mask), pa.scalar(None, label.type), label)
+                index = table.column_names.index("label")
+                table = table.set_column(index, table.schema.field(index), label)
+                pq.write_table(table, Path(path), compression="zstd")
+                nulled += len(rows)
+        row += n
+    return nulled

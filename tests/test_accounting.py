@@ -1,0 +1,63 @@
+"""Every annotation read is a row: rows = usable + ignored + rejected on every detection sample,
+under every framework and none, and every rejected row is named by a finding."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from labelgate.contract import Contract
+from labelgate.run.validation import run
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data_samples" / "formats"
+DETECTION = [
+    "coco_good.json",
+    "coco_bad.json",
+    "yolo_good",
+    "yolo_bad",
+    "voc_good",
+    "voc_bad",
+    "cvat_good.xml",
+    "cvat_bad.xml",
+    "labelme_good",
+    "labelme_bad",
+    "labelstudio_good/export.json",
+    "labelstudio_bad/export.json",
+]
+
+
+@pytest.mark.parametrize("sample", DETECTION)
+@pytest.mark.parametrize("framework", [None, "torchvision", "detectron2", "mmdet", "ultralytics"])
+def test_rows_add_up_and_the_rejected_are_named(sample: str, framework: str | None) -> None:
+    done = run([str(SAMPLES / sample)], Contract(framework=framework), max_examples=0)
+    report, facts = done.report, done.context.annotations
+    c = report.counts
+    assert c["rows"] == c["usable"] + c["ignored"] + c["rejected"]
+    assert facts is not None and c["rows"] >= facts.counts.get("annotations", 0)
+    named = {e.row for f in report.findings for e in f.examples if e.row >= 0}
+    refused = set(facts.refused)
+    assert refused <= named, sorted(refused - named)  # each rejected row has its finding
+    per_source = sum(s["rejected"] for s in report.sources)
+    assert per_source == c["rejected"]
+
+
+def test_a_box_without_area_is_rejected_under_every_reading(tmp_path: Path) -> None:
+    import json
+
+    images = [{"id": 1, "file_name": "1.jpg", "width": 100, "height": 80}]
+    anns = [
+        {"id": 1, "image_id": 1, "category_id": 1, "bbox": [5, 5, 20, 20]},
+        {"id": 2, "image_id": 1, "category_id": 1, "bbox": [5, 5, 0, 20]},
+    ]
+    path = tmp_path / "a.json"
+    path.write_text(
+        json.dumps({"images": images, "annotations": anns, "categories": [{"id": 1, "name": "a"}]})
+    )
+    for framework in (None, "torchvision", "detectron2", "mmdet"):
+        report = run([str(path)], Contract(framework=framework), max_examples=0).report
+        assert report.counts["rejected"] == 1 and report.counts["usable"] == 1, framework
+        lg027 = next(f for f in report.findings if f.code == "LG027")
+        assert [e.id for e in lg027.examples] == [2]
+        assert (lg027.severity == "error") == (framework == "torchvision")
+        assert "LG003" not in {f.code for f in report.findings}
