@@ -83,6 +83,45 @@ class TestFormats:
         assert str(p) in str(err.value)
 
 
+class TestDetectionMaps:
+    """TF Object Detection label maps (.pbtxt) and keras-retinanet's class_name,id files."""
+
+    def test_pbtxt_items_in_file_order(self, tmp_path: Path) -> None:
+        path = tmp_path / "label_map.pbtxt"
+        path.write_text(
+            '# a comment\nitem { name: "/m/01g317" id: 1 display_name: "person" }\n'
+            "item: { id: 2, name: 'b\\x41c' keypoints { id: 0 label: \"nose\" } }\n"
+            "item < name: 'background' id: 0 >\n"
+        )
+        assert load_class_map(path).entries == ((1, "/m/01g317"), (2, "bAc"), (0, "background"))
+
+    @pytest.mark.parametrize(
+        ("text", "says"),
+        [
+            ("item { id: 0 name: 'cat' }", "reserves for the background"),
+            ("item { id: -1 name: 'cat' }", "negative id"),
+            ("item { name: 'cat' }", "no integer id"),
+            ("item { id: 1 name: 'cat'", "not closed"),
+            ("name: 'x'", "no item"),
+            ("@@", "not protobuf text at line 1"),
+        ],
+    )
+    def test_pbtxt_refusals_name_no_content(self, tmp_path: Path, text: str, says: str) -> None:
+        path = tmp_path / "label_map.pbtxt"
+        path.write_text(text)
+        with pytest.raises(ClassMapError, match=says) as err:
+            load_class_map(path)
+        assert "'cat'" not in str(err.value)
+
+    def test_csv_name_index_with_a_header(self, tmp_path: Path) -> None:
+        path = tmp_path / "classes.csv"
+        path.write_text("class_name,id\ncow,0\ncat,1\n")
+        assert load_class_map(path).entries == ((0, "cow"), (1, "cat"))
+        path.write_text("cow,0\ncat,x\n")
+        with pytest.raises(ClassMapError, match="row 2 is not 'name,index'"):
+            load_class_map(path)
+
+
 class TestBijection:
     def test_duplicate_after_normalising(self) -> None:
         m = ClassMap.from_names(["cat", "dog", "Cat ", "fish"])

@@ -101,7 +101,7 @@ REAL_FORMATS = {
     "annotations/other/labelme_semantic_2011_000003.json": "labelme",
     "annotations/other/labelstudio_export_yolo_data.json": "labelstudio",
     "annotations/other/labelstudio_export_yolo_label_config.xml": "-",
-    "annotations/other/raccoon_labels.csv": "table",
+    "annotations/other/raccoon_labels.csv": "detcsv",
     "annotations/other/raccoon_object-detection.pbtxt": "-",
     "annotations/segmentation/datumaro_common_semseg": "masks",
     "annotations/segmentation/datumaro_common_semseg/masks": "masks",

@@ -156,7 +156,9 @@ def load_class_map(path: str | Path) -> ClassMap:
 
     Formats, by extension: ``.txt`` (or none), one name per line, index = line number;
     ``.json`` and ``.yaml``/``.yml``, a list of names or a mapping (index -> name or name -> index);
-    ``.csv``, rows of ``index,name`` with or without a header.
+    ``.csv``, rows of ``index,name`` with or without a header, or of ``name,index`` (keras-retinanet's
+    classes file, ``class_name,id``: keras_retinanet/preprocessing/csv_generator.py:45-61@7ac91dfb);
+    ``.pbtxt``, a TF Object Detection label map (its items' ``id`` and ``name``).
 
     Args:
         path: the file to read.
@@ -193,6 +195,10 @@ def load_class_map(path: str | Path) -> ClassMap:
         return _printable(_from_structure(data, origin))
     if suffix == ".csv":
         return _printable(_from_csv(text, origin))
+    if suffix == ".pbtxt":
+        from labelgate.io.pbtxt import parse_label_map
+
+        return _printable(ClassMap(tuple(parse_label_map(text, origin)), origin=origin))
     return _printable(_from_lines(text, origin))
 
 
@@ -285,6 +291,11 @@ def _is_index(value: Any) -> bool:
     return isinstance(value, str) and _INDEX.fullmatch(value) is not None
 
 
+def _name_index(row: list[str]) -> bool:
+    """Whether a CSV row is ``name,index``: two cells, the second an index."""
+    return len(row) == 2 and _is_index(row[1])
+
+
 def _from_csv(text: str, origin: str) -> ClassMap:
     try:  # newline="": a lone carriage return ends a row, as the csv module wants
         rows = [
@@ -292,11 +303,17 @@ def _from_csv(text: str, origin: str) -> ClassMap:
         ]
     except csv.Error as exc:
         raise ClassMapError(f"not a CSV file ({exc})", path=origin) from None
-    if rows and not _is_index(rows[0][0]):
+    if rows and not _is_index(rows[0][0]) and not _name_index(rows[0]):
         check_header(rows[0], origin)
         rows = rows[1:]  # a header such as "index,name"
+    flipped = bool(rows) and not _is_index(rows[0][0]) and _name_index(rows[0])
     entries: list[tuple[int, str]] = []
     for number, row in enumerate(rows, start=1):
+        if flipped:  # keras-retinanet's 'class_name,id' rows
+            if len(row) != 2 or not _is_index(row[1]):
+                raise ClassMapError(f"row {number} is not 'name,index'", path=origin)
+            entries.append((int(row[1]), row[0]))
+            continue
         if len(row) < 2 or not _is_index(row[0]):
             raise ClassMapError(f"row {number} is not 'index,name'", path=origin)
         entries.append((int(row[0]), row[1]))

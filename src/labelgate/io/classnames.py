@@ -23,7 +23,7 @@ __all__ = [
     "check_source",
 ]
 
-CLASS_MAP_SUFFIXES = (".txt", ".names", ".json", ".yaml", ".yml", ".csv")
+CLASS_MAP_SUFFIXES = (".txt", ".names", ".json", ".yaml", ".yml", ".csv", ".pbtxt")
 MAX_CLASS_NAMES = 1_000_000  # names in one map; a tokenizer's vocabulary is 250,000
 
 # Words that name a credential in a key (``db_password``, ``AWS_SECRET_ACCESS_KEY``, ``auths``).

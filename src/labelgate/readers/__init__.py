@@ -40,6 +40,7 @@ MANIFEST: dict[str, str] = {
     "cvat": "labelgate.readers.cvat:CvatReader",
     "labelme": "labelgate.readers.labelme:LabelMeReader",
     "labelstudio": "labelgate.readers.labelstudio:LabelStudioReader",
+    "detcsv": "labelgate.readers.detcsv:DetectionCsvReader",
     "unsupported": "labelgate.readers.unsupported:UnsupportedReader",
 }
 

@@ -7,7 +7,9 @@ place when present: COCO, the folder beside the JSON where ``file_name`` resolve
 folder, as Roboflow exports keep ``_annotations.coco.json`` among its images; ``images/``; or
 ``train2017/`` one level up for ``annotations/instances_train2017.json``); YOLO, ``images/``
 beside ``labels/`` (ultralytics' ``img2label_paths``); VOC, ``JPEGImages/`` beside
-``Annotations/``. Where none is found, nothing is checked and a note says so.
+``Annotations/``; a detection CSV, its own folder (keras-retinanet's default ``base_dir``,
+keras_retinanet/preprocessing/csv_generator.py:138-140@7ac91dfb), ``images/`` beside it or one
+level up. Where none is found, nothing is checked and a note says so.
 
 A file name is resolved safely: an absolute name or one with a ``..`` part is refused, and a
 link is followed only when it stays inside the images folder.
@@ -204,11 +206,17 @@ def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> 
         candidates = [origin.parent / "images"]  # origin: the labels folder
     elif fmt == "voc":
         candidates = [origin.parent.parent / "JPEGImages", origin.parent]
+    elif fmt == "detcsv":  # keras-retinanet: beside the CSV; raccoon_dataset: images/ beside data/
+        candidates = [origin.parent, origin.parent / "images", origin.parent.parent / "images"]
     else:
         return None
     mine = list(islice((r for r in records if r.origin == origin), _PROBE))  # stops there
+    # keras-retinanet's rows may name images by absolute path (its README's own example), which
+    # no folder holds: a detection CSV's folder counts only where a name resolves inside it
+    strict = fmt == "detcsv"
     for c in candidates:
-        if c.is_dir() and any(resolve(c, r)[1] != MISSING for r in mine):
+        whys = (resolve(c, r)[1] for r in mine)
+        if c.is_dir() and any(why == "" if strict else why != MISSING for why in whys):
             return c  # a file there (safe or not: a name leaving it is then a finding)
     return None
 
