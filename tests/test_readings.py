@@ -169,3 +169,10 @@ def test_real_files_pass_with_no_flags_and_under_each_framework(
             "mmdet",
             "ultralytics",
         }
+
+
+def test_examples_show_the_category_id_as_written(tmp_path: Path) -> None:
+    path = coco(tmp_path / "a.json", [1, 3, 7], [1, 3, 7, 7])
+    report = validate(path, classes=2)  # fits no reading: the contiguous index 2 reaches K
+    lg004 = next(f for f in report.findings if f.code == "LG004")
+    assert {e.value for e in lg004.examples} == {7} and "as written: 7" in lg004.message

@@ -120,6 +120,7 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
         cmap = _placeholders(cmap)
         refused = rewrite(opened.paths, mapping, unknown="null")
         facts.refused.update(refused)
+        facts.written.update((i, cid) for cid, i in mapping.items())
         why = (
             "the COCO categories made contiguous by sorted id: category ids are ids, not class "
             "indices, and each framework maps them its own way (its reading below)"
@@ -305,6 +306,7 @@ def neutral_report(
     and the readings."""
     findings = []
     for f in report.findings:
+        f = _as_written(f, facts.written)
         lowered = _NEUTRAL_SEVERITY.get(f.code)
         if lowered and f.severity == "error" and f.code not in contract.severity:
             f = replace(f, severity=lowered, message=f"{f.message} (fails under torchvision)")
@@ -312,6 +314,24 @@ def neutral_report(
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
     return replace(report, findings=tuple(findings), frameworks=tuple(r.to_dict() for r in found))
+
+
+def _as_written(f: Finding, written: Mapping[int, int]) -> Finding:
+    """A scan finding's examples with the category id the user wrote, where the reading
+    renumbered the ids (the reader's own findings name the ids as written already)."""
+    if not written or f.code not in _SCAN_VALUES or not f.examples:
+        return f
+    examples = tuple(
+        replace(e, value=written.get(e.value, e.value)) if isinstance(e.value, int) else e
+        for e in f.examples
+    )
+    ids = sorted({e.value for e in examples if isinstance(e.value, int)})
+    said = f" (category ids as written: {', '.join(str(i) for i in ids[:10])})" if ids else ""
+    return replace(f, examples=examples, message=f.message + said)
+
+
+# Checks of the scan whose examples carry a label value (the rewritten index, not the id).
+_SCAN_VALUES = frozenset({"LG004", "LG005", "LG010", "LG014"})
 
 
 def _without_refused(f: Finding, refused: Mapping[int, str]) -> Finding | None:
