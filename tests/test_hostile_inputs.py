@@ -319,7 +319,9 @@ class TestTypesOfMetadata:
         path = tmp_path / "c.json"
         path.write_text(coco_doc(annotation, image))
         r = run_bounded("validate", str(path), "-k", "3", "--format", "json")
-        assert_clean_exit(r, 1)  # before: exit 3 (an unhashable id, a segment that is no object)
+        # before: exit 3 (an unhashable id, a segment that is no object); -k 3 fits the ids 1, 2
+        # as torchvision reads them, so a verdict either way
+        assert_clean_exit(r, 0, 1)
         messages = [f["message"] for f in json.loads(r.stdout)["findings"] if f["code"] == "LG031"]
         assert (lg031 is None and not messages) or any(lg031 in m for m in messages), messages
         assert "[1]" not in str(messages)  # an id's type is named, not its content
@@ -411,4 +413,4 @@ class TestFoundByFuzzing:
         path = tmp_path / "c.json"
         path.write_text(coco_doc({"id": ident}))
         r = run_bounded("validate", str(path), "-k", "3", "--format", "json")
-        assert_clean_exit(r, 1)  # before: exit 3, pyarrow's "Expected integer, got bool"
+        assert_clean_exit(r, 0, 1)  # before: exit 3, pyarrow's "Expected integer, got bool"

@@ -265,7 +265,7 @@ def _ultralytics(
         how = f"after convert_coco with cls91to80=False, class = category_id - 1 ({ULTRALYTICS_CONVERT})"
         raises.append(
             f"ids {shown} with convert_coco's default cls91to80=True: they are not COCO's own ids "
-            "(coco80[category_id - 1] is None or past the table)"
+            "(coco80[category_id - 1] names no class, or is past the table)"
         )
         if ids[0] < 1 and zeros:
             drops.append(
