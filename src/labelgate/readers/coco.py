@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,13 @@ from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box, check_tables
+from labelgate.readers.boxes import check_box, check_tables
+from labelgate.readers.cocoannotation import NUMBERS, annotation, tally_key
 from labelgate.readers.cocoarrow import ImageColumns, record_images
 from labelgate.readers.cocoblocks import read_blocks
 from labelgate.readers.cocojudge import Tallies
 from labelgate.readers.cocolayout import looks_like_coco, not_json
-from labelgate.readers.cocoshapes import CocoShapes, carries_shapes
+from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
@@ -84,13 +84,13 @@ def read_coco(
     def image(item: dict[str, Any]) -> None:  # once per listed image: kept lean
         if type(item) is not dict:
             raise InputError("an entry of images is not a JSON object", path=str(path))
-        key = _key(item.get("id"))
+        key = tally_key(item.get("id"))
         if sources is not None:
             value = item.get(source_field or "")
             sources[key] = "" if value is None else str(value)
         w: Any = item.get("width")
         h: Any = item.get("height")
-        size = (float(w), float(h)) if type(w) in _NUMBERS and type(h) in _NUMBERS else None
+        size = (float(w), float(h)) if type(w) in NUMBERS and type(h) in NUMBERS else None
         if size is not None:
             size = sizes.setdefault(size, size)  # one tuple per distinct size, not per image
         images[key] = size
@@ -124,7 +124,7 @@ def read_coco(
         sink,
         facts,
         handlers,
-        (_annotation, _key),
+        (annotation, tally_key),
         (images, sources),
         into,
         source,
@@ -163,11 +163,13 @@ def read_coco(
                 if writer is None:
                     panoptic = "segments_info" in item
                     writer = sink.rows(id_type="string" if panoptic else "int")
-                _annotation(
+                annotation(
                     item,
                     writer,
                     facts,
-                    source if sources is None else sources.get(_key(item.get("image_id")), source),
+                    source
+                    if sources is None
+                    else sources.get(tally_key(item.get("image_id")), source),
                     images,
                     used,
                     first_of,
@@ -239,134 +241,6 @@ def _head(events: Any, done: set[str]) -> Any:
         if event == "end_map" and prefix == f"{key}.item":
             yield key, builder.value
             builder = None
-
-
-def _annotation(
-    item: dict[str, Any],
-    writer: RowWriter,
-    facts: AnnotationFacts,
-    source: str,
-    images: Mapping[Any, tuple[float, float] | None],
-    used: Counter[Any],
-    first_of: dict[Any, Example],
-    unlisted: tuple[dict[Any, list[Example]], Counter[Any]],
-    deferred: list[tuple[tuple[float, float, float, float], Any, Example]],
-    counts: Counter[str],
-    background: int | None,
-    file: str = "",
-    shapes: CocoShapes | None = None,
-) -> None:
-    image = _key(item.get("image_id"))  # any JSON value: a list is no key of the tallies
-    group = (file, image)
-    segments = item.get("segments_info")
-    keyed = writer.id_type == "string"  # panoptic: segments keyed image/segment
-    if segments is None and not keyed and _plain(item, images.get(image), used, background):
-        writer.add(item["id"], item["category_id"], source, None, group)  # the usual case
-        if shapes is not None and carries_shapes(item):  # its mask and keypoints
-            cid, ident = item["category_id"], item["id"]
-            fast = Example(row=writer.rows - 1, id=ident, source=source, value=cid)
-            shapes.annotation(item, image, images, fast)
-        if item.get("iscrowd"):
-            counts["crowd"] += 1
-        return
-    parts = segments if isinstance(segments, list) else [item]
-    for part in parts:
-        if not isinstance(part, dict):
-            part = {}  # a segment that is no object: no category_id, reported below (LG031)
-        ident = _key(part.get("id"))
-        cid = part.get("category_id")
-        row = writer.rows
-        shown = f"{image}/{ident}" if segments is not None else ident
-        example = Example(row=row, id=shown, source=source, value=cid)
-        if not isinstance(cid, int) or isinstance(cid, bool):
-            facts.hit(
-                "LG031",
-                replace(example, row=-1),
-                message="annotations without an integer category_id",
-                fix="give each annotation the id of a category in the categories table",
-            )
-            continue
-        whole = isinstance(ident, int) and not isinstance(ident, bool)  # true is no id
-        if keyed:
-            writer.add(str(shown) if whole else None, cid, source, None, group)
-        else:
-            writer.add(ident if whole and segments is None else None, cid, source, None, group)
-        used[cid] += 1
-        first_of.setdefault(cid, example)
-        if shapes is not None and segments is None and carries_shapes(part):
-            shapes.annotation(part, image, images, example)
-        check_background(facts, cid, background, example)
-        if image not in images:
-            unlisted[1][image] += 1
-            if len(unlisted[0].setdefault(image, [])) < 3:
-                unlisted[0][image].append(example)
-        if part.get("iscrowd"):
-            counts["crowd"] += 1
-        box = part.get("bbox")
-        if segments is None and box is not None:
-            xyxy = _xyxy(box)
-            if xyxy is None:
-                facts.hit(
-                    "LG031",
-                    example,
-                    message="annotations whose bbox is not [x, y, w, h]",
-                    fix="write bbox as four numbers: x, y, width, height in pixels",
-                )
-            elif image in images:
-                check_box(facts, xyxy, images[image], example)
-            elif len(deferred) < 1_000_000:
-                deferred.append((xyxy, image, example))
-
-
-def _plain(
-    item: dict[str, Any],
-    size: tuple[float, float] | None,
-    used: Counter[Any],
-    background: int | None,
-) -> bool:
-    """Whether an annotation breaks no rule and names a category already met (so it needs no
-    example): counted here when it does."""
-    cid, ident = item.get("category_id"), item.get("id")
-    if type(cid) is not int or cid not in used or cid == background or type(ident) is not int:
-        return False
-    xyxy = _xyxy(item.get("bbox"))
-    if size is None or xyxy is None:
-        return False
-    x0, y0, x1, y1 = xyxy
-    if not (x1 > x0 and y1 > y0 and x0 >= 0 and y0 >= 0 and x1 <= size[0] and y1 <= size[1]):
-        return False  # the slow path words it (NaN fails every comparison)
-    used[cid] += 1
-    return True
-
-
-def _key(value: Any) -> Any:
-    """A JSON value as a key of the per-id tallies: a number, a string or null as it is, any
-    other value (a list, an object) as a marker naming its type, never its content."""
-    if value is None or isinstance(value, int | float | str):
-        return value
-    return f"<a JSON {'array' if isinstance(value, list) else 'object'}>"
-
-
-def _xyxy(box: Any) -> tuple[float, float, float, float] | None:
-    """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers (strings and
-    booleans included: a Roboflow export's ``["10", "20", ...]`` is refused by torchvision)."""
-    if not isinstance(box, list) or len(box) != 4:
-        return None
-    x, y, w, h = box  # unrolled: this runs once per annotation
-    if not (type(x) in _NUMBERS and type(y) in _NUMBERS and type(w) in _NUMBERS) or (
-        type(h) not in _NUMBERS
-    ):
-        return None
-    try:
-        x, y, w, h = float(x), float(y), float(w), float(h)
-    except (TypeError, ValueError):
-        return None
-    return x, y, x + w, y + h
-
-
-_NUMBERS = frozenset(
-    {int, float}
-)  # JSON numbers as parsed: no bool, no str: torchvision refuses them
 
 
 def _settle(
