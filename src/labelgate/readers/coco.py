@@ -75,6 +75,7 @@ def read_coco(
     image_refs: Counter[Any] = Counter()  # image id not yet listed -> annotations naming it
     deferred: list[tuple[tuple[float, float, float, float], Any, Example]] = []  # before images
     counts: Counter[str] = Counter()
+    doubled: Counter[Any] = Counter()  # image id listed more than once -> its repeats
     shapes = CocoShapes(facts, task)
 
     name = path.name
@@ -93,7 +94,9 @@ def read_coco(
         size = (float(w), float(h)) if type(w) in NUMBERS and type(h) in NUMBERS else None
         if size is not None:
             size = sizes.setdefault(size, size)  # one tuple per distinct size, not per image
-        images[key] = size
+        if key in images:
+            doubled[key] += 1
+        images[key] = size  # the last image of an id stands, as in pycocotools' index
         counts["images"] += 1
         file = item.get("file_name")
         add(
@@ -138,11 +141,12 @@ def read_coco(
     )
     if writer is not None:
         listed = known[0] if known else images
-        return _finish(path, writer, facts, (listed, categories), into, shapes)
+        return _finish(path, writer, facts, (listed, categories), into, shapes, doubled)
     # what a fast read gave up on had been read by the handlers: the sequential read starts clean
     images.clear()
     categories.clear()
     counts.clear()
+    doubled.clear()
     shapes.forget()
     if sources is not None:
         sources.clear()
@@ -191,7 +195,7 @@ def read_coco(
         raise InputError(not_json(path, exc), path=str(path)) from None
     if writer is None:
         writer = sink.rows(id_type="int")
-    return _finish(path, writer, facts, (images, categories), into, shapes)
+    return _finish(path, writer, facts, (images, categories), into, shapes, doubled)
 
 
 def _finish(
@@ -201,9 +205,10 @@ def _finish(
     tables: tuple[Mapping[Any, tuple[float, float] | None], list[tuple[int, str]]],
     into: Tallies,
     shapes: CocoShapes,
+    doubled: Counter[Any],
 ) -> ClassMap | None:
     """What needs the whole file, once its rows are written: deferred boxes and shapes, the
-    tallies."""
+    tallies, the image ids listed twice."""
     images, categories = tables
     counts = into.counts
     writer.close()
@@ -212,11 +217,38 @@ def _finish(
     for xyxy, image, example in into.deferred:
         check_box(facts, xyxy, images.get(image), example)
     shapes.settle(images)
+    _doubled(facts, path, doubled)
     _settle(facts, categories, into.used, into.first_of, into.unlisted, images)
     counts["annotations"] = writer.rows
     counts["categories"] = len(categories)
     facts.counts.update(counts)
     return ClassMap(tuple(categories), origin=f"{path} (categories)") if categories else None
+
+
+def _doubled(facts: AnnotationFacts, path: Path, doubled: Counter[Any]) -> None:
+    """Images sharing an id (LG031): pycocotools' ``COCO.createIndex`` keys the images by id,
+    ``imgs[img['id']] = img`` (``PythonAPI/pycocotools/coco.py:100-102``, cocoapi@8c9bcc3), so
+    the last image of an id replaces the others and their annotations land on it; torchvision's
+    ``CocoDetection`` and detectron2 take their image ids from that index."""
+    if not doubled:
+        return
+    ids = list(doubled)
+    shown = ", ".join(str(i) for i in ids[:10]) + (
+        f" and {len(ids) - 10} more" if len(ids) > 10 else ""
+    )
+    h = facts.hit(
+        "LG031",
+        message=f"images listed under an id another image has (image ids {shown}): a loader "
+        "indexing the images by id keeps one of them, and the annotations of all",
+        fix="give every image of the file its own id (and its annotations that id)",
+        unit="images",
+        count=sum(doubled.values()),
+    )
+    if h.unit != "images":  # annotations of the file are LG031 too: one count of records
+        h.unit = "records"
+    room = len(ids) if facts.limit is None else max(0, facts.limit - len(h.examples))
+    h.examples += [Example(row=-1, id=f"image {i}", source=path.name, value=i) for i in ids[:room]]
+    h.details["image_ids"] = {str(i): n + 1 for i, n in list(doubled.items())[:50]}
 
 
 def _head(events: Any, done: set[str]) -> Any:

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.cocoshapes import CocoShapes, carries_shapes
-from labelgate.readers.sink import RowWriter
+from labelgate.readers.sink import RowWriter, reject
 
 __all__ = ["NUMBERS", "annotation", "corners", "plain", "tally_key"]
 
@@ -55,20 +54,22 @@ def annotation(
         cid = part.get("category_id")
         row = writer.rows
         shown = f"{image}/{ident}" if segments is not None else ident
-        example = Example(row=row, id=shown, source=source, value=cid)
+        whole = isinstance(ident, int) and not isinstance(ident, bool)  # true is no id
+        if keyed:
+            named = str(shown) if whole else None
+        else:
+            named = ident if whole and segments is None else None
         if not isinstance(cid, int) or isinstance(cid, bool):
             facts.hit(
                 "LG031",
-                replace(example, row=-1),
+                Example(row=row, id=shown, source=source, value=tally_key(cid)),
                 message="annotations without an integer category_id",
                 fix="give each annotation the id of a category in the categories table",
             )
+            reject(writer, counts, named, source, group)  # no class index: a rejected row
             continue
-        whole = isinstance(ident, int) and not isinstance(ident, bool)  # true is no id
-        if keyed:
-            writer.add(str(shown) if whole else None, cid, source, None, group)
-        else:
-            writer.add(ident if whole and segments is None else None, cid, source, None, group)
+        example = Example(row=row, id=shown, source=source, value=cid)
+        writer.add(named, cid, source, None, group)
         used[cid] += 1
         first_of.setdefault(cid, example)
         if shapes is not None and segments is None and carries_shapes(part):
@@ -80,20 +81,22 @@ def annotation(
                 unlisted[0][image].append(example)
         if part.get("iscrowd"):
             counts["crowd"] += 1
-        box = part.get("bbox")
-        if segments is None and box is not None:
-            xyxy = corners(box)
-            if xyxy is None:
-                facts.hit(
-                    "LG031",
-                    example,
-                    message="annotations whose bbox is not [x, y, w, h]",
-                    fix="write bbox as four numbers: x, y, width, height in pixels",
-                )
-            elif image in images:
-                check_box(facts, xyxy, images[image], example)
-            elif len(deferred) < 1_000_000:
-                deferred.append((xyxy, image, example))
+        if segments is not None:
+            continue  # a panoptic segment: the PNG holds its mask, its bbox is not judged
+        xyxy = corners(part.get("bbox"))
+        if xyxy is None:  # absent, null, or not four JSON numbers: no box to train
+            facts.hit(
+                "LG031",
+                example,
+                message="annotations whose bbox is not [x, y, w, h]"
+                if "bbox" in part
+                else "annotations without a bbox",
+                fix="write bbox as four numbers: x, y, width, height in pixels",
+            )
+        elif image in images:
+            check_box(facts, xyxy, images[image], example)
+        elif len(deferred) < 1_000_000:
+            deferred.append((xyxy, image, example))
 
 
 def plain(
