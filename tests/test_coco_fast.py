@@ -317,8 +317,8 @@ def test_images_sharing_an_id_are_named(tmp_path: Path, least: int) -> None:
 @pytest.mark.parametrize("same_name", [True, False])
 def test_files_of_one_run_share_one_image_index(tmp_path: Path, same_name: bool) -> None:
     """Two COCO files read into one sink: each row names its image as the per-annotation read
-    names it, also when both files have the same name (their images are then the same keys of
-    the run's index, and the second file's codes are seeded afresh)."""
+    names it, also when both files have the same name (Roboflow's _annotations.coco.json in each
+    split: their images are other images, keyed by the file's path, never merged by name)."""
     paths = [tmp_path / d / ("a.json" if same_name else f"{d}.json") for d in ("x", "y")]
     for seed, path in enumerate(paths):
         path.parent.mkdir()
@@ -350,8 +350,8 @@ def test_files_of_one_run_share_one_image_index(tmp_path: Path, same_name: bool)
         sequential = run(tmp_path / "a", least=SEQUENTIAL)
         blocks = run(tmp_path / "b", least=0, block=1_500, workers=1)
     assert blocks == sequential
-    assert sequential[3] == (30 if same_name else 60) + (1 if same_name else 2)  # + image 77
-    assert shared == ([30] if same_name else [30, 30])
+    assert sequential[3] == 60 + 2  # each file's 30 images and its unlisted image 77
+    assert shared == [30, 30]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers forked: Linux")

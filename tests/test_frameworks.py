@@ -146,7 +146,10 @@ class TestMmdet:
         assert "absent from metainfo.classes (2)" in f.message
         assert "'Dog' at 2" in f.message
         assert not {"LG004", "LG016"} & codes(report)
-        assert report.counts["rows"] == 2  # the two dog boxes are not trained on
+        # the two dog boxes are not trained on: counted rejected, named by id, never lost
+        assert report.counts["rows"] == 4 and report.counts["rejected"] == 2
+        assert report.counts["usable"] == 2
+        assert {e.id for e in f.examples} >= {12, 13}
 
     def test_all_classes_listed_is_clean(self, tmp_path: Path) -> None:
         cats = [(1, "cat"), (2, "dog"), (7, "fox")]

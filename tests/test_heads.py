@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from labelgate.errors import LabelError
 from labelgate.training.heads import find_head
@@ -254,7 +256,9 @@ class TestCheckStateDict:
             check_state_dict(state, ["cat", "dog", "bird"]) == "roi_heads.box_predictor.cls_score"
         )
         assert check_state_dict(state, ["__background__", "cat", "dog", "bird"])
-        with pytest.raises(LabelError, match=r"cls_score' has 4 outputs .*counts the background"):
+        with pytest.raises(
+            LabelError, match=r"cls_score' has 4 outputs .*one of them is the background"
+        ):
             check_state_dict(state, ["cat", "dog", "bird", "fish", "frog"])
 
     def test_retinanet_counts_per_anchor(self) -> None:
@@ -267,3 +271,185 @@ class TestCheckStateDict:
             match=r"has 3 outputs \(torchvision RetinaNet/FCOS: 27 outputs for 9 anchors",
         ):
             check_state_dict(state, ["a", "b", "c", "d", "e"])
+
+
+class FastRCNNPredictor(nn.Module):
+    """torchvision/models/detection/faster_rcnn.py:347-360@torchvision 0.23.0, as written there."""
+
+    def __init__(self, in_channels: int, num_classes: int) -> None:
+        super().__init__()
+        self.cls_score = nn.Linear(in_channels, num_classes)
+        self.bbox_pred = nn.Linear(in_channels, num_classes * 4)
+
+
+class FastRCNNOutputLayers(nn.Module):
+    """detectron2/modeling/roi_heads/fast_rcnn.py:236-239@02b5c4e2: one logit more than the
+    classes (the background), and the box deltas per class or class-agnostic."""
+
+    def __init__(self, input_size: int, num_classes: int, *, agnostic: bool = False) -> None:
+        super().__init__()
+        self.cls_score = nn.Linear(input_size, num_classes + 1)
+        self.bbox_pred = nn.Linear(input_size, (1 if agnostic else num_classes) * 4)
+
+
+class Wrapper(nn.Module):
+    """A training wrapper holding the model as an attribute (an EMA copy, a task module)."""
+
+    def __init__(self, net: nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+
+def prefixed(state: dict[str, tuple[int, ...]], prefix: str) -> dict[str, tuple[int, ...]]:
+    return {prefix + k: v for k, v in state.items()}
+
+
+def predictor_in_sequential(k: int) -> nn.Module:
+    return nn.Sequential(nn.Sequential(nn.Conv2d(3, 8, 3), nn.Flatten()), FastRCNNPredictor(8, k))
+
+
+class TestPrefixes:
+    """Every layout under the prefixes that wrap a model's keys: a Sequential's index, a wrapper's
+    attribute, DDP's ``module.``, torch.compile's ``_orig_mod.``, Lightning's ``model.``."""
+
+    def test_predictor_in_a_sequential_takes_cls_score(self) -> None:
+        found = find_head(shapes(predictor_in_sequential(5)))
+        assert found.chosen.name == "1.cls_score"
+        assert (found.chosen.outputs, found.chosen.classes) == (5, 5)
+        assert found.chosen.family == "torchvision R-CNN" and found.chosen.background
+        assert "cls_score beside bbox_pred" in found.why
+
+    def test_a_wrapper_module(self) -> None:
+        found = find_head(shapes(Wrapper(faster_rcnn(6))))
+        assert (found.chosen.name, found.chosen.classes) == (
+            "net.roi_heads.box_predictor.cls_score",
+            6,
+        )
+
+    def test_ddp_module_prefix(self) -> None:
+        # DDP's state_dict is its module's under "module." (torch/nn/parallel/distributed.py:959):
+        # built by prefixing, as no process group is needed to name the keys.
+        found = find_head(prefixed(shapes(predictor_in_sequential(3)), "module."))
+        assert (found.chosen.name, found.chosen.classes) == ("module.1.cls_score", 3)
+
+    def test_torch_compile_prefix(self) -> None:
+        compiled = torch.compile(predictor_in_sequential(7))  # nothing compiles until called
+        state = shapes(compiled)
+        assert next(iter(state)).startswith("_orig_mod.")
+        found = find_head(state)
+        assert (found.chosen.name, found.chosen.classes) == ("_orig_mod.1.cls_score", 7)
+
+    def test_ddp_of_a_compiled_model_in_lightning(self) -> None:
+        state = prefixed(shapes(torch.compile(faster_rcnn(4))), "model.module.")
+        found = find_head(state)
+        assert found.chosen.name == "model.module._orig_mod.roi_heads.box_predictor.cls_score"
+        assert found.chosen.classes == 4
+
+    @pytest.mark.parametrize("agnostic", [False, True])
+    def test_detectron2_output_layers(self, agnostic: bool) -> None:
+        model = tree(box_predictor=FastRCNNOutputLayers(8, 3, agnostic=agnostic))
+        found = find_head(prefixed(shapes(model), "roi_heads."))
+        assert (found.chosen.name, found.chosen.outputs) == ("roi_heads.box_predictor.cls_score", 4)
+        assert found.chosen.family == "detectron2 R-CNN" and found.chosen.background
+
+    def test_bbox_pred_is_never_the_head(self) -> None:
+        # A cls_score whose twin fits no known predictor is no R-CNN layout; the last layer with
+        # a bias is then cls_score, never the box regression after it.
+        model = nn.Sequential(
+            nn.Linear(4, 8), tree(cls_score=nn.Linear(8, 5), bbox_pred=nn.Linear(8, 7))
+        )
+        found = find_head(shapes(model))
+        assert (found.chosen.name, found.chosen.family) == ("1.cls_score", "generic")
+
+    @pytest.mark.parametrize("prefix", ["1.", "net.", "module.", "_orig_mod.", "model."])
+    @pytest.mark.parametrize(
+        ("build", "expected", "classes"),
+        [
+            (lambda: retinanet(7, anchors=9), "head.classification_head.cls_logits", 7),
+            (lambda: ssd(21), "head.classification_head.module_list.0", 21),
+            (lambda: deeplabv3(21), "classifier.4", 21),
+            (
+                lambda: tree(stages=nn.Linear(8, 8), head=tree(fc=nn.Linear(8, 10))),
+                "head.fc",
+                10,
+            ),
+            (lambda: tree(conv1=nn.Conv2d(3, 8, 3), fc=nn.Linear(8, 10)), "fc", 10),
+            (
+                lambda: tree(
+                    roberta=tree(encoder=nn.Linear(8, 8)),
+                    classifier=tree(dense=nn.Linear(8, 8), out_proj=nn.Linear(8, 3)),
+                ),
+                "classifier.out_proj",
+                3,
+            ),
+            (
+                lambda: tree(
+                    transformer=tree(h=nn.Linear(8, 8)), lm_head=nn.Linear(8, 50, bias=False)
+                ),
+                "lm_head",
+                50,
+            ),
+        ],
+    )
+    def test_every_known_head_under_a_prefix(
+        self, prefix: str, build: object, expected: str, classes: int
+    ) -> None:
+        assert callable(build)
+        state = prefixed(shapes(build()), prefix)
+        for order in (state, dict(sorted(state.items()))):  # module order, safetensors' sorted
+            found = find_head(order)
+            assert (found.chosen.name, found.chosen.classes) == (prefix + expected, classes)
+
+    def test_aux_classifier_is_not_taken_under_a_prefix(self) -> None:
+        # Sorted keys put aux_classifier first; under "module." it must still not match.
+        state = dict(sorted(prefixed(shapes(deeplabv3(5)), "module.").items()))
+        assert next(iter(state)).startswith("module.aux_classifier")
+        assert find_head(state).chosen.name == "module.classifier.4"
+
+    def test_check_state_dict_on_a_wrapped_predictor(self) -> None:
+        from labelgate.torch import check_state_dict
+
+        model = predictor_in_sequential(4)  # background + 3 classes
+        for state in (
+            model.state_dict(),
+            {f"module.{k}": v for k, v in model.state_dict().items()},
+            torch.compile(model).state_dict(),
+        ):
+            name = check_state_dict(state, ["cat", "dog", "bird"])
+            assert name.endswith("1.cls_score")
+            with pytest.raises(
+                LabelError, match=r"1\.cls_score' has 4 outputs \(torchvision R-CNN"
+            ):
+                check_state_dict(state, ["cat", "dog", "bird", "fish", "frog"])
+
+
+# Prefix components: the wrappers' own names, Sequential indices, and other attribute names
+# (lower-case letters: no word of a head's layout, which a prefix could otherwise complete).
+_LAYOUT_WORDS = {"fc", "head", "heads", "classifier", "score", "logits", "cls", "box", "bbox"}
+components = st.one_of(
+    st.sampled_from(["module", "_orig_mod", "model", "net", "ema"]),
+    st.integers(min_value=0, max_value=12).map(str),
+    st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=6).filter(
+        lambda c: c not in _LAYOUT_WORDS
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    parts=st.lists(components, max_size=4),
+    k=st.integers(min_value=2, max_value=40),
+    nested=st.booleans(),
+    ordered=st.booleans(),
+)
+def test_predictor_under_any_prefix(parts: list[str], k: int, nested: bool, ordered: bool) -> None:
+    prefix = "".join(f"{p}." for p in parts)
+    base = faster_rcnn(k) if nested else predictor_in_sequential(k)
+    state = prefixed(shapes(base), prefix)
+    if not ordered:
+        state = dict(sorted(state.items()))
+    found = find_head(state)
+    inner = "roi_heads.box_predictor.cls_score" if nested else "1.cls_score"
+    assert found.chosen.name == prefix + inner
+    assert (found.chosen.outputs, found.chosen.classes, found.chosen.background) == (k, k, True)
+    assert found.chosen.family == "torchvision R-CNN"

@@ -166,13 +166,16 @@ def test_a_table_folder_is_a_table_whatever_txt_lies_beside_it(tmp_path: Path) -
 def test_a_folder_of_subfolders_is_not_imagefolder_when_it_holds_annotations(
     tmp_path: Path,
 ) -> None:
-    """A COCO dataset folder (annotations/ + images/) is no image classification set."""
+    """A COCO dataset folder (annotations/ + images/) is no image classification set: it is
+    read as the COCO root it is; without a COCO file in annotations/, as nothing."""
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "a.jpg").write_bytes(b"\xff\xd8\xff")
     (tmp_path / "annotations").mkdir()
-    (tmp_path / "annotations" / "instances.json").write_text('{"images": []}')
+    (tmp_path / "annotations" / "notes.json").write_text('{"about": "not COCO"}')
     with pytest.raises(InputError, match="unknown format"):
         choose([str(tmp_path)])
+    (tmp_path / "annotations" / "instances.json").write_text('{"images": []}')
+    assert choose([str(tmp_path)]).reader.name == "coco"
 
 
 def test_unknown_names_and_several_formats_are_clear_errors(tmp_path: Path) -> None:

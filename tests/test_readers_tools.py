@@ -239,30 +239,100 @@ def test_fix_writes_a_label_table(path: str, tmp_path: Path) -> None:
 # -- layouts labelgate does not read -------------------------------------------------------------
 
 
-LAYOUTS = {
-    "KITTI": ["training/label_2/000001.txt", "training/image_2/000001.png"],
-    "DOTA": ["labelTxt/P0001.txt", "images/P0001.png"],
-    "WIDER FACE": ["wider_face_split/wider_face_train_bbx_gt.txt", "WIDER_train/images/a.jpg"],
-    "MOT": ["MOT17-02/seqinfo.ini", "MOT17-02/gt/gt.txt", "MOT17-02/img1/000001.jpg"],
-    "Market-1501": ["bounding_box_train/0001_c1s1_000151_01.jpg", "query/0001_c1s1_0001_00.jpg"],
-    "CamVid": ["trainannot/0001TP_006690.png", "train/0001TP_006690.png", "label_colors.txt"],
-    "ADE20K": ["objectInfo150.txt", "images/training/a.jpg", "annotations/training/a.png"],
-    "SYNTHIA": ["GT/LABELS/000000.png", "RGB/000000.png"],
-    "Cityscapes": ["leftImg8bit/train/aachen/a_leftImg8bit.png", "gtFine/train/aachen/a.json"],
+_KITTI_LINE = (
+    "Pedestrian 0.00 0 -0.20 712.40 143.00 810.73 307.92 1.89 0.48 1.20 1.84 1.47 8.41 0.01\n"
+)
+_JPEG = b"\xff\xd8\xff"
+
+# Each layout's whole signature, as the dataset ships it (file -> its first bytes).
+LAYOUTS: dict[str, dict[str, bytes | str]] = {
+    "KITTI": {"training/label_2/000001.txt": _KITTI_LINE, "training/image_2/000001.png": _JPEG},
+    "DOTA": {
+        "labelTxt/P0001.txt": "imagesource:GoogleEarth\ngsd:0.14\n"
+        "10 10 20 10 20 20 10 20 plane 0\n",
+        "images/P0001.png": _JPEG,
+    },
+    "WIDER FACE": {
+        "wider_face_split/wider_face_train_bbx_gt.txt": "0--Parade/0_Parade_marchingband_1_849.jpg\n",
+        "WIDER_train/images/0--Parade/a.jpg": _JPEG,
+    },
+    "MOT": {
+        "MOT17-02/seqinfo.ini": "[Sequence]\nname=MOT17-02\nimDir=img1\n",
+        "MOT17-02/gt/gt.txt": "1,1,912,484,97,109,0,7,1\n",
+        "MOT17-02/img1/000001.jpg": _JPEG,
+    },
+    "Market-1501": {
+        "bounding_box_train/0001_c1s1_000151_01.jpg": _JPEG,
+        "query/0001_c1s1_0001_00.jpg": _JPEG,
+    },
+    "CamVid": {
+        "trainannot/0001TP_006690.png": _JPEG,
+        "train/0001TP_006690.png": _JPEG,
+        "label_colors.txt": "64 128 64\tAnimal\n",
+    },
+    "ADE20K": {
+        "objectInfo150.txt": "Idx\tRatio\tTrain\tVal\tName\n1\t0.1576\t11664\t1172\twall\n",
+        "images/training/a.jpg": _JPEG,
+        "annotations/training/a.png": _JPEG,
+    },
+    "SYNTHIA": {"GT/LABELS/000000.png": _JPEG, "RGB/000000.png": _JPEG},
+    "Cityscapes": {
+        "leftImg8bit/train/aachen/a_000000_000019_leftImg8bit.png": _JPEG,
+        "gtFine/train/aachen/a_000000_000019_gtFine_polygons.json": "{}",
+    },
 }
 
 
+def _plant(root: Path, files: dict[str, bytes | str]) -> None:
+    for f, content in files.items():
+        (root / f).parent.mkdir(parents=True, exist_ok=True)
+        data = content.encode() if isinstance(content, str) else content
+        (root / f).write_bytes(data)
+
+
 @pytest.mark.parametrize(("name", "files"), sorted(LAYOUTS.items()))
-def test_layouts_labelgate_does_not_read_are_refused_by_name(
-    name: str, files: list[str], tmp_path: Path
+def test_layouts_labelgate_does_not_read_are_refused_by_their_signature(
+    name: str, files: dict[str, bytes | str], tmp_path: Path
 ) -> None:
-    for f in files:
-        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / f).write_bytes(b"\xff\xd8\xff" if f.endswith((".jpg", ".png")) else b"0 1\n")
+    _plant(tmp_path, files)
     detected = choose([str(tmp_path)])
     assert detected.reader.name == "unsupported"
     with pytest.raises(InputError, match=f"looks like {name}.*which labelgate does not read"):
         labelgate.validate(str(tmp_path), classes=3)
+
+
+@pytest.mark.parametrize(
+    "folders",
+    [
+        ["label_0", "label_1", "label_2"],  # MVTec-style class names
+        ["image_2", "calib", "velodyne"],  # KITTI's folder names, holding images only
+        ["labelTxt", "gt", "bounding_box_train", "trainannot", "leftImg8bit", "GT", "RGB"],
+        ["WIDER_train", "wider_face_split", "gtFine", "ADEChallengeData2016"],
+    ],
+)
+def test_a_folder_named_like_a_refused_layout_is_not_refused(
+    folders: list[str], tmp_path: Path
+) -> None:
+    """A name is no signature: class folders called label_2 or calib hold images, and stay an
+    ImageFolder tree."""
+    from PIL import Image
+
+    for name in folders:
+        (tmp_path / name).mkdir()
+        Image.new("RGB", (4, 4)).save(tmp_path / name / "a.jpg")
+    assert choose([str(tmp_path)]).reader.name == "imagefolder"
+    report = labelgate.validate(str(tmp_path))
+    assert [c["name"] for c in report.classes] == sorted(folders)
+
+
+def test_a_kitti_label_folder_of_other_lines_is_not_kitti(tmp_path: Path) -> None:
+    """label_2/ beside image_2/ is KITTI only where its lines are KITTI's 15 fields."""
+    _plant(tmp_path, {"label_2/a.txt": "0 0.5 0.5 0.1 0.1\n", "image_2/a.jpg": _JPEG})
+    try:
+        found = choose([str(tmp_path)]).reader.name
+    except InputError as exc:
+        found = str(exc)
+    assert "unsupported" not in found and "KITTI" not in found
 
 
 def test_refused_layouts_exit_2_with_one_line(tmp_path: Path) -> None:

@@ -229,10 +229,11 @@ def check_state_dict(
         class_map: the map the model is built from now: a ClassMap, a file, or the names.
         head: the head's parameter prefix (``classifier``, ``fc``); default: the head
             ``labelgate.training.heads.find_head`` chooses for the model family the names show
-            (torchvision's ``cls_score``, not ``bbox_pred``; dense detection heads counted per
-            anchor), else the last layer with a weight and a bias of as many outputs. A family
-            whose ``num_classes`` counts the background (torchvision detection) fits a class map
-            with or without it.
+            under any prefix (``1.``, DDP's ``module.``, ``_orig_mod.``, ``model.``): an R-CNN
+            predictor's ``cls_score``, not ``bbox_pred``; dense detection heads counted per
+            anchor; else the last layer with a weight and a bias of as many outputs. A detection
+            head with a background logit (torchvision's, detectron2's R-CNN) fits a class map
+            with or without the background.
 
     Returns:
         The head's prefix.
@@ -256,7 +257,7 @@ def check_state_dict(
         counted = (
             f" ({chosen.family}: {chosen.outputs} outputs"
             + (f" for {chosen.outputs // outputs} anchors" if chosen.outputs != outputs else "")
-            + ("; its num_classes counts the background" if chosen.background else "")
+            + ("; one of them is the background" if chosen.background else "")
             + ")"
             if chosen.family != "generic"
             else ""

@@ -269,7 +269,9 @@ def class_usage(ctx: Context) -> list[Finding]:
         return []
     found: list[Finding] = []
     background = ctx.annotations.background if ctx.annotations is not None else None
-    unused = [i for i, n in enumerate(counts) if n == 0 and i != background]
+    cmap = ctx.contract.class_map
+    filled = cmap.placeholders if cmap is not None else frozenset()  # gaps, not classes
+    unused = [i for i, n in enumerate(counts) if n == 0 and i != background and i not in filled]
     if unused:
         named = [f"{i} ({ctx.class_name(i)!r})" if ctx.class_name(i) else str(i) for i in unused]
         found.append(

@@ -19,8 +19,10 @@ def duplicate_ids(ctx: Context) -> list[Finding]:
             count=dup.rows,
             unit="rows",
             message=(
-                f"{dup.rows} rows repeat an id already seen ({dup.distinct} ids occur more than "
-                "once): a duplicated shard or a join that fanned out"
+                f"{dup.rows} rows repeat an id already seen"
+                + (" in their file" if dup.per_file else "")
+                + f" ({dup.distinct} ids occur more than once): a duplicated shard or a join "
+                "that fanned out"
             ),
             fix="Deduplicate by id, or check the export that wrote these rows twice.",
             examples=dup.examples,

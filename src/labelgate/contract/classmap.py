@@ -47,12 +47,15 @@ class ClassMap:
             by a loader that splits on newlines).
         declared: a class count the file states besides its names (YOLO ``nc``, Darknet
             ``classes``, Hugging Face ``num_classes``), or ``None``.
+        placeholders: indices whose entry labelgate wrote itself to fill a gap (torchvision's
+            ``N/A`` between COCO's sparse ids): no class, so never a finding of their own.
     """
 
     entries: tuple[tuple[int, str], ...]
     origin: str = "inline"
     trailing_blank_lines: int = 0
     declared: int | None = None
+    placeholders: frozenset[int] = frozenset()
 
     @classmethod
     def from_names(cls, names: list[str] | tuple[str, ...], *, origin: str = "inline") -> ClassMap:
@@ -111,6 +114,8 @@ class ClassMap:
         by_name: defaultdict[str, list[int]] = defaultdict(list)
         spelled: dict[str, str] = {}
         for index, name in self.entries:
+            if index in self.placeholders:
+                continue  # a gap's filler shares its name with the other gaps by design
             key = normalise_name(name)
             by_name[key].append(index)
             spelled.setdefault(key, name)

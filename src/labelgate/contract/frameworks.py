@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["FRAMEWORKS", "Framework", "check_framework", "framework_of"]
+__all__ = [
+    "COCO80_IDS",
+    "FRAMEWORKS",
+    "ULTRALYTICS_CONVERT",
+    "Framework",
+    "check_framework",
+    "coco80_mapping",
+    "framework_of",
+]
 
 TORCHVISION = "torchvision 0.23.0"
 DETECTRON2 = "detectron2 02b5c4e2"
@@ -215,3 +223,19 @@ def check_framework(name: str | None, reduce_zero_label: bool | None) -> None:
             "mmseg's transform of the masks: it needs framework mmseg (--framework mmseg)",
             key="reduce_zero_label",
         )
+
+
+# COCO's 80 category ids (1..90 without the 10 the 2014 release left out): the ids ultralytics'
+# coco91_to_coco80_class numbers 0..79 (ultralytics/data/converter.py:39-136@ultralytics 8.4.190).
+COCO80_IDS = tuple(sorted(set(range(1, 91)) - {12, 26, 29, 30, 45, 66, 68, 69, 71, 83}))
+ULTRALYTICS_CONVERT = f"ultralytics/data/converter.py:250,323@{ULTRALYTICS}"
+
+
+def coco80_mapping(ids: list[int]) -> tuple[dict[int, int], bool]:
+    """How ultralytics' ``convert_coco`` numbers COCO category ids (converter.py:323:
+    ``cls = coco80[category_id - 1] if cls91to80 else category_id - 1``): through COCO's 80 when
+    every id is one of COCO's own (the default ``cls91to80=True``), else ``category_id - 1``
+    (the only setting that reads other ids). Returns the mapping and whether it is COCO's 80."""
+    if set(ids) <= set(COCO80_IDS):
+        return {cid: COCO80_IDS.index(cid) for cid in ids}, True
+    return {cid: cid - 1 for cid in ids}, False

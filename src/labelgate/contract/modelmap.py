@@ -283,7 +283,7 @@ def _judge_head(search: HeadSearch, k: int | None) -> ModelVerdict:
         if (chosen.outputs != chosen.classes)
         else ""
     )
-    background = "; its num_classes counts the background" if chosen.background else ""
+    background = "; one of them is the background" if chosen.background else ""
     return ModelVerdict(
         (
             f"the checkpoint's {told} predicts {counted}{chosen.classes} classes{background}, the "

@@ -61,6 +61,9 @@ class AnnotationFacts:
         background: the detection background index, which no object should carry.
         notes: what the reader left out or chose, in words, for the report's notes (files
             skipped, cancelled annotations, where a class map came from).
+        refused: rows written without a label on purpose (row -> the label as written): an
+            annotation no framework can train on, named by its own finding (LG030), so counted
+            rejected without being LG003's null labels.
         empty: what an input holding no annotation holds instead, in words ("no annotation in
             2 tasks"), for LG008 (or the error when no class map gives K either).
     """
@@ -73,6 +76,7 @@ class AnnotationFacts:
     limit: int | None = 20
     background: int | None = None
     notes: list[str] = field(default_factory=list)
+    refused: dict[int, Any] = field(default_factory=dict)
     empty: str = ""
     seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict, repr=False, compare=False)
 
@@ -122,8 +126,9 @@ class AnnotationFacts:
 
     @property
     def rejected(self) -> int:
-        """Rows the reader wrote with a null label, each named by one of its findings."""
-        return self.counts.get(REJECTED, 0)
+        """Rows written with a null label on purpose (by the reader, or by a framework's
+        reading: ``refused``), each named by one of its findings."""
+        return self.counts.get(REJECTED, 0) + len(self.refused)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the report's input section."""

@@ -128,6 +128,8 @@ class Report:
         notes: remarks that are not findings (detected columns, dtype casts).
         strict: whether warnings fail the run.
         diff: for ``labelgate diff``, the comparison with the base revision.
+        frameworks: for a detection input judged with no framework named, what each framework
+            would need and do with it (``labelgate.run.readings.Reading.to_dict``).
     """
 
     findings: tuple[Finding, ...]
@@ -141,6 +143,7 @@ class Report:
     notes: tuple[str, ...] = ()
     strict: bool = False
     diff: dict[str, Any] | None = None
+    frameworks: tuple[dict[str, Any], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -189,17 +192,21 @@ class Report:
 
     def to_dict(self) -> dict[str, Any]:
         """The report as the versioned JSON document described in docs/report.md."""
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "status": self.status,
-            "strict": self.strict,
-            "counts": dict(self.counts),
-            "findings": [f.to_dict() for f in self.findings],
-            "input": self.input,
-            "environment": self.environment,
-            "contract": self.contract,
-            "batches": self.batches,
-            "sources": self.sources,
-            "classes": self.classes,
-            "notes": list(self.notes),
-        } | ({"diff": self.diff} if self.diff is not None else {})
+        return (
+            {
+                "schema_version": SCHEMA_VERSION,
+                "status": self.status,
+                "strict": self.strict,
+                "counts": dict(self.counts),
+                "findings": [f.to_dict() for f in self.findings],
+                "input": self.input,
+                "environment": self.environment,
+                "contract": self.contract,
+                "batches": self.batches,
+                "sources": self.sources,
+                "classes": self.classes,
+                "notes": list(self.notes),
+            }
+            | ({"diff": self.diff} if self.diff is not None else {})
+            | ({"frameworks": list(self.frameworks)} if self.frameworks else {})
+        )

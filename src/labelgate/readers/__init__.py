@@ -31,7 +31,7 @@ ENTRY_POINTS = "labelgate.readers"
 # name -> "module:class"; the order breaks no tie (ties are errors), it only orders listings.
 MANIFEST: dict[str, str] = {
     "table": "labelgate.readers.table:TableReader",
-    "coco": "labelgate.readers.coco:CocoReader",
+    "coco": "labelgate.readers.cocofiles:CocoReader",
     "yolo": "labelgate.readers.yolo:YoloReader",
     "voc": "labelgate.readers.voc:VocReader",
     "imagefolder": "labelgate.readers.imagefolder:ImageFolderReader",

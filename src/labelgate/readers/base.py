@@ -85,11 +85,14 @@ class Read:
         class_map_why: how that map was found, for the report ("labelmap.txt one folder up",
             "the sorted object names: indices depend on the names present").
         colour_map: a colour table the format carries (Datumaro's ``dataset_meta.json``).
+        ids_per_file: whether ids are unique within each file the reader wrote, not across the
+            input (COCO: annotation ids are per file, and Roboflow restarts them in each split's).
     """
 
     class_map: ClassMap | None = None
     class_map_why: str = ""
     colour_map: Mapping[int, int] | None = None
+    ids_per_file: bool = False
 
 
 class Reader:

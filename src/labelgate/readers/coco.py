@@ -1,10 +1,11 @@
 """COCO JSON (instances, keypoints, panoptic): streamed with ijson, never loaded whole.
 
 Rows are annotations (panoptic: segments): id = the annotation id (panoptic: ``image/segment``),
-label = the category id as written, source = the JSON file's name. The category table is the class
-map (index = category id). One pass: images and categories may come before or after the
-annotations, so what needs them (boxes against image sizes, categories not in the table, images not
-listed) is settled at the end from small per-id tallies.
+label = the category id as written, source = the JSON file's name (or its split's:
+``readers/cocofiles.py``). The category table is the class map (index = category id). One pass:
+images and categories may come before or after the annotations, so what needs them (boxes against
+image sizes, categories not in the table, images not listed) is settled at the end from small
+per-id tallies.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
-from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_box, check_tables
+from labelgate.readers.boxes import check_box
 from labelgate.readers.cocoannotation import NUMBERS, annotation, tally_key
 from labelgate.readers.cocoarrow import ImageColumns, record_images
 from labelgate.readers.cocoblocks import read_blocks
@@ -30,7 +30,7 @@ from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
-__all__ = ["CocoReader", "looks_like_coco", "read_coco"]
+__all__ = ["looks_like_coco", "read_coco"]
 
 
 def read_coco(
@@ -45,9 +45,11 @@ def read_coco(
     least: int | None = None,
     block: int | None = None,
     workers: int | None = None,
+    source_name: str | None = None,
 ) -> ClassMap | None:
-    """Stream ``path`` into rows in ``sink``; the source of a row is the file's name, or with
-    ``source_field`` that field of the annotation's image (``file_name``, ``license``...).
+    """Stream ``path`` into rows in ``sink``; the source of a row is ``source_name`` (default the
+    file's name: a split's, where several files share one), or with ``source_field`` that field
+    of the annotation's image (``file_name``, ``license``...).
     Masks and keypoints are judged too (readers/cocoshapes.py; ``task``: the one named).
 
     A file of ``least`` bytes or more (default ``cocoblocks.FAST_FROM``: any file that is not
@@ -65,7 +67,7 @@ def read_coco(
     # Annotation ids are integers; panoptic segments are keyed ``image/segment`` (a segment id
     # is unique only within its image), so the first annotation decides the id column's type.
     writer: RowWriter | None = None
-    source = path.name
+    source = path.name if source_name is None else source_name
     images: dict[Any, tuple[float, float] | None] = {}
     sources: dict[Any, str] | None = None if source_field is None else {}
     categories: list[tuple[int, str]] = []
@@ -78,7 +80,7 @@ def read_coco(
     doubled: Counter[Any] = Counter()  # image id listed more than once -> its repeats
     shapes = CocoShapes(facts, task)
 
-    name = path.name
+    name = str(path)  # the images' key: files of one name (Roboflow's splits) list other images
     add = sink.images.add
     sizes: dict[tuple[float, float], tuple[float, float]] = {}
 
@@ -141,7 +143,7 @@ def read_coco(
     )
     if writer is not None:
         listed = known[0] if known else images
-        return _finish(path, writer, facts, (listed, categories), into, shapes, doubled)
+        return _finish(path, writer, facts, (listed, categories), into, shapes, (doubled, source))
     # what a fast read gave up on had been read by the handlers: the sequential read starts clean
     images.clear()
     categories.clear()
@@ -181,7 +183,7 @@ def read_coco(
                     deferred,
                     counts,
                     background,
-                    path.name,
+                    name,
                     shapes,
                 )
         for key in ("images", "categories"):
@@ -195,7 +197,7 @@ def read_coco(
         raise InputError(not_json(path, exc), path=str(path)) from None
     if writer is None:
         writer = sink.rows(id_type="int")
-    return _finish(path, writer, facts, (images, categories), into, shapes, doubled)
+    return _finish(path, writer, facts, (images, categories), into, shapes, (doubled, source))
 
 
 def _finish(
@@ -205,10 +207,10 @@ def _finish(
     tables: tuple[Mapping[Any, tuple[float, float] | None], list[tuple[int, str]]],
     into: Tallies,
     shapes: CocoShapes,
-    doubled: Counter[Any],
+    doubled: tuple[Counter[Any], str],
 ) -> ClassMap | None:
     """What needs the whole file, once its rows are written: deferred boxes and shapes, the
-    tallies, the image ids listed twice."""
+    tallies, the image ids listed twice (and the file's source, which names them)."""
     images, categories = tables
     counts = into.counts
     writer.close()
@@ -217,7 +219,7 @@ def _finish(
     for xyxy, image, example in into.deferred:
         check_box(facts, xyxy, images.get(image), example)
     shapes.settle(images)
-    _doubled(facts, path, doubled)
+    _doubled(facts, *doubled)
     _settle(facts, categories, into.used, into.first_of, into.unlisted, images)
     counts["annotations"] = writer.rows
     counts["categories"] = len(categories)
@@ -225,7 +227,7 @@ def _finish(
     return ClassMap(tuple(categories), origin=f"{path} (categories)") if categories else None
 
 
-def _doubled(facts: AnnotationFacts, path: Path, doubled: Counter[Any]) -> None:
+def _doubled(facts: AnnotationFacts, doubled: Counter[Any], source: str) -> None:
     """Images sharing an id (LG031): pycocotools' ``COCO.createIndex`` keys the images by id,
     ``imgs[img['id']] = img`` (``PythonAPI/pycocotools/coco.py:100-102``, cocoapi@8c9bcc3), so
     the last image of an id replaces the others and their annotations land on it; torchvision's
@@ -247,7 +249,7 @@ def _doubled(facts: AnnotationFacts, path: Path, doubled: Counter[Any]) -> None:
     if h.unit != "images":  # annotations of the file are LG031 too: one count of records
         h.unit = "records"
     room = len(ids) if facts.limit is None else max(0, facts.limit - len(h.examples))
-    h.examples += [Example(row=-1, id=f"image {i}", source=path.name, value=i) for i in ids[:room]]
+    h.examples += [Example(row=-1, id=f"image {i}", source=source, value=i) for i in ids[:room]]
     h.details["image_ids"] = {str(i): n + 1 for i, n in list(doubled.items())[:50]}
 
 
@@ -307,46 +309,3 @@ def _settle(
             count=sum(unlisted[1][i] for i in lost),
         )
         h.examples = (h.examples + examples)[: facts.limit]
-
-
-class CocoReader(Reader):
-    """COCO JSON files: instances, keypoints, panoptic; each file its own source."""
-
-    name = "coco"
-    title = "COCO JSON (instances, keypoints, panoptic)"
-    suffixes = (".json",)
-    capabilities = frozenset({"many", "dask"})
-    task = "detection"
-
-    def detect(self, path: Path, task: str | None = None) -> Claim | None:
-        if path.suffix.lower() != ".json" or not path.is_file():
-            return None
-        try:
-            if looks_like_coco(path):
-                return Claim(0.95, "a JSON file with COCO's images/annotations/categories keys")
-        except OSError:
-            return None
-        return None
-
-    def read(
-        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
-    ) -> Read:
-        found: ClassMap | None = None
-        tables: dict[str, list[str]] = {}
-        for path in paths:
-            own = read_coco(
-                path,
-                sink,
-                facts,
-                options.background,
-                options.source_field,
-                options.task,
-                cluster=options.cluster,
-            )
-            found = found or own
-            if own is not None:
-                names = own.name_of()
-                tables[path.name] = [names.get(i, "") for i in range(max(names, default=-1) + 1)]
-        check_tables(facts, tables)
-        why = "the COCO categories (index = category id)"
-        return Read(found, why + (f" of {paths[0].name}" if len(paths) > 1 else ""))

@@ -222,7 +222,7 @@ def read_blocks(
             if premade is not None and all_images is not None:
                 with no_gc():  # 600,000 new tuples: the collector would scan them again and again
                     all_images(premade, tables[0])  # recorded while the workers judge
-            _expect(writer.groups, sink.images, listed, path.name, tables[0])
+            _expect(writer.groups, sink.images, listed, str(path), tables[0])
             for part in parts:
                 if not part.ok:
                     _abandon(writer)

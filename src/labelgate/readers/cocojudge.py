@@ -147,7 +147,7 @@ def judge(task: Task) -> Partial:
     facts = AnnotationFacts("coco", "", limit=task.limit)
     tallies = Tallies()
     writer = _Collected()
-    name = Path(task.path).name
+    name = task.path  # the images' key, as the parent's (coco.read_coco)
     images: Mapping[Any, tuple[float, float] | None] = task.images
     sources = task.sources
     if task.inherited:

@@ -210,7 +210,9 @@ def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> 
     if fmt == "coco":
         up = origin.parent.parent
         split = origin.stem.split("_", 1)[-1]  # instances_train2017 -> train2017
-        candidates = [origin.parent, origin.parent / "images", up / split, up / "images"]
+        # beside the file (Roboflow), COCO 2017's val2017/, Datumaro's images/val/
+        candidates = [origin.parent, origin.parent / "images", up / split, up / "images" / split]
+        candidates.append(up / "images")
     elif fmt == "yolo":
         candidates = [origin.parent / "images"]  # origin: the labels folder
     elif fmt == "voc":

@@ -3,7 +3,8 @@ caller owns, and what it found (facts, class map and where that map came from)."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from labelgate.core.annotations import AnnotationFacts
@@ -27,6 +28,8 @@ class Opened:
         read: the class map the format carries and where it came from.
         images: the images a reader listed (detection: each box's image; masks: each mask's
             image), and for detection the image of each row (``None``: batches of rows).
+        origins: each file of ``paths`` the reader wrote -> the user's file its rows came from,
+            where the reader says (``RowSink.origins``).
     """
 
     detected: Detected
@@ -35,6 +38,7 @@ class Opened:
     facts: AnnotationFacts | None
     read: Read
     images: tuple[ImageIndex, ImageRows | None] | None = None
+    origins: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def format(self) -> str:
@@ -77,4 +81,4 @@ def open_input(paths: list[str], input_format: str, folder: Path, options: ReadO
         sink.close()
     rows = sink.image_rows() if facts.task == "detection" else None
     images = (sink.images, rows) if rows is not None or sink.images.records else None
-    return Opened(detected, sink.paths, list(paths), facts, read, images)
+    return Opened(detected, sink.paths, list(paths), facts, read, images, dict(sink.origins))

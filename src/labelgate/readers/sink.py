@@ -148,11 +148,14 @@ class RowSink:
     Attributes:
         folder: the run's scratch folder for this input.
         paths: what the scan reads, once the reader is done.
+        origins: a file written -> the user's file its rows were read from, where the reader
+            says (the report names that file, never the scratch one).
     """
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.paths: list[str] = []
+        self.origins: dict[str, str] = {}
         self._writers: list[RowWriter] = []
         self._batch_writer: Any = None
         self.images = ImageIndex()  # the images a detection reader records

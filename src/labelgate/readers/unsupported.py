@@ -2,16 +2,18 @@
 
 Without this reader a KITTI or Market-1501 folder (subfolders of images) would be read as an
 ImageFolder tree and pass, and a colour table (``name,r,g,b``) as a label table. Its
-``UnsupportedReader.detect`` claims those layouts by their own markers, more surely than
-the guesses they would otherwise meet (ImageFolder, tables, masks by their look), and its
-``UnsupportedReader.read`` refuses them: "looks like X, which labelgate does not read", with
-what to do instead (exit 2).
+``UnsupportedReader.detect`` claims those layouts by their whole signature (KITTI: ``label_2/``
+of 15-field object lines beside ``image_2/``; never one folder's name, which an ImageFolder
+class may carry), more surely than the guesses they would otherwise meet (ImageFolder, tables,
+masks by their look), and its ``UnsupportedReader.read`` refuses them: "looks like X, which
+labelgate does not read", with what to do instead (exit 2).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ from pathlib import Path
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.layout import any_file
+from labelgate.readers.layout import any_file, first_files, head_lines, subfolders
 from labelgate.readers.sink import RowSink
 
 __all__ = ["LAYOUTS", "Layout", "UnsupportedReader"]
@@ -32,14 +34,141 @@ _MASK_HINT = (
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """A dataset layout labelgate does not read: its name, the markers that identify it
-    (folders or files, at the path given or one folder below it) and what to do instead."""
+    """A dataset layout labelgate does not read: its name, its whole signature (``seen``: the
+    marker found at a place, the path given or one folder below it, or ``None``) and what to do
+    instead. A folder's name alone is never a signature: an ImageFolder class may be called
+    ``label_2`` or ``calib``."""
 
     name: str
-    folders: tuple[str, ...]
-    files: tuple[str, ...]
+    seen: Callable[[Path], str | None]
     instead: str
     unless: Callable[[Path], bool] | None = None
+
+
+def _numbers(fields: list[str]) -> bool:
+    try:
+        [float(f) for f in fields]
+    except ValueError:
+        return False
+    return bool(fields)
+
+
+def _lines_of(folder: Path, pattern: str, test: Callable[[str], bool]) -> str | None:
+    """The first of a few files in ``folder`` whose first lines pass ``test``, as a marker."""
+    if not folder.is_dir():
+        return None
+    for f in first_files(folder, pattern):
+        lines = head_lines(f)
+        if lines and test(lines[0]):
+            return f"{folder.name}/{f.name}"
+    return None
+
+
+def _kitti_object(line: str) -> bool:
+    """A KITTI object label: type, truncated, occluded, alpha, 2D box, dimensions, location,
+    rotation_y (15 fields; 16 with a score), the type a word and the rest numbers."""
+    fields = line.split()
+    return len(fields) in (15, 16) and not _numbers(fields[:1]) and _numbers(fields[1:])
+
+
+def _kitti(place: Path) -> str | None:
+    """``image_2/`` beside ``label_2/`` of 15-field object labels, or beside ``calib/`` of
+    projection matrices (``P0: ...``, a testing split); or KITTI raw's tracklet_labels.xml."""
+    tracklets = place / "tracklet_labels.xml"
+    if any("<tracklets" in line for line in head_lines(tracklets, 20)):
+        return "tracklet_labels.xml"
+    if not (place / "image_2").is_dir():
+        return None
+    return _lines_of(place / "label_2", "*.txt", _kitti_object) or _lines_of(
+        place / "calib", "*.txt", lambda line: line.startswith(("P0:", "P2:"))
+    )
+
+
+def _dota_object(line: str) -> bool:
+    """A DOTA object: four corners (8 numbers), the category, the difficulty."""
+    fields = line.split()
+    return len(fields) == 10 and _numbers(fields[:8]) and fields[9] in ("0", "1", "2")
+
+
+def _dota(place: Path) -> str | None:
+    for name in ("labelTxt", "labelTxt-v1.0", "labelTxt-v1.5"):
+        folder = place / name
+        for f in first_files(folder, "*.txt") if folder.is_dir() else []:
+            if any(_dota_object(line) for line in head_lines(f, 3)):  # past imagesource:, gsd:
+                return f"{name}/{f.name}"
+    return None
+
+
+def _wider(place: Path) -> str | None:
+    split = place / "wider_face_split"
+    if split.is_dir() and first_files(split, "wider_face_*_bbx_gt.txt", 1):
+        return "wider_face_split/wider_face_*_bbx_gt.txt"
+    for name in ("WIDER_train", "WIDER_val", "WIDER_test"):
+        images = place / name / "images"
+        if any(re.fullmatch(r"\d+--\w+", p.name) for p in subfolders(images, 5)):
+            return f"{name}/images/<event>/"  # 0--Parade, 1--Handshaking...
+    return None
+
+
+def _mot(place: Path) -> str | None:
+    if any(line == "[Sequence]" for line in head_lines(place / "seqinfo.ini", 3)):
+        return "seqinfo.ini"
+    gt = head_lines(place / "gt" / "gt.txt", 1)
+    if gt and len(gt[0].split(",")) >= 9 and _numbers(gt[0].split(",")):
+        return "gt/gt.txt"
+    return None
+
+
+_MARKET = re.compile(r"-?\d{1,5}_c\d+s\d+_\d+_\d+\.jpg")  # person, camera and sequence, frame
+
+
+def _market(place: Path) -> str | None:
+    for name in ("bounding_box_train", "bounding_box_test", "gt_bbox"):
+        folder = place / name
+        if folder.is_dir() and any(_MARKET.fullmatch(f.name) for f in first_files(folder, "*")):
+            return f"{name}/"
+    return None
+
+
+def _camvid(place: Path) -> str | None:
+    for split in ("train", "val", "test"):
+        if (place / split).is_dir() and first_files(place / f"{split}annot", "*.png", 1):
+            return f"{split}annot/"
+    colours = head_lines(place / "label_colors.txt", 1)  # 64 128 64\tAnimal
+    if colours and len(colours[0].split()) >= 4 and _numbers(colours[0].split()[:3]):
+        return "label_colors.txt"
+    return None
+
+
+def _ade20k(place: Path) -> str | None:
+    root = place / "ADEChallengeData2016"
+    if (root / "annotations").is_dir() and (root / "images").is_dir():
+        return "ADEChallengeData2016/"
+    for name in ("objectInfo150.txt", "objectInfo150.csv"):
+        header = head_lines(place / name, 1)
+        if header and header[0].startswith("Idx"):
+            return name
+    scenes = head_lines(place / "sceneCategories.txt", 1)
+    if scenes and scenes[0].startswith("ADE_"):
+        return "sceneCategories.txt"
+    return None
+
+
+def _synthia(place: Path) -> str | None:
+    if (place / "RGB").is_dir() and any((place / "GT" / n).is_dir() for n in ("LABELS", "COLOR")):
+        return "GT/LABELS/"
+    return None
+
+
+def _cityscapes(place: Path) -> str | None:
+    for folder, pattern in (
+        ("leftImg8bit", "*_leftImg8bit.png"),
+        ("gtFine", "*_gtFine_polygons.json"),
+        ("gtCoarse", "*_gtCoarse_polygons.json"),
+    ):
+        if (place / folder).is_dir() and any_file(place / folder, pattern, lambda p: True):
+            return f"{folder}/"
+    return None
 
 
 def _has_cityscapes_masks(root: Path) -> bool:
@@ -49,48 +178,37 @@ def _has_cityscapes_masks(root: Path) -> bool:
 LAYOUTS = (
     Layout(
         "KITTI",
-        ("label_2", "image_2", "velodyne", "velodyne_points", "calib"),
-        ("tracklet_labels.xml",),
+        _kitti,
         "convert its label_2 files to COCO or YOLO (datumaro convert -if kitti) and validate that",
     ),
     Layout(
         "DOTA",
-        ("labelTxt", "labelTxt-v1.0", "labelTxt-v1.5"),
-        (),
+        _dota,
         "its oriented boxes (8 coordinates, class, difficulty) are not read: convert them to "
         "COCO or YOLO and validate that",
     ),
     Layout(
         "WIDER FACE",
-        ("wider_face_split", "WIDER_train", "WIDER_val", "WIDER_test"),
-        (),
+        _wider,
         "convert its wider_face_*_bbx_gt.txt to COCO (one face category) and validate that",
     ),
-    Layout(
-        "MOT",
-        (),
-        ("seqinfo.ini", "gt/gt.txt"),
-        "its gt.txt rows are tracks, not classes: convert them to COCO or YOLO",
-    ),
+    Layout("MOT", _mot, "its gt.txt rows are tracks, not classes: convert them to COCO or YOLO"),
     Layout(
         "Market-1501",
-        ("bounding_box_train", "bounding_box_test", "gt_bbox"),
-        (),
+        _market,
         "its person ids (the file name's first field) are re-identification targets: build a "
         "label table (id, label) from the file names and validate that",
     ),
-    Layout("CamVid", ("trainannot", "valannot", "testannot"), ("label_colors.txt",), _MASK_HINT),
+    Layout("CamVid", _camvid, _MASK_HINT),
     Layout(
         "ADE20K",
-        ("ADEChallengeData2016",),
-        ("objectInfo150.txt", "objectInfo150.csv", "sceneCategories.txt"),
+        _ade20k,
         _MASK_HINT + "; ADEChallengeData2016 stores 0 as 'other', 1..150 as classes",
     ),
-    Layout("SYNTHIA", ("GT/LABELS", "GT/COLOR"), (), _MASK_HINT),
+    Layout("SYNTHIA", _synthia, _MASK_HINT),
     Layout(
         "Cityscapes (raw, without label masks)",
-        ("leftImg8bit", "gtFine", "gtCoarse"),
-        (),
+        _cityscapes,
         "build the label masks with cityscapesScripts (createTrainIdLabelImgs) and validate "
         "the *_labelTrainIds.png files as masks",
         unless=_has_cityscapes_masks,
@@ -100,17 +218,10 @@ LAYOUTS = (
 
 def _marked(root: Path, layout: Layout) -> str | None:
     """The marker of ``layout`` found at ``root`` or in one of its subfolders."""
-    try:
-        places = [root, *sorted(p for p in root.iterdir() if p.is_dir())[:50]]
-    except OSError:
-        return None
-    for place in places:
-        for folder in layout.folders:
-            if (place / folder).is_dir():
-                return (place / folder).relative_to(root).as_posix() + "/"
-        for file in layout.files:
-            if (place / file).is_file():
-                return (place / file).relative_to(root).as_posix()
+    for place in (root, *subfolders(root)):
+        seen = layout.seen(place)
+        if seen is not None:
+            return seen if place == root else f"{place.name}/{seen}"
     return None
 
 
@@ -138,7 +249,7 @@ def _recognise(path: Path) -> tuple[str, str, str] | None:
                 "it maps mask colours to classes, it holds no labels: write its colours as the "
                 "contract's color_map and validate the masks (docs/segmentation.md)",
             )
-        if path.name == "tracklet_labels.xml":
+        if path.name == "tracklet_labels.xml" and _kitti(path.parent) == path.name:
             return "KITTI raw tracklets", path.name, LAYOUTS[0].instead
         return None
     if not path.is_dir():

@@ -21,6 +21,7 @@ from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, tally
 from labelgate.readers.imageindex import ImageRecord
+from labelgate.readers.layout import is_voc_xml
 from labelgate.readers.sink import RowSink, reject
 
 __all__ = ["VocReader", "read_voc"]
@@ -154,20 +155,6 @@ def _box(obj: ET.Element) -> tuple[float, float, float, float] | None:
         )
     except ValueError:
         return None
-
-
-def is_voc_xml(path: Path) -> bool:
-    """Whether an XML file's root element is VOC's ``<annotation>`` (the first 4 KB are read)."""
-    import re
-
-    try:
-        with path.open("rb") as f:
-            head = f.read(4096)
-    except OSError:
-        return False
-    prolog = rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>"
-    text = re.sub(prolog, b"", head, flags=re.S)
-    return re.match(rb"\s*<annotation[\s>]", text.lstrip(b"\xef\xbb\xbf")) is not None
 
 
 class VocReader(Reader):

@@ -16,6 +16,7 @@ __all__ = [
     "counted",
     "displayed",
     "example_value",
+    "framework_lines",
     "plain",
     "quoted",
     "task_shown",
@@ -116,3 +117,18 @@ def quoted(value: object) -> str:
 def example_value(e: Example) -> str:
     """An example's value as shown in a table: with its pixel count, for a mask."""
     return plain(e.value) if e.pixels is None else f"{quoted(e.value)} ({e.pixels}\xa0px)"
+
+
+def framework_lines(report: Report) -> list[str]:
+    """One line per framework's reading of a detection input judged with none named: its
+    verdict, the ``num_classes`` it needs and how, what it raises on and what it drops."""
+    lines = []
+    for r in report.frameworks:
+        parts = [f"num_classes={r['num_classes']} ({r['ids']})"]
+        if r["fits_classes"] is False:
+            parts.append(f"--classes does not fit: it needs {r['num_classes']}")
+        parts += [f"raises on {x}" for x in r["raises"]]
+        parts += [f"drops {x}" for x in r["drops"]]
+        parts += [f"trains {x}" for x in r.get("wrong", ())]
+        lines.append(f"{r['framework']}: {r['verdict']}: " + "; ".join(parts))
+    return lines

@@ -11,7 +11,7 @@ import re
 from html import escape
 
 from labelgate.core.report import Example, Report
-from labelgate.render.common import base_paths, example_value, plain, verdict
+from labelgate.render.common import base_paths, example_value, framework_lines, plain, verdict
 
 __all__ = ["render_html"]
 
@@ -275,6 +275,11 @@ def render_html(report: Report) -> str:
         f"{_e(report.batches['count'])} batches of {_e(report.batches['size'])}"
         f"{' ' + _e(report.batches['unit']) if report.batches.get('unit') else ''}</p>",
     ]
+    lines = framework_lines(report)
+    if lines:
+        parts.append("<h2>Each framework's reading</h2><ul>")
+        parts += [f"<li>{_e(line)}</li>" for line in lines]
+        parts.append("</ul>")
     if report.findings:
         parts.append(
             "<h2>Findings</h2><table class=lg><tr><th>code</th><th>severity</th><th>count</th><th>finding</th><th>fix</th></tr>"

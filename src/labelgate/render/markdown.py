@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from labelgate.core.report import Example, Report
-from labelgate.render.common import base_paths, counted, example_value, plain, verdict
+from labelgate.render.common import (
+    base_paths,
+    counted,
+    example_value,
+    framework_lines,
+    plain,
+    verdict,
+)
 
 __all__ = ["render_markdown"]
 
@@ -52,6 +59,10 @@ def render_markdown(report: Report) -> str:
         + (", ".join(f"#{x}" for x in b["failing"][:20]) or "none"),
         "",
     ]
+    lines = framework_lines(report)
+    if lines:
+        out += ["Each framework's reading (the verdict counts what fails under all):", ""]
+        out += [f"- {_cell(line)}" for line in lines] + [""]
     if report.findings:
         out += ["| | code | count | finding |", "|---|---|---:|---|"]
         for f in report.findings:

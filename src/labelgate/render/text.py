@@ -6,7 +6,7 @@ import re
 import textwrap
 
 from labelgate.core.report import Example, Finding, Report
-from labelgate.render.common import base_paths, counted, quoted, task_shown
+from labelgate.render.common import base_paths, counted, framework_lines, quoted, task_shown
 from labelgate.render.terminal import no_commands
 
 __all__ = ["render_text"]
@@ -109,6 +109,11 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
         for note in report.notes:
             shown = _wrapped(note, width, len("note: "), "")
             console.print(f"[dim]note: {escape(shown)}[/dim]", soft_wrap=True)
+        lines = framework_lines(report)
+        if lines:
+            console.print("each framework's reading (the verdict counts what fails under all):")
+            for line in lines:
+                console.print(f"  {escape(_wrapped(line, width, 2, '    '))}", soft_wrap=True)
         console.print()
         for f in report.findings:
             style = STYLE.get(f.severity, "")

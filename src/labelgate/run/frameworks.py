@@ -13,18 +13,30 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from labelgate.contract import Contract
 from labelgate.contract.classmap import ClassMap
-from labelgate.contract.frameworks import Framework, framework_of
+from labelgate.contract.frameworks import (
+    ULTRALYTICS_CONVERT,
+    Framework,
+    coco80_mapping,
+    framework_of,
+)
 from labelgate.core.report import Finding, Report
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
     from labelgate.readers.opened import Opened
 
-__all__ = ["framework_background", "framework_report", "framework_rows"]
+__all__ = [
+    "BACKGROUND_NAMES",
+    "cite",
+    "framework_background",
+    "framework_report",
+    "framework_rows",
+    "rewrite",
+]
 
 
 def framework_background(contract: Contract, background: int | None) -> tuple[int | None, str]:
@@ -76,9 +88,25 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         cmap = ClassMap(tuple((i, n) for i, (_, n) in enumerate(kept)), origin=own.origin)
         why = (
             "the categories named in metainfo.classes, in the categories' order, as mmdet "
-            f"does ({_cite(fw.sources['ids'])})"
+            f"does ({cite(fw.sources['ids'])})"
         )
         _unnamed(facts, classes, table, kept)
+    elif fw.name == "ultralytics" and opened.format == "coco":
+        # ultralytics trains YOLO files: a COCO file reaches it through convert_coco
+        mapping, official = coco80_mapping(sorted({i for i, _ in own.entries}))
+        names = own.name_of()
+        # id 0 becomes class -1, no class: its annotations, if any, are LG005's
+        ultra = tuple((i, names[cid]) for cid, i in mapping.items() if i >= 0)
+        cmap = ClassMap(ultra or ((0, "N/A"),), origin=own.origin, placeholders=frozenset({0}))
+        if ultra:
+            cmap = ClassMap(ultra, origin=own.origin)
+        if official:
+            cmap = _filled(cmap)
+        why = (
+            "the category ids as convert_coco numbers them "
+            + ("through COCO's 80 (cls91to80=True, " if official else "(cls91to80=False: id - 1, ")
+            + f"{ULTRALYTICS_CONVERT})"
+        )
     elif fw.background == 0 and opened.format == "coco":
         return _coco_as_is(opened, own, fw)
     elif fw.background == 0 and _unreserved(own):
@@ -89,38 +117,53 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         cmap = ClassMap(entries, origin=own.origin)
         why = (
             f"the {opened.format} classes as 1..K, 0 the background, as {fw.name}'s detection "
-            f"models take them ({_cite(fw.sources['background'])}; '__background__' at 0 as "
+            f"models take them ({cite(fw.sources['background'])}; '__background__' at 0 as "
             f"in {_TV_COCO})"
         )
     else:
         return opened
-    lost = _rewrite(opened.paths, mapping, drop=fw.ids == "by-name") if mapping else Counter()
+    refused = {}
+    if mapping:
+        # an undeclared category keeps no index: detectron2 raises on it, mmdet skips it
+        refused = rewrite(opened.paths, mapping, unknown="null")
     listed = {cid for cid, _ in own.entries}  # the others are the reader's LG030 already
-    dropped = sorted(c for c in lost if c in listed)
-    if dropped:
-        facts.hit(
+    skipped = {row: c for row, c in refused.items() if c in listed}
+    facts.refused.update(refused)
+    if skipped:
+        lost = Counter(skipped.values())
+        dropped = sorted(lost)
+        h = facts.hit(
             "LG030",
             message=f"annotations of categories absent from metainfo.classes "
             f"({', '.join(str(c) for c in dropped[:10])}): mmdet skips them without a "
             "word (mmdet/datasets/coco.py:155-156, mmdet#9611)",
             fix="add their names to metainfo.classes (--class-names), spelt as the categories "
             "spell them, or remove the annotations on purpose",
-            count=sum(lost[c] for c in dropped),
+            count=len(skipped),
         )
+        h.examples.extend(_examples(opened.paths, sorted(skipped), facts.limit, len(h.examples)))
     return replace(opened, read=replace(opened.read, class_map=cmap, class_map_why=why))
 
 
 _TV_COCO = "torchvision/models/_meta.py:1011-1024@torchvision 0.23.0"
 
 
-_BACKGROUND_NAMES = {"background", "_background_", "__background__"}
+BACKGROUND_NAMES = {"background", "_background_", "__background__"}
+
+
+def _filled(cmap: ClassMap) -> ClassMap:
+    """The map with the indices between its entries named 'N/A', as placeholders."""
+    names = cmap.name_of()
+    gaps = [i for i in range(max(names) + 1) if i not in names]
+    entries = tuple(sorted((*cmap.entries, *((i, "N/A") for i in gaps))))
+    return ClassMap(entries, origin=cmap.origin, placeholders=frozenset(gaps))
 
 
 def _unreserved(cmap: ClassMap) -> bool:
     """Whether a 0-based class map holds an object class at 0 (not a background entry such as
     labelme's '_background_' or datumaro's 'background')."""
     names = cmap.name_of()
-    return 0 in names and names[0].strip().lower() not in _BACKGROUND_NAMES
+    return 0 in names and names[0].strip().lower() not in BACKGROUND_NAMES
 
 
 def _coco_as_is(opened: Opened, own: ClassMap, fw: Framework) -> Opened:
@@ -133,7 +176,7 @@ def _coco_as_is(opened: Opened, own: ClassMap, fw: Framework) -> Opened:
     if not gaps:
         return opened
     entries = tuple(sorted(own.entries) + [(i, "N/A") for i in gaps])
-    cmap = ClassMap(tuple(sorted(entries)), origin=own.origin)
+    cmap = ClassMap(tuple(sorted(entries)), origin=own.origin, placeholders=frozenset(gaps))
     why = (
         f"the category ids as they are, as {fw.name} takes them, the ids between ({len(gaps)}) "
         f"named 'N/A' as in {_TV_COCO}"
@@ -177,16 +220,19 @@ def _unnamed(
         )
 
 
-def _rewrite(paths: Sequence[str], mapping: dict[int, int], *, drop: bool) -> Counter[int]:
-    """Rewrite each rows file's label column through ``mapping`` (a label it lacks is kept as
-    it is, or with ``drop`` its row removed); the rows dropped, per label."""
+def rewrite(paths: Sequence[str], mapping: dict[int, int], *, unknown: str) -> dict[int, int]:
+    """Rewrite each rows file's label column through ``mapping``. A label it lacks is kept as
+    it is (``unknown="keep"``) or written as null (``"null"``: the annotation no framework
+    trains on, counted rejected; a null label stays LG003's). Returns the rows written null,
+    by their position in reading order, with the label as written."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     keys = pa.array(list(mapping), pa.int64())
     values = pa.array(list(mapping.values()), pa.int64())
-    lost_labels: Counter[int] = Counter()
+    refused: dict[int, int] = {}
+    row = 0
     for path in paths:
         table = pq.read_table(path)
         if "label" not in table.column_names:
@@ -194,18 +240,43 @@ def _rewrite(paths: Sequence[str], mapping: dict[int, int], *, drop: bool) -> Co
         label = table.column("label")
         where = pc.index_in(label, value_set=keys)
         known = pc.is_valid(where)
-        if drop:
-            lost = table.filter(pc.invert(known))
-            lost_labels.update(v for v in lost.column("label").to_pylist() if v is not None)
-            table = table.filter(known)
-            where = pc.index_in(table.column("label"), value_set=keys)
-            label = pc.take(values, where)
+        mapped = pc.take(values, where)
+        if unknown == "null":
+            lost = pc.and_(pc.invert(known), pc.is_valid(label))
+            for at in pc.indices_nonzero(lost).to_pylist():
+                refused[row + at] = label[at].as_py()
+            label = mapped
         else:
-            label = pc.if_else(known, pc.take(values, where), label)
+            label = pc.if_else(known, mapped, label)
+        row += table.num_rows
         index = table.column_names.index("label")
         table = table.set_column(index, table.schema.field(index), label)
         pq.write_table(table, Path(path), compression="zstd")
-    return lost_labels
+    return refused
+
+
+def _examples(paths: Sequence[str], rows: list[int], limit: int | None, have: int) -> list[Any]:
+    """The first rows of ``rows`` (positions in reading order) as examples, by id and source,
+    their value the label as written."""
+    import pyarrow.parquet as pq
+
+    from labelgate.core.report import Example
+
+    room = len(rows) if limit is None else max(0, limit - have)
+    wanted, out, start = rows[:room], [], 0
+    for path in paths:
+        if not wanted:
+            break
+        n = pq.read_metadata(path).num_rows
+        mine = [r for r in wanted if start <= r < start + n]
+        if mine:
+            table = pq.read_table(path, columns=["id", "source"])
+            for r in mine:
+                ident = table.column("id")[r - start].as_py()
+                source = table.column("source")[r - start].as_py()
+                out.append(Example(row=r, id=ident, source=source))
+        start += n
+    return out
 
 
 def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
@@ -255,7 +326,7 @@ def framework_report(report: Report, framework: str, facts: AnnotationFacts | No
 def _worded(f: Finding, fw: Framework) -> Finding:
     src = fw.sources
     if f.code == "LG027" and fw.task == "detection":
-        said = _CONSEQUENCE[fw.bad_box].format(fw=fw.name, n=f.count, where=_cite(src["bad_box"]))
+        said = _CONSEQUENCE[fw.bad_box].format(fw=fw.name, n=f.count, where=cite(src["bad_box"]))
         if fw.bad_box == "drop":
             return replace(
                 f,
@@ -265,6 +336,8 @@ def _worded(f: Finding, fw: Framework) -> Finding:
             )
         return replace(f, message=f"{f.message}: {said}")
     if f.code == "LG030" and fw.out_of_range == "dropped" and "mmdet skips" not in f.message:
+        return replace(f, message=f"{f.message}; {_out_of_range(fw)}")
+    if f.code == "LG030" and fw.out_of_range == "raise":
         return replace(f, message=f"{f.message}; {_out_of_range(fw)}")
     if f.code == "LG004" and fw.name == "mmseg":
         return replace(
@@ -278,7 +351,7 @@ def _worded(f: Finding, fw: Framework) -> Finding:
 
 
 def _out_of_range(fw: Framework) -> str:
-    where = _cite(fw.sources["out_of_range"])
+    where = cite(fw.sources["out_of_range"])
     if fw.out_of_range == "device-assert":
         return (
             f"{fw.name} takes these labels as F.cross_entropy targets: IndexError on the CPU, "
@@ -291,7 +364,7 @@ def _out_of_range(fw: Framework) -> str:
     return f"{fw.name} drops these annotations silently ({where})"
 
 
-def _cite(source: str) -> str:
+def cite(source: str) -> str:
     """A citation's file:line@version, without its quotation."""
     return source.split(" (")[0]
 
@@ -304,7 +377,7 @@ def empty_images_note(facts: AnnotationFacts, fw: Framework) -> str | None:
     n = counts.get("images_without_boxes", counts.get("images_without_objects"))
     if not n:
         return None
-    where = _cite(fw.sources["empty_images"])
+    where = cite(fw.sources["empty_images"])
     if fw.empty_images == "kept":
         return f"{n} images without boxes: {fw.name} keeps them as negatives ({where})"
     return (

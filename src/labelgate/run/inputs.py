@@ -18,7 +18,7 @@ from labelgate.io import InputFile
 
 if TYPE_CHECKING:
     from labelgate.contract.classmap import ClassMap
-    from labelgate.core.report import Report
+    from labelgate.core.report import Example, Report
     from labelgate.readers.opened import Opened
 
 __all__ = [
@@ -184,11 +184,38 @@ def as_given(report: Report, opened: Opened) -> Report:
     if opened.converted:  # rows written by the reader: name the source
         files = [{"path": p, "format": facts.format} for p in opened.inputs]
     note = f"read as {facts.format} ({facts.why})"
+    findings = report.findings
+    if opened.converted:  # the files the reader wrote are the run's, never named
+        findings = tuple(
+            replace(
+                f,
+                message=_user_text(f.message, opened),
+                examples=tuple(_user_file(e, opened) for e in f.examples),
+            )
+            for f in findings
+        )
     return replace(
         report,
+        findings=findings,
         input=report.input | {"files": files, "annotations": facts.to_dict()},
         notes=(note, *facts.notes, *report.notes),
     )
+
+
+def _user_text(text: str, opened: Opened) -> str:
+    """A message naming a file the reader wrote ("all in file ..."), naming the user's file."""
+    for written, origin in opened.origins.items():
+        text = text.replace(written, origin)
+    return text
+
+
+def _user_file(e: Example, opened: Opened) -> Example:
+    """An example named by a file the reader wrote, named by the user's file it was read from
+    (the row within it is then the record's position in that file), or by none."""
+    if e.file is None or e.file not in opened.paths:
+        return e
+    origin = opened.origins.get(e.file)
+    return replace(e, file=origin, file_row=None if origin is None else e.file_row)
 
 
 def _cluster(client: Any) -> Any:

@@ -28,6 +28,7 @@ from labelgate.run.producers import (
     scan_in_pieces,
     scan_sequentially,
 )
+from labelgate.run.readings import neutral_report, neutral_rows, readings, refused_report
 from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
 from labelgate.scan.result import ID_MEMORY
@@ -157,8 +158,9 @@ def run(
         opened = read_input(
             paths, input_format, contract, background, limit, source_field, client, stack, progress
         )
-        facts = None
+        facts = own = None
         if opened is not None:
+            own = opened.read.class_map  # the format's own table, before any framework's reading
             if opened.format in ("masks", "coco"):
                 client = None  # the cluster read the masks or COCO blocks; their rows are local
             elif client is not None and opened.converted:
@@ -170,6 +172,9 @@ def run(
                     )
                 client = None  # the cluster opened the images; the boxes are read here
             opened = framework_rows(opened, contract)
+            if contract.framework is None:
+                opened = neutral_rows(opened, contract)
+
             with_format(resolution, opened)
             paths, facts = opened.paths, opened.facts
         data = open_dataset(
@@ -179,13 +184,29 @@ def run(
             resolution,
             images=_image_rows(opened),
         )
+        per_file = opened is not None and opened.read.ids_per_file and len(data.files) > 1
         done = _validate(
-            data, max_examples, strict, progress, threads, in_pieces, client, id_memory, facts
+            data,
+            max_examples,
+            strict,
+            progress,
+            threads,
+            in_pieces,
+            client,
+            id_memory,
+            facts,
+            ids_per_file=per_file,
         )
         if opened is not None:
             done = replace(done, report=as_given(done.report, opened))
         if contract.framework is not None:
             done = replace(done, report=framework_report(done.report, contract.framework, facts))
+        if facts is not None and opened is not None:
+            done = replace(done, report=refused_report(done.report, facts))
+            if contract.framework is None and facts.task == "detection" and own is not None:
+                read = readings(own, opened.format, facts, contract.num_classes)
+                report = neutral_report(done.report, read, done.context.contract, facts)
+                done = replace(done, report=report)
     except BaseException:
         stack.close()
         raise
@@ -205,7 +226,11 @@ def _validate(
     client: Any,
     id_memory: int,
     facts: AnnotationFacts | None = None,
+    *,
+    ids_per_file: bool = False,
 ) -> Validation:
+    """One scan and the checks; ``ids_per_file``: ids are unique within each file, not across
+    them (COCO's annotation ids), so the duplicate-id check runs file by file."""
     contract, columns, files, schemas = data.contract, data.columns, data.files, data.schemas
     id_check = columns.id is not None and contract.severity.get("LG014") != "off"
     why_not = supported(data) if in_pieces else "sequential scan requested"
@@ -213,7 +238,8 @@ def _validate(
         raise UsageError(f"--dask runs Parquet row groups as pieces, and here {why_not}")
     with ExitStack() as stack:
         keyed = None  # the ids, keyed by the scan's workers as they decode them (see scan.idkeys)
-        if why_not is None and client is None and id_check and columns.id is not None:
+        keying = why_not is None and client is None and not ids_per_file
+        if keying and id_check and columns.id is not None:
             from labelgate.scan.idkeys import IdKeys
             from labelgate.scan.ids import integer_ids
 
@@ -227,9 +253,13 @@ def _validate(
             scan = scan_sequentially(data, max_examples, progress)
         duplicates = None
         if id_check and columns.id is not None and not scan.ids_increasing:
-            from labelgate.scan.ids import duplicate_ids
+            from labelgate.scan.ids import duplicate_ids, duplicate_ids_per_file
 
-            if client is None:
+            if ids_per_file:
+                duplicates = duplicate_ids_per_file(
+                    data, columns.id, scan, max_examples, memory=id_memory
+                )
+            elif client is None:
                 duplicates = duplicate_ids(
                     data, columns.id, scan, max_examples, memory=id_memory, keyed=keyed
                 )
@@ -336,6 +366,8 @@ def _name_files(
     starts = np.cumsum([0, *rows])
 
     def named(e: Example) -> Example:
+        if e.row < 0:  # a record that is no row (a reader's): in no file of the rows
+            return e
         i = int(np.searchsorted(starts, e.row, side="right")) - 1
         return replace(e, file=files[i].path, file_row=e.row - int(starts[i]))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = [
     "Tally",
     "confirmed",
     "duplicate_ids",
+    "duplicate_ids_per_file",
     "integer_ids",
     "pick",
     "repeated_pairs",
@@ -58,15 +60,45 @@ def duplicate_ids(
     collision never reports a false duplicate. Null ids count as one value.
     """
     limit = None if max_examples == 0 else max_examples
+    return _tally(data, column, scan.rows, limit, memory, keyed).result(data, column, scan)
+
+
+def duplicate_ids_per_file(
+    data: Dataset, column: str, scan: ScanResult, max_examples: int, *, memory: int = ID_MEMORY
+) -> DuplicateIds:
+    """Ids met more than once within one file, for inputs whose ids are unique per file (COCO's
+    annotation ids): each file checked as ``duplicate_ids`` checks an input, the rows named in
+    reading order across the files."""
+    limit = None if max_examples == 0 else max_examples
+    count = distinct = start = 0
+    examples: list[Example] = []
+    for index, rows in enumerate(scan.file_rows):
+        if rows:
+            one = replace(
+                data, files=[data.files[index]], schemas=[data.schemas[index]], known_rows=rows
+            )
+            tally = _tally(one, column, rows, limit, memory, None)
+            found = tally.result(one, column, scan, start)
+            count, distinct = count + found.rows, distinct + found.distinct
+            examples.extend(found.examples[: None if limit is None else limit - len(examples)])
+        start += rows
+    return DuplicateIds(count, distinct, tuple(examples), per_file=True)
+
+
+def _tally(
+    data: Dataset, column: str, rows: int, limit: int | None, memory: int, keyed: IdKeys | None
+) -> Tally:
+    """The repeats among the ``rows`` rows of ``data``, keyed (where ``keyed`` lacks them) and
+    resolved."""
     with ExitStack() as stack:
         if keyed is None:
             keyed = stack.enter_context(
-                IdKeys(scan.rows, memory, integer=integer_ids(data, column), limit=limit)
+                IdKeys(rows, memory, integer=integer_ids(data, column), limit=limit)
             )
-        _key_missing(keyed, data, column, scan.rows)
+        _key_missing(keyed, data, column, rows)
         if keyed.dense is not None:
-            return _resolve_dense(keyed.dense, keyed.dense_nulls, data, column, scan, limit)
-        return _resolve(keyed, data, column, scan, limit, memory)
+            return _resolve_dense(keyed.dense, keyed.dense_nulls, data, column, limit)
+        return _resolve(keyed, data, column, limit, memory)
 
 
 def integer_ids(data: Dataset, column: str) -> bool:
@@ -123,14 +155,19 @@ class Tally:
             self.add(first_rows[1:], 1)
             self.count += seen - len(first_rows)  # the null repeats past those kept
 
-    def result(self, data: Dataset, column: str, scan: ScanResult) -> DuplicateIds:
+    def result(self, data: Dataset, column: str, scan: ScanResult, offset: int = 0) -> DuplicateIds:
+        """The repeats as examples: rows of ``data`` (whose first row is row ``offset`` of the
+        input ``scan`` read), with their ids and batches."""
         wanted = self.first.tolist()
         at = values_at(wanted, data, [column])
         kept = scan.plan.kept_batches(scan.rows)
         examples = []
         for row in wanted:
-            batch = int(scan.plan.batch_of(row, 1)[0])
-            examples.append(Example(row=row, id=at[row][0], batch=batch if batch < kept else None))
+            batch = int(scan.plan.batch_of(row + offset, 1)[0])
+            ident = at[row][0]
+            examples.append(
+                Example(row=row + offset, id=ident, batch=batch if batch < kept else None)
+            )
         return DuplicateIds(rows=self.count, distinct=self.distinct, examples=tuple(examples))
 
 
@@ -139,9 +176,8 @@ def _resolve_dense(
     nulls: tuple[int, Array],
     data: Dataset,
     column: str,
-    scan: ScanResult,
     limit: int | None,
-) -> DuplicateIds:
+) -> Tally:
     """The repeats, from the ids the bitmap found repeated: their rows read again, from the
     slices whose id range holds one of them, then sorted as one partition."""
     tally = Tally(limit)
@@ -164,12 +200,10 @@ def _resolve_dense(
         found = _each_batch(data, [column], needed, holding)
         tally.add(*repeats(np.concatenate(found) if found else np.empty(0, PAIR)))
     tally.add_nulls(*nulls)
-    return tally.result(data, column, scan)
+    return tally
 
 
-def _resolve(
-    keyed: IdKeys, data: Dataset, column: str, scan: ScanResult, limit: int | None, memory: int
-) -> DuplicateIds:
+def _resolve(keyed: IdKeys, data: Dataset, column: str, limit: int | None, memory: int) -> Tally:
     tally = Tally(limit)
 
     def of_partition(load: Callable[[], Array]) -> tuple[Array, int, Array | None]:
@@ -197,7 +231,7 @@ def _resolve(
         for done in pending:
             add(done.result())
     tally.add_nulls(keyed.nulls_seen, keyed.null_rows)
-    return tally.result(data, column, scan)
+    return tally
 
 
 def _grouped(pairs: Array) -> tuple[Array, Array, Array]:

@@ -88,11 +88,13 @@ def without_unkept(tallies: Mapping[str, CodeTally], kept: int) -> dict[str, Cod
 
 @dataclass(frozen=True, slots=True)
 class DuplicateIds:
-    """Ids met more than once: how many rows repeat an earlier id, and the first such rows."""
+    """Ids met more than once: how many rows repeat an earlier id, and the first such rows;
+    ``per_file``: ids compared within each file only (an input whose ids are per file)."""
 
     rows: int
     distinct: int
     examples: tuple[Example, ...]
+    per_file: bool = False
 
 
 @dataclass(frozen=True, slots=True)
