@@ -252,7 +252,7 @@ def _ignore_as_class(facts: AnnotationFacts, given: ClassMap) -> None:
         return
     facts.hit(
         "LG030",
-        Example(row=-1, id=f"{Path(given.origin).name}:{at + 1}", source=None),
+        Example(row=-1, id=f"{Path(given.origin).name}:{at + 1}", source=None, value=IGNORE),
         message=f"the class map given holds labelme's {IGNORE} as class {at}: labelme2voc "
         "makes it -1 (no class), so the classes after it are one index higher than labelme's",
         fix=f"put labels.txt beside the JSON files (labelgate reads it as labelme does), or "
