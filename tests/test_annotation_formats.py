@@ -197,7 +197,9 @@ def test_yolo_faults_by_file_and_line(tmp_path: Path) -> None:
     assert [e.id for e in finding(report, "LG028").examples] == ["val/labels/c.txt:2"]
     assert [e.id for e in finding(report, "LG029").examples] == ["val/labels/c.txt:3"]
     assert [e.id for e in finding(report, "LG004").examples] == ["val/labels/c.txt:1"]
-    assert report.counts["rows"] == 6
+    # the two unreadable lines are rows too: rejected (ultralytics drops their images)
+    assert report.counts == {"rows": 8, "usable": 5, "ignored": 0, "rejected": 3}
+    assert [(e.row, e.value) for e in lg031.examples] == [(1, "1"), (3, "x")]
 
 
 def test_yolo_clean_and_names_count(tmp_path: Path) -> None:
@@ -249,7 +251,8 @@ def test_voc_name_not_in_map_is_named_with_its_file(tmp_path: Path) -> None:
     assert [e.id for e in finding(report, "LG028").examples] == ["b.xml#0"]
     assert [e.id for e in finding(report, "LG027").examples] == ["b.xml#1"]
     assert report.input["annotations"]["read"]["difficult"] == 3
-    assert report.counts["rows"] == 3
+    assert [e.value for e in finding(report, "LG030").examples] == ["tvmonitor"]
+    assert report.counts == {"rows": 4, "usable": 3, "ignored": 0, "rejected": 1}
 
 
 def test_real_voc_files(shared_real_world: Path) -> None:
@@ -424,7 +427,11 @@ def test_fix_writes_the_rows_of_a_format_as_a_table(tmp_path: Path, samples: Pat
         str(quarantine),
     )
     assert result.returncode == 0, result.stderr
-    assert pq.read_table(quarantine).column("id").to_pylist() == ["train/labels/img_1.txt:2"]
+    # line 1 is unreadable (a rejected row), line 2 holds class 3 of 3
+    assert pq.read_table(quarantine).column("id").to_pylist() == [
+        "train/labels/img_1.txt:1",
+        "train/labels/img_1.txt:2",
+    ]
     assert pq.read_table(out).num_rows == 14
     assert (samples / "formats" / "yolo_bad" / "train" / "labels" / "img_1.txt").read_text() == (
         "1 0.5 0.5 0.2\n3 0.5 0.5 0.2 0.3\n0 0.95 0.5 0.2 0.3\n"

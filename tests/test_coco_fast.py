@@ -126,6 +126,10 @@ FAULTS: dict[str, Any] = {
     "bool id": _set("id", True),
     "huge id": _set("id", 2**70),
     "no category": _drop("category_id"),
+    "text category": _set("category_id", "3"),  # a rejected row, its id as written
+    "bool category": _set("category_id", True),
+    "null box": _set("bbox", None),  # LG031, as docs/formats.md says
+    "no box": _drop("bbox"),
     "no segmentation": _drop("segmentation"),
     "empty segmentation": _set("segmentation", []),
     "null segmentation": _set("segmentation", None),
@@ -275,6 +279,39 @@ def test_any_faults_anywhere_read_as_the_per_annotation_read(
     write(path, seed, faults, 150)
     sequential, blocks, _ = both(path, folder)
     assert blocks == sequential
+
+
+def test_rejected_rows_and_missing_boxes_are_named_by_both_reads(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    write(
+        path, 5, {4: ["text category"], 60: ["no category"], 7: ["null box"], 90: ["no box"]}, 120
+    )
+    sequential, blocks, _ = both(path, tmp_path)
+    assert blocks == sequential
+    rows, facts = blocks[0][0], blocks[2]
+    assert len(rows) == 120  # every annotation a row
+    assert [r["id"] for r in rows if r["label"] is None] == [5, 61]
+    assert facts.rejected == 2
+    lg031 = facts.hits["LG031"]
+    assert [(e.id, e.row) for e in lg031.examples] == [(5, 4), (8, 7), (61, 60), (91, 90)]
+    assert lg031.examples[0].value == "3"  # the category id as written
+    assert "annotations without a bbox" in lg031.message.split("; ")
+
+
+@pytest.mark.parametrize("least", [SEQUENTIAL, 0])
+def test_images_sharing_an_id_are_named(tmp_path: Path, least: int) -> None:
+    """pycocotools keys the images by id: two images under one id are one image to a loader."""
+    path = tmp_path / "a.json"
+    write(path, 6, {}, 40)
+    doc = json.loads(path.read_text())
+    doc["images"] += [{"id": 3, "file_name": "x.jpg", "width": W, "height": H}] * 2
+    doc["images"].append({"id": 8, "file_name": "y.jpg", "width": W, "height": H})
+    path.write_text(json.dumps(doc))
+    facts = read(path, tmp_path / "r", None, least=least, block=1_500, workers=1)[2]
+    h = facts.hits["LG031"]
+    assert (h.count, h.unit, h.details["image_ids"]) == (3, "images", {"3": 3, "8": 2})
+    assert [(e.id, e.value) for e in h.examples] == [("image 3", 3), ("image 8", 8)]
+    assert "image ids 3, 8" in h.message
 
 
 @pytest.mark.parametrize("same_name", [True, False])

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from labelgate.readers import imagedecode
-from labelgate.readers.imagecheck import _named, _rooted
+from labelgate.readers.imagecheck import EMPTY, _named, _rooted
 from labelgate.readers.imagedecode import LEAVES, MISSING
 from labelgate.readers.imageindex import ImageRecord
 
@@ -23,11 +23,14 @@ ROOTS = [Path("/data/images"), Path(), Path("/"), Path("rel/dir"), Path("a b/c")
 
 
 def oracle(root: Path, file: str) -> tuple[str | None, str]:
-    """The name checked and joined with pathlib, as the checks did before they used strings."""
+    """The name checked and joined with pathlib, as the checks did before they used strings (a
+    name that pathlib joins to the folder itself is refused)."""
     name = file.replace("\\", "/")
     pure = PurePosixPath(name)
     if pure.is_absolute() or PureWindowsPath(file).drive or ".." in pure.parts:
         return None, LEAVES
+    if not pure.parts:  # '', '.', './': the folder itself, never read as an image
+        return None, EMPTY
     return str(root / pure), ""
 
 

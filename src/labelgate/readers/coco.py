@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,13 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
-from labelgate.readers.boxes import check_background, check_box
+from labelgate.readers.boxes import check_box
+from labelgate.readers.cocoannotation import NUMBERS, annotation, tally_key
 from labelgate.readers.cocoarrow import ImageColumns, record_images
 from labelgate.readers.cocoblocks import read_blocks
 from labelgate.readers.cocojudge import Tallies
 from labelgate.readers.cocolayout import looks_like_coco, not_json
-from labelgate.readers.cocoshapes import CocoShapes, carries_shapes
+from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.sink import RowSink, RowWriter
 
@@ -77,6 +77,7 @@ def read_coco(
     image_refs: Counter[Any] = Counter()  # image id not yet listed -> annotations naming it
     deferred: list[tuple[tuple[float, float, float, float], Any, Example]] = []  # before images
     counts: Counter[str] = Counter()
+    doubled: Counter[Any] = Counter()  # image id listed more than once -> its repeats
     shapes = CocoShapes(facts, task)
 
     name = str(path)  # the images' key: files of one name (Roboflow's splits) list other images
@@ -86,16 +87,18 @@ def read_coco(
     def image(item: dict[str, Any]) -> None:  # once per listed image: kept lean
         if type(item) is not dict:
             raise InputError("an entry of images is not a JSON object", path=str(path))
-        key = _key(item.get("id"))
+        key = tally_key(item.get("id"))
         if sources is not None:
             value = item.get(source_field or "")
             sources[key] = "" if value is None else str(value)
         w: Any = item.get("width")
         h: Any = item.get("height")
-        size = (float(w), float(h)) if type(w) in _NUMBERS and type(h) in _NUMBERS else None
+        size = (float(w), float(h)) if type(w) in NUMBERS and type(h) in NUMBERS else None
         if size is not None:
             size = sizes.setdefault(size, size)  # one tuple per distinct size, not per image
-        images[key] = size
+        if key in images:
+            doubled[key] += 1
+        images[key] = size  # the last image of an id stands, as in pycocotools' index
         counts["images"] += 1
         file = item.get("file_name")
         add(
@@ -126,7 +129,7 @@ def read_coco(
         sink,
         facts,
         handlers,
-        (_annotation, _key),
+        (annotation, tally_key),
         (images, sources),
         into,
         source,
@@ -140,11 +143,12 @@ def read_coco(
     )
     if writer is not None:
         listed = known[0] if known else images
-        return _finish(path, writer, facts, (listed, categories), into, shapes)
+        return _finish(path, writer, facts, (listed, categories), into, shapes, (doubled, source))
     # what a fast read gave up on had been read by the handlers: the sequential read starts clean
     images.clear()
     categories.clear()
     counts.clear()
+    doubled.clear()
     shapes.forget()
     if sources is not None:
         sources.clear()
@@ -165,11 +169,13 @@ def read_coco(
                 if writer is None:
                     panoptic = "segments_info" in item
                     writer = sink.rows(id_type="string" if panoptic else "int")
-                _annotation(
+                annotation(
                     item,
                     writer,
                     facts,
-                    source if sources is None else sources.get(_key(item.get("image_id")), source),
+                    source
+                    if sources is None
+                    else sources.get(tally_key(item.get("image_id")), source),
                     images,
                     used,
                     first_of,
@@ -191,7 +197,7 @@ def read_coco(
         raise InputError(not_json(path, exc), path=str(path)) from None
     if writer is None:
         writer = sink.rows(id_type="int")
-    return _finish(path, writer, facts, (images, categories), into, shapes)
+    return _finish(path, writer, facts, (images, categories), into, shapes, (doubled, source))
 
 
 def _finish(
@@ -201,9 +207,10 @@ def _finish(
     tables: tuple[Mapping[Any, tuple[float, float] | None], list[tuple[int, str]]],
     into: Tallies,
     shapes: CocoShapes,
+    doubled: tuple[Counter[Any], str],
 ) -> ClassMap | None:
     """What needs the whole file, once its rows are written: deferred boxes and shapes, the
-    tallies."""
+    tallies, the image ids listed twice (and the file's source, which names them)."""
     images, categories = tables
     counts = into.counts
     writer.close()
@@ -212,11 +219,38 @@ def _finish(
     for xyxy, image, example in into.deferred:
         check_box(facts, xyxy, images.get(image), example)
     shapes.settle(images)
+    _doubled(facts, *doubled)
     _settle(facts, categories, into.used, into.first_of, into.unlisted, images)
     counts["annotations"] = writer.rows
     counts["categories"] = len(categories)
     facts.counts.update(counts)
     return ClassMap(tuple(categories), origin=f"{path} (categories)") if categories else None
+
+
+def _doubled(facts: AnnotationFacts, doubled: Counter[Any], source: str) -> None:
+    """Images sharing an id (LG031): pycocotools' ``COCO.createIndex`` keys the images by id,
+    ``imgs[img['id']] = img`` (``PythonAPI/pycocotools/coco.py:100-102``, cocoapi@8c9bcc3), so
+    the last image of an id replaces the others and their annotations land on it; torchvision's
+    ``CocoDetection`` and detectron2 take their image ids from that index."""
+    if not doubled:
+        return
+    ids = list(doubled)
+    shown = ", ".join(str(i) for i in ids[:10]) + (
+        f" and {len(ids) - 10} more" if len(ids) > 10 else ""
+    )
+    h = facts.hit(
+        "LG031",
+        message=f"images listed under an id another image has (image ids {shown}): a loader "
+        "indexing the images by id keeps one of them, and the annotations of all",
+        fix="give every image of the file its own id (and its annotations that id)",
+        unit="images",
+        count=sum(doubled.values()),
+    )
+    if h.unit != "images":  # annotations of the file are LG031 too: one count of records
+        h.unit = "records"
+    room = len(ids) if facts.limit is None else max(0, facts.limit - len(h.examples))
+    h.examples += [Example(row=-1, id=f"image {i}", source=source, value=i) for i in ids[:room]]
+    h.details["image_ids"] = {str(i): n + 1 for i, n in list(doubled.items())[:50]}
 
 
 def _head(events: Any, done: set[str]) -> Any:
@@ -241,134 +275,6 @@ def _head(events: Any, done: set[str]) -> Any:
         if event == "end_map" and prefix == f"{key}.item":
             yield key, builder.value
             builder = None
-
-
-def _annotation(
-    item: dict[str, Any],
-    writer: RowWriter,
-    facts: AnnotationFacts,
-    source: str,
-    images: Mapping[Any, tuple[float, float] | None],
-    used: Counter[Any],
-    first_of: dict[Any, Example],
-    unlisted: tuple[dict[Any, list[Example]], Counter[Any]],
-    deferred: list[tuple[tuple[float, float, float, float], Any, Example]],
-    counts: Counter[str],
-    background: int | None,
-    file: str = "",
-    shapes: CocoShapes | None = None,
-) -> None:
-    image = _key(item.get("image_id"))  # any JSON value: a list is no key of the tallies
-    group = (file, image)
-    segments = item.get("segments_info")
-    keyed = writer.id_type == "string"  # panoptic: segments keyed image/segment
-    if segments is None and not keyed and _plain(item, images.get(image), used, background):
-        writer.add(item["id"], item["category_id"], source, None, group)  # the usual case
-        if shapes is not None and carries_shapes(item):  # its mask and keypoints
-            cid, ident = item["category_id"], item["id"]
-            fast = Example(row=writer.rows - 1, id=ident, source=source, value=cid)
-            shapes.annotation(item, image, images, fast)
-        if item.get("iscrowd"):
-            counts["crowd"] += 1
-        return
-    parts = segments if isinstance(segments, list) else [item]
-    for part in parts:
-        if not isinstance(part, dict):
-            part = {}  # a segment that is no object: no category_id, reported below (LG031)
-        ident = _key(part.get("id"))
-        cid = part.get("category_id")
-        row = writer.rows
-        shown = f"{image}/{ident}" if segments is not None else ident
-        example = Example(row=row, id=shown, source=source, value=cid)
-        if not isinstance(cid, int) or isinstance(cid, bool):
-            facts.hit(
-                "LG031",
-                replace(example, row=-1),
-                message="annotations without an integer category_id",
-                fix="give each annotation the id of a category in the categories table",
-            )
-            continue
-        whole = isinstance(ident, int) and not isinstance(ident, bool)  # true is no id
-        if keyed:
-            writer.add(str(shown) if whole else None, cid, source, None, group)
-        else:
-            writer.add(ident if whole and segments is None else None, cid, source, None, group)
-        used[cid] += 1
-        first_of.setdefault(cid, example)
-        if shapes is not None and segments is None and carries_shapes(part):
-            shapes.annotation(part, image, images, example)
-        check_background(facts, cid, background, example)
-        if image not in images:
-            unlisted[1][image] += 1
-            if len(unlisted[0].setdefault(image, [])) < 3:
-                unlisted[0][image].append(example)
-        if part.get("iscrowd"):
-            counts["crowd"] += 1
-        box = part.get("bbox")
-        if segments is None and box is not None:
-            xyxy = _xyxy(box)
-            if xyxy is None:
-                facts.hit(
-                    "LG031",
-                    example,
-                    message="annotations whose bbox is not [x, y, w, h]",
-                    fix="write bbox as four numbers: x, y, width, height in pixels",
-                )
-            elif image in images:
-                check_box(facts, xyxy, images[image], example)
-            elif len(deferred) < 1_000_000:
-                deferred.append((xyxy, image, example))
-
-
-def _plain(
-    item: dict[str, Any],
-    size: tuple[float, float] | None,
-    used: Counter[Any],
-    background: int | None,
-) -> bool:
-    """Whether an annotation breaks no rule and names a category already met (so it needs no
-    example): counted here when it does."""
-    cid, ident = item.get("category_id"), item.get("id")
-    if type(cid) is not int or cid not in used or cid == background or type(ident) is not int:
-        return False
-    xyxy = _xyxy(item.get("bbox"))
-    if size is None or xyxy is None:
-        return False
-    x0, y0, x1, y1 = xyxy
-    if not (x1 > x0 and y1 > y0 and x0 >= 0 and y0 >= 0 and x1 <= size[0] and y1 <= size[1]):
-        return False  # the slow path words it (NaN fails every comparison)
-    used[cid] += 1
-    return True
-
-
-def _key(value: Any) -> Any:
-    """A JSON value as a key of the per-id tallies: a number, a string or null as it is, any
-    other value (a list, an object) as a marker naming its type, never its content."""
-    if value is None or isinstance(value, int | float | str):
-        return value
-    return f"<a JSON {'array' if isinstance(value, list) else 'object'}>"
-
-
-def _xyxy(box: Any) -> tuple[float, float, float, float] | None:
-    """A COCO ``[x, y, w, h]`` as corners, or ``None`` when it is not four numbers (strings and
-    booleans included: a Roboflow export's ``["10", "20", ...]`` is refused by torchvision)."""
-    if not isinstance(box, list) or len(box) != 4:
-        return None
-    x, y, w, h = box  # unrolled: this runs once per annotation
-    if not (type(x) in _NUMBERS and type(y) in _NUMBERS and type(w) in _NUMBERS) or (
-        type(h) not in _NUMBERS
-    ):
-        return None
-    try:
-        x, y, w, h = float(x), float(y), float(w), float(h)
-    except (TypeError, ValueError):
-        return None
-    return x, y, x + w, y + h
-
-
-_NUMBERS = frozenset(
-    {int, float}
-)  # JSON numbers as parsed: no bool, no str: torchvision refuses them
 
 
 def _settle(

@@ -1,5 +1,5 @@
 """The usual COCO annotation proved clean a block at a time: which annotations of a parsed block
-the per-annotation function (``coco._annotation``) would only count, found with a few C loops and
+the per-annotation function (``cocoannotation.annotation``) would only count, found with a few C loops and
 numpy over the whole block instead of Python per annotation (``clear``, over orjson's objects;
 ``cocoarrow.clear_block`` runs the same proof, ``boxes_clear`` and ``polygons_clear``, over Arrow's
 columns). The image table the proof looks images up in is here too.

@@ -277,6 +277,12 @@ class CvatReader(Reader):
                 "are not rows"
             )
         facts.counts.update(counts)
+        if not writer.rows:
+            facts.empty = (
+                f"no shape, tag or track frame in {counts['images']} images"
+                if counts["images"]
+                else "no image and no track"
+            )
         if not any(counts[k] for k in ("boxes", "polygons", "polylines", "points", "ellipses")):
             facts.task = "classification"
         return Read(found, why)

@@ -11,8 +11,9 @@ beside ``labels/`` (ultralytics' ``img2label_paths``); VOC, ``JPEGImages/`` besi
 keras_retinanet/preprocessing/csv_generator.py:138-140@7ac91dfb), ``images/`` beside it or one
 level up. Where none is found, nothing is checked and a note says so.
 
-A file name is resolved safely: an absolute name or one with a ``..`` part is refused, and a
-link is followed only when it stays inside the images folder.
+A file name is resolved safely: an absolute name or one with a ``..`` part is refused, an empty
+one (``file_name: ""``, which would name the folder itself) is LG041, and a link is followed only
+when it stays inside the images folder.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ IMAGE_SUFFIXES = (
     ".heic",
 )
 _PROBE = 5  # records of an annotation file tried to find its conventional images folder
+# a file name that names the images folder itself ('', '.', './'): the loader would open a folder
+EMPTY = "images whose file name is empty (it names the images folder, not a file)"
 
 Progress = Callable[[int, int | None], None]
 
@@ -93,7 +96,10 @@ def check_images(
             roots[key] = None if folder_of is None else _rooted(folder_of)
         root = roots[key]
         if root is None:
-            unchecked += len(list(run))
+            for r in run:  # a name that names no file is wrong wherever the images are
+                unchecked += 1
+                if r.file is not None and _names_folder(r.file):
+                    _missing(facts, r, EMPTY)
             continue
         for r in run:
             path, why = _named(root, r)  # the name alone: the workers look for the file
@@ -134,6 +140,8 @@ def _named(root: tuple[str, str], r: ImageRecord) -> tuple[str | None, str]:
     parts = name.split("/")
     if name.startswith("/") or ".." in parts or (r.file[1:2] == ":" and _drive(r.file)):
         return None, LEAVES
+    if _names_folder(name):
+        return None, EMPTY
     if "" in parts or "." in parts:  # a//b, ./a, a/, '': as the path would read it
         path = str(Path(root[0]) / PurePosixPath(name))
     else:
@@ -142,6 +150,11 @@ def _named(root: tuple[str, str], r: ImageRecord) -> tuple[str | None, str]:
         return path, ""
     found = _with_suffix(path)
     return (None, MISSING) if found is None else (found, "")
+
+
+def _names_folder(name: str) -> bool:
+    """Whether a file name names its folder itself (``''``, ``.``, ``./``), not a file."""
+    return all(p in ("", ".") for p in name.replace("\\", "/").split("/"))
 
 
 def _drive(name: str) -> bool:
@@ -216,7 +229,7 @@ def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> 
     strict = fmt == "detcsv"
     for c in candidates:
         whys = (resolve(c, r)[1] for r in mine)
-        if c.is_dir() and any(why == "" if strict else why != MISSING for why in whys):
+        if c.is_dir() and any(why == "" if strict else why not in (MISSING, EMPTY) for why in whys):
             return c  # a file there (safe or not: a name leaving it is then a finding)
     return None
 

@@ -33,7 +33,8 @@ from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box, check_points, class_index
 from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.sink import RowSink, RowWriter
+from labelgate.readers.instances import POINT_TOLERANCE as _PX
+from labelgate.readers.sink import RowSink, RowWriter, reject
 
 __all__ = ["LabelMeReader", "is_labelme_json", "is_labelme_xml"]
 
@@ -160,10 +161,10 @@ def _read_file(
             counts["ignore_regions"] += 1
             continue
         counts[kind] += 1
-        label = class_index(
-            facts, name, index, found.origin, Example(row=-1, id=ident, source=source)
-        )
+        named = Example(row=writer.rows, id=ident, source=source, value=name)
+        label = class_index(facts, name, index, found.origin, named)
         if label is None:
+            reject(writer, counts, ident, source, rel)
             continue
         writer.add(ident, label, source, name, group=rel)
         example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
@@ -208,9 +209,9 @@ def _geometry(
         r = ((px - cx) ** 2 + (py - cy) ** 2) ** 0.5
         check_box(facts, (cx - r, cy - r, cx + r, cy + r), size, example)
     elif kind in ("line", "point"):
-        check_points(facts, points, size, example, shape=kind, least=_POINTS[kind])
+        check_points(facts, points, size, example, shape=kind, least=_POINTS[kind], tolerance=_PX)
     elif kind in _LEAST:
-        check_points(facts, points, size, example, shape=kind, least=_LEAST[kind])
+        check_points(facts, points, size, example, shape=kind, least=_LEAST[kind], tolerance=_PX)
     else:
         facts.hit(
             "LG031",
@@ -223,8 +224,24 @@ def _geometry(
 def _names(files: list[Path]) -> Iterator[str]:
     for path in files:
         for name, _, _ in _shapes(path)[0]:
-            if name.strip() != IGNORE:
+            if name.strip() not in (IGNORE, ""):  # an empty label is no class: LG030
                 yield name.strip()
+
+
+def _flags(files: list[Path]) -> list[str]:
+    """The image flags labelme files set (``"flags": {"cat": true}``: image-level labels)."""
+    seen: list[str] = []
+    for path in files:
+        if path.suffix.lower() != ".json":
+            continue
+        try:
+            doc = load_json(read_small_text(path, "labelme file"), str(path))
+        except json.JSONDecodeError:
+            continue  # the read has said so
+        flags = doc.get("flags") if isinstance(doc, dict) else None
+        if isinstance(flags, dict):
+            seen += [str(k) for k, v in flags.items() if v is True and str(k) not in seen]
+    return seen
 
 
 def _ignore_as_class(facts: AnnotationFacts, given: ClassMap) -> None:
@@ -235,13 +252,28 @@ def _ignore_as_class(facts: AnnotationFacts, given: ClassMap) -> None:
         return
     facts.hit(
         "LG030",
-        Example(row=-1, id=f"{Path(given.origin).name}:{at + 1}", source=None),
+        Example(row=-1, id=f"{Path(given.origin).name}:{at + 1}", source=None, value=IGNORE),
         message=f"the class map given holds labelme's {IGNORE} as class {at}: labelme2voc "
         "makes it -1 (no class), so the classes after it are one index higher than labelme's",
         fix=f"put labels.txt beside the JSON files (labelgate reads it as labelme does), or "
         f"remove the {IGNORE} line from the map given",
         unit="classes",
     )
+
+
+def _empty(files: list[Path], counts: Counter[str]) -> str:
+    """What labelme files without a shape that is a row hold, in words."""
+    held = f"no shape in {len(files)} labelme files"
+    if counts["ignore_regions"]:
+        held += f" but {counts['ignore_regions']} {IGNORE} regions"
+    flags = _flags(files)
+    if flags:
+        shown = ", ".join(repr(f) for f in flags[:5]) + (" ..." if len(flags) > 5 else "")
+        held += (
+            f"; their image flags ({shown}) are labelme's image-level labels, which are not "
+            "read as targets"
+        )
+    return held
 
 
 class LabelMeReader(Reader):
@@ -305,4 +337,6 @@ class LabelMeReader(Reader):
         if counts["deleted"]:
             facts.notes.append(f"{counts['deleted']} deleted LabelMe objects are not rows")
         facts.counts.update(counts)
-        return Read(found, why)
+        if not writer.rows:
+            facts.empty = _empty(files, counts)
+        return Read(found, why) if found.entries else Read()

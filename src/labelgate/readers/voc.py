@@ -2,7 +2,7 @@
 
 The class map is ``--class-names``, else a class list beside the files (``class_names.txt``,
 ``labels.txt``, or a datumaro ``labelmap.txt``); without one, the names found, sorted. A name not in
-the map (``tvmonitor`` against ``tv``) is LG030 with its file, and its object is not a row. Rows:
+the map (``tvmonitor`` against ``tv``) is LG030 with its file, and its object a rejected row. Rows:
 id = ``file#object``, source = the folder, name = the object's name.
 """
 
@@ -19,10 +19,10 @@ from labelgate.errors import ClassMapError, InputError, one_line
 from labelgate.io.classnames import check_names, check_source
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box
+from labelgate.readers.boxes import check_background, check_box, tally
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.layout import is_voc_xml
-from labelgate.readers.sink import RowSink
+from labelgate.readers.sink import RowSink, reject
 
 __all__ = ["VocReader", "read_voc"]
 
@@ -51,6 +51,7 @@ def read_voc(
     else:  # a first pass for the names, each file dropped once read
         names = sorted(
             {(o.findtext("name") or "").strip() for p in files for o in _parse(p).iter("object")}
+            - {""}  # an object without a name is no class: LG030
         )
         found = ClassMap.from_names(names, origin=f"{root} (the object names found, sorted)")
         why = "the object names found, sorted: indices depend on the names present"
@@ -68,17 +69,19 @@ def read_voc(
         for number, obj in enumerate(tree.iter("object")):
             name = (obj.findtext("name") or "").strip()
             ident = f"{rel}#{number}"
-            example = Example(row=-1, id=ident, source=source)
+            example = Example(row=writer.rows, id=ident, source=source, value=name)
             label = index.get(normalise_name(name))
             if label is None:
-                facts.hit(
+                h = facts.hit(
                     "LG030",
                     example,
-                    message="objects whose <name> is not in the class map",
+                    message=f"objects named {name!r}, a <name> the class map does not declare",
                     fix=f"add the name to the class map ({found.origin}) or rename the "
                     "object to the map's spelling",
                 )
+                tally(h.details, "labels", name)
                 counts["objects_not_in_map"] += 1
+                reject(writer, counts, ident, source, rel)
                 continue
             for flag in ("difficult", "truncated", "occluded"):
                 if (obj.findtext(flag) or "").strip() == "1":
@@ -99,6 +102,8 @@ def read_voc(
     writer.close()
     counts["objects"] = writer.rows
     facts.counts.update(counts)
+    if not writer.rows:
+        facts.empty = f"no object in {counts['files']} VOC files"
     return found, why
 
 
@@ -181,4 +186,4 @@ class VocReader(Reader):
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
         found, why = read_voc(paths[0], sink, facts, options.class_map, options.background)
-        return Read(found, why)
+        return Read(found, why) if found.entries else Read()

@@ -22,7 +22,7 @@ from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.layout import any_file
-from labelgate.readers.sink import RowSink, RowWriter, in_int64
+from labelgate.readers.sink import RowSink, RowWriter, in_int64, reject
 from labelgate.readers.yoloshapes import check_mixed, check_pose, kpt_shape, row_fits
 
 __all__ = ["CLASS_LISTS", "YoloReader", "read_yolo"]
@@ -54,7 +54,7 @@ def read_yolo(
         source = parts[0] if len(parts) > 1 else root.name
         counts["label_files"] += 1
         sink.images.add(_image(root, path, rel))
-        objects = _read_file(path, rel, source, writer, facts, background, (shape, task))
+        objects = _read_file(path, (rel, source), writer, facts, counts, background, (shape, task))
         counts["objects"] += objects
         if objects == 0:
             counts["images_without_objects"] += 1
@@ -62,6 +62,8 @@ def read_yolo(
     if not counts["label_files"]:
         raise InputError("no YOLO label files (.txt) under this folder", path=str(root))
     facts.counts.update(counts)
+    if not writer.rows:
+        facts.empty = f"no object in {counts['label_files']} label files"
     return found
 
 
@@ -100,14 +102,16 @@ def _class_list(root: Path) -> ClassMap | None:
 
 def _read_file(
     path: Path,
-    rel: str,
-    source: str,
+    named: tuple[str, str],
     writer: RowWriter,
     facts: AnnotationFacts,
+    counts: Counter[str],
     background: int | None,
     shapes: tuple[tuple[int, int] | None, str | None] = (None, None),
 ) -> int:
-    kpt, task = shapes
+    """Read one label file (``named``: its path from the root, its source) into rows; the
+    objects that are usable rows, counted."""
+    (rel, source), (kpt, task) = named, shapes
     widths: set[int] = set()  # the field counts of the file's rows
     objects = 0
     with path.open("rb") as f:
@@ -116,10 +120,12 @@ def _read_file(
             if not line:
                 continue
             fields = line.split()
-            example = Example(row=-1, id=f"{rel}:{number}", source=source)
+            ident = f"{rel}:{number}"
+            example = Example(row=writer.rows, id=ident, source=source, value=fields[0])
             n = len(fields)
             widths.add(n)
             if not row_fits(facts, n, kpt, example, task):  # a box, segment or pose row
+                reject(writer, counts, ident, source, rel)  # ultralytics drops its image
                 continue
             try:
                 cls = int(fields[0])
@@ -134,6 +140,7 @@ def _read_file(
                     "coordinates are not numbers",
                     fix="rewrite these lines: class ids are integers, coordinates numbers",
                 )
+                reject(writer, counts, ident, source, rel)
                 continue
             writer.add(f"{rel}:{number}", cls, source, None, group=rel)
             objects += 1
