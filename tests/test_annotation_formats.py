@@ -197,8 +197,9 @@ def test_yolo_faults_by_file_and_line(tmp_path: Path) -> None:
     assert [e.id for e in finding(report, "LG028").examples] == ["val/labels/c.txt:2"]
     assert [e.id for e in finding(report, "LG029").examples] == ["val/labels/c.txt:3"]
     assert [e.id for e in finding(report, "LG004").examples] == ["val/labels/c.txt:1"]
-    # the two unreadable lines are rows too: rejected (ultralytics drops their images)
-    assert report.counts == {"rows": 8, "usable": 5, "ignored": 0, "rejected": 3}
+    # the two unreadable lines are rows too: rejected (ultralytics drops their images), and so
+    # is the box without area, which no framework trains on
+    assert report.counts == {"rows": 8, "usable": 4, "ignored": 0, "rejected": 4}
     assert [(e.row, e.value) for e in lg031.examples] == [(1, "1"), (3, "x")]
 
 
@@ -252,7 +253,8 @@ def test_voc_name_not_in_map_is_named_with_its_file(tmp_path: Path) -> None:
     assert [e.id for e in finding(report, "LG027").examples] == ["b.xml#1"]
     assert report.input["annotations"]["read"]["difficult"] == 3
     assert [e.value for e in finding(report, "LG030").examples] == ["tvmonitor"]
-    assert report.counts == {"rows": 4, "usable": 3, "ignored": 0, "rejected": 1}
+    # tvmonitor (no class) and the box without area (b.xml#1): no framework trains on them
+    assert report.counts == {"rows": 4, "usable": 2, "ignored": 0, "rejected": 2}
 
 
 def test_real_voc_files(shared_real_world: Path) -> None:
@@ -427,12 +429,14 @@ def test_fix_writes_the_rows_of_a_format_as_a_table(tmp_path: Path, samples: Pat
         str(quarantine),
     )
     assert result.returncode == 0, result.stderr
-    # line 1 is unreadable (a rejected row), line 2 holds class 3 of 3
+    # line 1 is unreadable (a rejected row), line 2 holds class 3 of 3; img_2.txt line 1 is a
+    # box without area, which no framework trains on
     assert pq.read_table(quarantine).column("id").to_pylist() == [
         "train/labels/img_1.txt:1",
         "train/labels/img_1.txt:2",
+        "train/labels/img_2.txt:1",
     ]
-    assert pq.read_table(out).num_rows == 14
+    assert pq.read_table(out).num_rows == 13
     assert (samples / "formats" / "yolo_bad" / "train" / "labels" / "img_1.txt").read_text() == (
         "1 0.5 0.5 0.2\n3 0.5 0.5 0.2 0.3\n0 0.95 0.5 0.2 0.3\n"
     )  # the annotation files are never rewritten
