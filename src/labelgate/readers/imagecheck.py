@@ -203,7 +203,8 @@ def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> 
     elif fmt == "yolo":
         candidates = [origin.parent / "images"]  # origin: the labels folder
     elif fmt == "voc":
-        candidates = [origin.parent.parent / "JPEGImages", origin.parent]
+        up = origin.parent.parent  # VOC's JPEGImages/, Kaggle's images/ beside annotations/
+        candidates = [up / "JPEGImages", origin.parent, up / "images"]
     else:
         return None
     mine = list(islice((r for r in records if r.origin == origin), _PROBE))  # stops there
