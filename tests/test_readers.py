@@ -54,7 +54,7 @@ SAMPLE_FORMATS = {
     "formats/voc_good/class_names.txt": "-",
     "formats/yolo_bad": "yolo",
     "formats/yolo_good": "yolo",
-    "formats/yolo_good/data.yaml": "-",
+    "formats/yolo_good/data.yaml": "yolo",
     "formats/yolo_good/train/labels/img_0.txt": "-",
     "ignore_inside_range.parquet": "table",
     "ignore_inside_range.yaml": "-",
@@ -116,7 +116,7 @@ REAL_FORMATS = {
     "annotations/yolo/datumaro_darknet_strict": "yolo",
     "annotations/yolo/datumaro_roboflow_yolo": "yolo",
     "annotations/yolo/labelstudio_import_yolo": "yolo",
-    "annotations/yolo/ultralytics_coco8.yaml": "-",
+    "annotations/yolo/ultralytics_coco8.yaml": "yolo",
 }
 
 

@@ -218,7 +218,8 @@ def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> 
     elif fmt == "yolo":
         candidates = [origin.parent / "images"]  # origin: the labels folder
     elif fmt == "voc":
-        candidates = [origin.parent.parent / "JPEGImages", origin.parent]
+        up = origin.parent.parent  # VOC's JPEGImages/, Kaggle's images/ beside annotations/
+        candidates = [up / "JPEGImages", origin.parent, up / "images"]
     elif fmt == "detcsv":  # keras-retinanet: beside the CSV; raccoon_dataset: images/ beside data/
         candidates = [origin.parent, origin.parent / "images", origin.parent.parent / "images"]
     else:

@@ -22,6 +22,7 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.layout import any_file, first_files, head_lines, subfolders
+from labelgate.readers.roots import Mixed, dataset_root
 from labelgate.readers.sink import RowSink
 
 __all__ = ["LAYOUTS", "Layout", "UnsupportedReader"]
@@ -261,14 +262,24 @@ def _recognise(path: Path) -> tuple[str, str, str] | None:
     return None
 
 
+def _mixed(path: Path) -> Mixed | None:
+    """A folder whose split folders hold datasets of several formats."""
+    found = dataset_root(path) if path.is_dir() else None
+    return found if isinstance(found, Mixed) else None
+
+
 class UnsupportedReader(Reader):
     """Layouts labelgate recognises and refuses (KITTI, DOTA, WIDER FACE, MOT, Market-1501,
-    CamVid, ADE20K, SYNTHIA, raw Cityscapes, colour tables): never read as another format."""
+    CamVid, ADE20K, SYNTHIA, raw Cityscapes, colour tables, a folder of datasets of several
+    formats): never read as another format."""
 
     name = "unsupported"
     title = "layouts recognised and refused (KITTI, DOTA, WIDER FACE, MOT, CamVid...)"
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        mixed = _mixed(path)
+        if mixed is not None:  # the formats' own readers claim no such folder
+            return Claim(0.9, str(mixed))
         seen = _recognise(path)
         if seen is None:
             return None
@@ -280,6 +291,12 @@ class UnsupportedReader(Reader):
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
+        mixed = _mixed(paths[0])
+        if mixed is not None:
+            raise InputError(
+                f"{mixed}: one input is one dataset of one format; validate each with its own path",
+                path=str(paths[0]),
+            )
         seen = _recognise(paths[0])
         if seen is None:
             raise InputError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from labelgate.contract.classmap import ClassMap, load_class_map, normalise_name
@@ -19,9 +20,10 @@ from labelgate.errors import ClassMapError, InputError, one_line
 from labelgate.io.classnames import check_names, check_source
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box, tally
+from labelgate.readers.boxes import check_background, check_box, check_tables, tally
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.layout import is_voc_xml
+from labelgate.readers.roots import Mixed, Root, Split, dataset_root
 from labelgate.readers.sink import RowSink, reject
 
 __all__ = ["VocReader", "read_voc"]
@@ -35,22 +37,31 @@ def read_voc(
     facts: AnnotationFacts,
     given: ClassMap | None,
     background: int | None,
+    splits: Sequence[Split] = (),
 ) -> tuple[ClassMap, str]:
-    """Read ``root`` (a folder of XML files, or one file) into rows in ``sink``; the class map
-    the names were looked up in, and how it was found."""
+    """Read ``root`` (a folder of XML files, or one file; with ``splits``, a dataset root whose
+    splits keep their XML files in ``Split.path``, each split a source) into rows in ``sink``;
+    the class map the names were looked up in, and how it was found."""
     facts.task = "detection"
-    files = [root] if root.is_file() else sorted(p for p in root.rglob("*.xml") if p.is_file())
+    if splits:
+        files = [(p, s.name) for s in splits for p in sorted(s.path.rglob("*.xml")) if p.is_file()]
+    elif root.is_file():
+        files = [(root, root.parent.name)]
+    else:
+        files = [(p, p.parent.name) for p in sorted(root.rglob("*.xml")) if p.is_file()]
     base = root.parent if root.is_file() else root
     listed = None if given is not None else _class_list(base)
     if listed is None and given is None and base.name == "Annotations":
         listed = _class_list(base.parent)  # the dataset root holds VOC's label map
+    if listed is None and given is None and splits:
+        listed = _split_lists(facts, root, splits)
     if given is not None:
         found, why = given, f"the class map given ({given.origin})"
     elif listed is not None:
         found, why = listed, f"{Path(listed.origin).name} beside the annotations ({listed.origin})"
     else:  # a first pass for the names, each file dropped once read
         names = sorted(
-            {(o.findtext("name") or "").strip() for p in files for o in _parse(p).iter("object")}
+            {(o.findtext("name") or "").strip() for p, _ in files for o in _parse(p).iter("object")}
             - {""}  # an object without a name is no class: LG030
         )
         found = ClassMap.from_names(names, origin=f"{root} (the object names found, sorted)")
@@ -58,10 +69,9 @@ def read_voc(
     index = found.index_of()
     writer = sink.rows(names=True)
     counts: Counter[str] = Counter()
-    for path in files:
+    for path, source in files:
         tree = _parse(path)
         rel = path.relative_to(base).as_posix()
-        source = path.parent.name
         size = _size(tree)
         counts["files"] += 1
         file = (tree.findtext("filename") or "").strip() or None
@@ -114,6 +124,21 @@ def _parse(path: Path) -> ET.Element:
         raise InputError(
             f"not a readable Pascal VOC XML file ({one_line(exc)})", path=str(path)
         ) from None
+
+
+def _split_lists(facts: AnnotationFacts, root: Path, splits: Sequence[Split]) -> ClassMap | None:
+    """The class lists the splits keep in their own folders (the first's is the map), compared:
+    a name that changes between splits, or a class only one split lists, is LG030."""
+    lists = {s.name: _class_list(root / s.name) or _class_list(s.path) for s in splits}
+    found = {name: cmap for name, cmap in lists.items() if cmap is not None}
+    if not found:
+        return None
+    tables = {}
+    for name, cmap in found.items():
+        names = cmap.name_of()
+        tables[name] = [names.get(i, "") for i in range(max(names, default=-1) + 1)]
+    check_tables(facts, tables)
+    return next(iter(found.values()))
 
 
 def _class_list(base: Path) -> ClassMap | None:
@@ -172,18 +197,39 @@ class VocReader(Reader):
             return None
         if not path.is_dir():
             return None
-        # VOC keeps its XML files in one folder: the one given, or its Annotations/.
-        for folder in (path, path / "Annotations"):
-            first = next((p for p in sorted(folder.glob("*.xml")) if p.is_file()), None)
-            if first is not None and is_voc_xml(first):
-                where = "" if folder == path else "Annotations/: "
-                return Claim(
-                    0.8, f"a folder of Pascal VOC XML files ({where}{first.name}: <annotation>)"
-                )
+        own = _own_folder(path)
+        if own is not None:
+            where = "" if own.parent == path else f"{own.parent.name}/: "
+            return Claim(0.8, f"a folder of Pascal VOC XML files ({where}{own.name}: <annotation>)")
+        root = dataset_root(path)  # one such folder per split (Roboflow: XML beside the JPEGs)
+        if isinstance(root, Root) and root.format == "voc":
+            return Claim(0.8, root.why)
         return None
 
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
-        found, why = read_voc(paths[0], sink, facts, options.class_map, options.background)
+        given = paths[0]
+        splits: tuple[Split, ...] = ()
+        if given.is_dir() and _own_folder(given) is None:
+            root = dataset_root(given)
+            if isinstance(root, Mixed):
+                raise InputError(f"{root}: validate each with its own path", path=str(given))
+            if isinstance(root, Root) and root.format == "voc":
+                splits = root.splits
+                each = "; ".join(
+                    f"{s.name}: {s.path.relative_to(given).as_posix()}/" for s in splits
+                )
+                facts.notes.append(f"{given} read as {len(splits)} splits, each a source ({each})")
+        found, why = read_voc(given, sink, facts, options.class_map, options.background, splits)
         return Read(found, why) if found.entries else Read()
+
+
+def _own_folder(path: Path) -> Path | None:
+    """The first VOC XML file of the folder holding ``path``'s own (VOC keeps them in one folder:
+    the one given, its Annotations/, or Kaggle's annotations/ beside images/), or ``None``."""
+    for folder in (path, path / "Annotations", path / "annotations"):
+        first = next((p for p in sorted(folder.glob("*.xml")) if p.is_file()), None)
+        if first is not None and is_voc_xml(first):
+            return first
+    return None

@@ -22,10 +22,12 @@ from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_background, check_box
 from labelgate.readers.imageindex import ImageRecord
 from labelgate.readers.layout import any_file
+from labelgate.readers.roots import Root, dataset_root
 from labelgate.readers.sink import RowSink, RowWriter, in_int64, reject
-from labelgate.readers.yoloshapes import check_mixed, check_pose, kpt_shape, row_fits
+from labelgate.readers.yolodata import data_yaml, read_data_yaml
+from labelgate.readers.yoloshapes import check_mixed, check_pose, kpt_shape, kpt_shape_of, row_fits
 
-__all__ = ["CLASS_LISTS", "YoloReader", "read_yolo"]
+__all__ = ["CLASS_LISTS", "YoloReader", "read_labels", "read_yolo"]
 
 CLASS_LISTS = {"classes.txt", "obj.names", "classes.names"}
 _NOT_LABELS = CLASS_LISTS | {"train.txt", "val.txt", "valid.txt", "test.txt", "labels.txt"}
@@ -38,33 +40,59 @@ def read_yolo(
     facts: AnnotationFacts,
     background: int | None,
     task: str | None = None,
+    shape: tuple[int, int] | None = None,
 ) -> ClassMap | None:
     """Read every label file under ``root`` into rows in ``sink``; segment and pose rows are
-    judged too (readers/yoloshapes.py; ``task``: the one named)."""
-    facts.task = "detection"
+    judged too (readers/yoloshapes.py; ``task``: the one named; ``shape``: the keypoints of a
+    YAML kept outside the folder, where data.yaml declares none)."""
     found = _class_list(root)
-    shape = kpt_shape(root)
-    writer = sink.rows()
-    counts: Counter[str] = Counter()
     files = sorted(p for p in root.rglob("*.txt") if p.name not in _NOT_LABELS and p.is_file())
     under_labels = [p for p in files if "labels" in p.relative_to(root).parts[:-1]]
-    for path in under_labels or files:
-        rel = path.relative_to(root).as_posix()
-        parts = path.relative_to(root).parts
-        source = parts[0] if len(parts) > 1 else root.name
+    chosen = [(p, _split(root, p), root) for p in under_labels or files]
+    read_labels(chosen, sink, facts, background, (kpt_shape(root) or shape, task), root)
+    return found
+
+
+def read_labels(
+    files: list[tuple[Path, str, Path]],
+    sink: RowSink,
+    facts: AnnotationFacts,
+    background: int | None,
+    shapes: tuple[tuple[int, int] | None, str | None],
+    where: Path,
+) -> None:
+    """Read label files, each (file, its source, the folder its id is relative to), into rows
+    in ``sink``.
+
+    Raises:
+        InputError: there is no label file (``where`` is named).
+    """
+    facts.task = "detection"
+    writer = sink.rows()
+    counts: Counter[str] = Counter()
+    for path, source, base in files:
+        rel = path.relative_to(base).as_posix()
         counts["label_files"] += 1
-        sink.images.add(_image(root, path, rel))
-        objects = _read_file(path, (rel, source), writer, facts, counts, background, (shape, task))
+        sink.images.add(_image(base, path, rel))
+        objects = _read_file(path, (rel, source), writer, facts, counts, background, shapes)
         counts["objects"] += objects
         if objects == 0:
             counts["images_without_objects"] += 1
     writer.close()
     if not counts["label_files"]:
-        raise InputError("no YOLO label files (.txt) under this folder", path=str(root))
+        raise InputError("no YOLO label files (.txt) under this folder", path=str(where))
     facts.counts.update(counts)
     if not writer.rows:
         facts.empty = f"no object in {counts['label_files']} label files"
-    return found
+
+
+def _split(root: Path, path: Path) -> str:
+    """A label file's source: its split, the first folder under the root (Roboflow's
+    ``train/labels/``), or the one under ``labels/`` (ultralytics' ``labels/train/``)."""
+    parts = path.relative_to(root).parts
+    if len(parts) > 2 and parts[0] == "labels":
+        return parts[1]
+    return parts[0] if len(parts) > 1 else root.name
 
 
 def _image(root: Path, path: Path, rel: str) -> ImageRecord:
@@ -176,14 +204,19 @@ def _label_files(root: Path) -> bool:
 
 
 class YoloReader(Reader):
-    """YOLO / Darknet folders: a class list (data.yaml, classes.txt, obj.names) and .txt labels."""
+    """YOLO / Darknet folders: a class list (data.yaml, classes.txt, obj.names) and .txt labels;
+    an ultralytics dataset YAML given as the path; a labels tree whose class list lies outside."""
 
     name = "yolo"
     title = "YOLO folders (data.yaml, classes.txt or obj.names beside .txt label files)"
-    suffixes = (".txt",)
+    suffixes = (".txt", ".yaml")
     task = "detection"
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        if path.is_file():
+            if data_yaml(path) is not None:  # above a label table's 0.8; a contract has no train:
+                return Claim(0.9, "an ultralytics dataset YAML (train, val and names or nc)")
+            return None
         if not path.is_dir():
             return None
         names = {c.name for c in path.iterdir()}
@@ -193,10 +226,60 @@ class YoloReader(Reader):
                 "a folder with a YOLO class list (data.yaml, classes.txt or "
                 "obj.names) and .txt label files",
             )
+        root = dataset_root(path)
+        if isinstance(root, Root) and root.format == "yolo":
+            # No class list: K from --classes or --class-names. Above masks by their look (0.7),
+            # level with VOC's folders (which hold no .txt rows).
+            return Claim(0.8, root.why + " (--class-names names one, e.g. the dataset YAML)")
         return None
 
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
-        found = read_yolo(paths[0], sink, facts, options.background, options.task)
+        given = options.class_map
+        outside = None  # a YAML named by --class-names (ultralytics keeps coco8-pose.yaml there)
+        if given is not None and given.origin.lower().endswith((".yaml", ".yml")):
+            outside = kpt_shape_of(Path(given.origin))
+        if paths[0].is_file():
+            return _read_yaml(paths[0], sink, facts, options, outside)
+        found = read_yolo(paths[0], sink, facts, options.background, options.task, outside)
         return Read(found, "the YOLO class list" if found is not None else "")
+
+
+def _read_yaml(
+    path: Path,
+    sink: RowSink,
+    facts: AnnotationFacts,
+    options: ReadOptions,
+    outside: tuple[int, int] | None,
+) -> Read:
+    """The splits of an ultralytics dataset YAML, each a source.
+
+    Raises:
+        InputError: the YAML names a split folder that is not there (the folder beside it, if
+            it holds label files, is named: validated as a folder, its split folders are read).
+    """
+    try:
+        data = read_data_yaml(path)
+    except InputError as exc:
+        inside = path.name in _MARKERS  # a data.yaml kept in its dataset's root
+        if exc.path != str(path) or not inside or YoloReader().detect(path.parent) is None:
+            raise
+        hint = f"; the label folders beside it are read when the folder is given ({path.parent})"
+        raise InputError(exc.reason + hint, path=exc.path) from None
+    facts.notes.extend(data.notes)
+    files: list[tuple[Path, str, Path]] = []
+    for split in data.splits:
+        base = data.root if split.path.is_relative_to(data.root) else split.path.parent
+        if split.name in data.labels:
+            found = data.labels[split.name]
+        else:
+            found = sorted(
+                p for p in split.path.rglob("*.txt") if p.name not in _NOT_LABELS and p.is_file()
+            )
+        files.extend((p, split.name, base) for p in found)
+    each = "; ".join(f"{s.name}: {s.path}" for s in data.splits)
+    facts.notes.append(f"{path} read as {len(data.splits)} splits, each a source ({each})")
+    shape = kpt_shape_of(path) or outside
+    read_labels(files, sink, facts, options.background, (shape, options.task), path)
+    return Read(data.class_map, f"the names of {path.name}")

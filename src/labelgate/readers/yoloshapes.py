@@ -19,7 +19,7 @@ from labelgate.readers.boxes import PRINTED_TOLERANCE
 from labelgate.readers.instances import finite, hit
 from labelgate.readers.keypoints import bad_visibility, non_finite
 
-__all__ = ["check_mixed", "check_pose", "kpt_shape", "row_fits"]
+__all__ = ["check_mixed", "check_pose", "kpt_shape", "kpt_shape_of", "row_fits"]
 
 
 def kpt_shape(root: Path) -> tuple[int, int] | None:
@@ -28,35 +28,44 @@ def kpt_shape(root: Path) -> tuple[int, int] | None:
     Raises:
         InputError: a ``kpt_shape`` that is not ``[K, 2]`` or ``[K, 3]`` with K >= 1.
     """
+    for name in ("data.yaml", "data.yml"):
+        path = root / name
+        if path.is_file():
+            return kpt_shape_of(path)
+    return None
+
+
+def kpt_shape_of(path: Path) -> tuple[int, int] | None:
+    """The ``kpt_shape`` of one dataset YAML (``data.yaml``, or ultralytics' ``coco8-pose.yaml``
+    kept beside the dataset), or ``None`` when it declares none.
+
+    Raises:
+        InputError: the file is not YAML, or its ``kpt_shape`` is not ``[K, 2]`` or ``[K, 3]``.
+    """
     import yaml
 
     from labelgate.io.bounded import yaml_problem
     from labelgate.io.files import load_yaml, read_small_text
 
-    for name in ("data.yaml", "data.yml"):
-        path = root / name
-        if not path.is_file():
-            continue
-        try:
-            data = load_yaml(read_small_text(path, name))
-        except yaml.YAMLError as exc:
-            raise InputError(f"not valid YAML: {yaml_problem(exc)}", path=str(path)) from None
-        shape = data.get("kpt_shape") if isinstance(data, dict) else None
-        if shape is None:
-            return None
-        if (
-            not isinstance(shape, list)
-            or len(shape) != 2
-            or not all(type(v) is int for v in shape)
-            or shape[0] < 1
-            or shape[1] not in (2, 3)
-        ):
-            raise InputError(
-                "kpt_shape must be [K, 2] or [K, 3]: K keypoints of x, y (and a visibility)",
-                path=str(path),
-            )
-        return shape[0], shape[1]
-    return None
+    try:
+        data = load_yaml(read_small_text(path, path.name))
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {yaml_problem(exc)}", path=str(path)) from None
+    shape = data.get("kpt_shape") if isinstance(data, dict) else None
+    if shape is None:
+        return None
+    if (
+        not isinstance(shape, list)
+        or len(shape) != 2
+        or not all(type(v) is int for v in shape)
+        or shape[0] < 1
+        or shape[1] not in (2, 3)
+    ):
+        raise InputError(
+            "kpt_shape must be [K, 2] or [K, 3]: K keypoints of x, y (and a visibility)",
+            path=str(path),
+        )
+    return shape[0], shape[1]
 
 
 def row_fits(
