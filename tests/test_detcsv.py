@@ -246,10 +246,6 @@ class TestRetinanet:
         read = report.input["annotations"]["read"]
         assert (read["images"], read["negative_rows"], read["images_without_boxes"]) == (3, 1, 1)
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="a box without area is now a rejected row, so its class goes unused (LG012); the expectation needs updating",
-    )
     def test_faults(self, tmp_path: Path) -> None:
         path = self.write(
             tmp_path,
@@ -261,7 +257,9 @@ class TestRetinanet:
             ],
         )
         report = validate(path)
-        assert codes(report) == {"LG027", "LG030", "LG031"}
+        # cat's one box has no width: a rejected row, so cat has no usable box left (LG012)
+        assert codes(report) == {"LG012", "LG027", "LG030", "LG031"}
+        assert "'cat'" in finding(report, "LG012").message
         assert "int()" in finding(report, "LG031").message
         assert "unknown class name" in finding(report, "LG030").fix
 
