@@ -40,6 +40,11 @@ def test_rows_add_up_and_the_rejected_are_named(sample: str, framework: str | No
     assert refused <= named, sorted(refused - named)  # each rejected row has its finding
     per_source = sum(s["rejected"] for s in report.sources)
     assert per_source == c["rejected"]
+    # in its class: every rejected row whose label was a class is counted in that class's row
+    per_class = {k["index"]: k["rejected"] for k in report.classes}
+    assert sum(per_class.values()) == sum(facts.rejected_classes.values())
+    assert all(per_class.get(i) == n for i, n in facts.rejected_classes.items())
+    assert sum(per_class.values()) <= c["rejected"]
 
 
 def test_a_box_without_area_is_rejected_under_every_reading(tmp_path: Path) -> None:
@@ -61,3 +66,4 @@ def test_a_box_without_area_is_rejected_under_every_reading(tmp_path: Path) -> N
         assert [e.id for e in lg027.examples] == [2]
         assert (lg027.severity == "error") == (framework == "torchvision")
         assert "LG003" not in {f.code for f in report.findings}
+        assert [k["rejected"] for k in report.classes][-1] == 1, framework  # in its class

@@ -64,6 +64,8 @@ class AnnotationFacts:
         refused: rows written without a label on purpose (row -> the label as written): an
             annotation no framework can train on, named by its own finding (LG030), so counted
             rejected without being LG003's null labels.
+        rejected_classes: class index -> rows of that class rejected after the reading (boxes
+            without area, boxes of an image the framework drops): counted in their class.
         written: class index -> the category id as written, where a reading renumbered the
             ids (a finding's examples then show the id the user wrote).
         empty: what an input holding no annotation holds instead, in words ("no annotation in
@@ -79,6 +81,7 @@ class AnnotationFacts:
     background: int | None = None
     notes: list[str] = field(default_factory=list)
     refused: dict[int, Any] = field(default_factory=dict)
+    rejected_classes: dict[int, int] = field(default_factory=dict)
     written: dict[int, int] = field(default_factory=dict)
     empty: str = ""
     seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict, repr=False, compare=False)

@@ -90,9 +90,14 @@ def render_markdown(report: Report) -> str:
         ]
         out.append("")
     if report.classes and len(report.classes) <= 100:
-        out += ["| class | name | count | share |", "|---:|---|---:|---:|"]
+        rejected = "rejected" in report.classes[0]  # detection: rows rejected per class
+        out += [
+            "| class | name | count | share |" + (" rejected |" if rejected else ""),
+            "|---:|---|---:|---:|" + ("---:|" if rejected else ""),
+        ]
         out += [
             f"| {k['index']} | {_cell(k['name'] or '')} | {k['count']} | {k['share']:.1%} |"
+            + (f" {k['rejected']} |" if rejected else "")
             for k in report.classes
         ]
         out.append("")

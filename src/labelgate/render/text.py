@@ -137,7 +137,8 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
             console.print(table)
         if report.classes and len(report.classes) <= 50:
             table = Table(title="per class (usable targets)", title_justify="left")
-            for col in ("index", "name", "count", "share"):
+            rejected = "rejected" in report.classes[0]  # detection: rows rejected per class
+            for col in ("index", "name", "count", "share", *(("rejected",) if rejected else ())):
                 table.add_column(col, justify="left" if col == "name" else "right")
             for row in report.classes:
                 table.add_row(
@@ -145,6 +146,7 @@ def render_text(report: Report, *, color: bool = False, width: int = 100) -> str
                     escape(str(row["name"] or "")),
                     str(row["count"]),
                     f"{row['share']:.1%}",
+                    *((str(row["rejected"]),) if rejected else ()),
                 )
             console.print(table)
         verdict = report.status.upper()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from labelgate.checks import Context
+from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.rules import Status
 from labelgate.inputs.columns import Columns
 from labelgate.io import InputFile
@@ -98,7 +99,9 @@ def source_table(scan: ScanResult) -> list[dict[str, Any]]:
     return out
 
 
-def class_table(ctx: Context) -> list[dict[str, Any]]:
+def class_table(ctx: Context, facts: AnnotationFacts | None = None) -> list[dict[str, Any]]:
+    """Usable targets per class; for detection, also the rows of each class rejected after the
+    reading (``rejected``), so a class's annotations are all accounted for."""
     if ctx.task == "soft":
         return []  # a soft row is a distribution over the classes, not one of them
     counts = ctx.scan.class_counts.tolist()
@@ -110,6 +113,9 @@ def class_table(ctx: Context) -> list[dict[str, Any]]:
     if ctx.scan.class_rows is not None:  # masks: count is of pixels; images holding the class
         for row, images in zip(table, ctx.scan.class_rows.tolist(), strict=True):
             row["images"] = images
+    if facts is not None and facts.task == "detection":
+        for row in table:
+            row["rejected"] = facts.rejected_classes.get(row["index"], 0)
     return table
 
 

@@ -82,6 +82,8 @@ def _null(paths: Sequence[str], facts: AnnotationFacts, chosen: Any, ids: set[An
             rows = [r for r, _ in pairs]
             if rows:
                 facts.refused.update((row + r, v) for r, v in pairs)
+                for _, v in pairs:
+                    facts.rejected_classes[v] = facts.rejected_classes.get(v, 0) + 1
                 mask = np.zeros(n, dtype=bool)
                 mask[rows] = True
                 label = pc.if_else(pa.array(mask), pa.scalar(None, label.type), label)

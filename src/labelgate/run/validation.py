@@ -297,7 +297,7 @@ def _validate(
         | {"columns_found": columns.how, "resolved": data.resolved.provenance()},
         batches=tables.batch_summary(ctx),
         sources=tables.source_table(scan),
-        classes=tables.class_table(ctx),
+        classes=tables.class_table(ctx, facts),
         notes=(
             *data.resolved.found(),
             *tables.notes(columns, label_type, task, schemas[0], files),
