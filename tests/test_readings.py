@@ -176,3 +176,30 @@ def test_examples_show_the_category_id_as_written(tmp_path: Path) -> None:
     report = validate(path, classes=2)  # fits no reading: the contiguous index 2 reaches K
     lg004 = next(f for f in report.findings if f.code == "LG004")
     assert {e.value for e in lg004.examples} == {7} and "as written: 7" in lg004.message
+
+
+@pytest.mark.parametrize("name", ["a.json", "instances_minival2014.json"])
+def test_repeated_annotation_ids_fail_under_the_loaders_that_assert_them(
+    tmp_path: Path, name: str
+) -> None:
+    """detectron2's load_coco_json asserts unique annotation ids (coco.py:140-147), except in a
+    file whose name holds 'minival'; mmdet's CocoDataset asserts it in every file (ANN_ID_UNIQUE,
+    coco.py:57,93-96); torchvision never reads the ids."""
+    path = coco(tmp_path / name, [1, 2], [1, 2, 2])
+    doc = json.loads(path.read_text())
+    doc["annotations"][2]["id"] = doc["annotations"][1]["id"]
+    path.write_text(json.dumps(doc))
+    asserted = "minival" not in name
+    neutral = validate(path)
+    for name, fails in (("detectron2", asserted), ("mmdet", True), ("torchvision", False)):
+        raises = reading(neutral, name)["raises"]
+        assert any("repeating an id" in r for r in raises) == fails, name
+    lg014 = next(f for f in neutral.findings if f.code == "LG014")
+    assert lg014.severity == "warning" and ("detectron2" in lg014.message) == asserted
+    assert "mmdet" in lg014.message
+    for framework in ("detectron2", "torchvision", "mmdet"):
+        report = validate(path, framework=framework)
+        lg014 = next(f for f in report.findings if f.code == "LG014")
+        failing = framework == "mmdet" or (framework == "detectron2" and asserted)
+        assert (lg014.severity == "error") == failing, framework
+        assert (report.status == "fail") == failing, framework

@@ -116,6 +116,9 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType(
                 "{id: i for i, id in enumerate(cat_ids)})",
                 out_of_range=f"detectron2/data/datasets/coco.py:211-219@{DETECTRON2} (a "
                 "category_id not in the categories raises KeyError)",
+                unique_ids=f"detectron2/data/datasets/coco.py:140-147@{DETECTRON2} "
+                "(load_coco_json asserts the annotation ids of the images it loads are unique, "
+                "unless the file's name holds 'minival': AssertionError)",
                 bad_box=f"detectron2/data/detection_utils.py:489-512@{DETECTRON2} "
                 "(filter_empty_instances: boxes whose width or height is <= 1e-5 are dropped), "
                 f"called by dataset_mapper.py:142@{DETECTRON2}",
@@ -141,6 +144,8 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType(
                 "metainfo['classes']); cat2label = {cat_id: i ...})",
                 out_of_range=f"mmdet/datasets/coco.py:155-156@{MMDET} (an annotation whose "
                 "category is not in metainfo['classes'] is skipped, silently: mmdet#9611)",
+                unique_ids=f"mmdet/datasets/coco.py:57,93-96@{MMDET} (CocoDataset's "
+                "ANN_ID_UNIQUE = True: load_data_list asserts the annotation ids unique)",
                 bad_box=f"mmdet/datasets/coco.py:141-147@{MMDET} (a box with no area inside the "
                 "image, area <= 0, or w < 1 or h < 1 is skipped)",
                 empty_images=f"mmdet/datasets/coco.py:178,196@{MMDET} (filter_empty_gt) and "

@@ -141,10 +141,17 @@ def _zeros(paths: list[str]) -> int:
 
 
 def readings(
-    table: ClassMap, fmt: str, facts: AnnotationFacts, num_classes: int | None
+    table: ClassMap,
+    fmt: str,
+    facts: AnnotationFacts,
+    num_classes: int | None,
+    duplicates: int = 0,
+    unasserted: tuple[str, ...] = (),
 ) -> tuple[Reading, ...]:
     """Each detection framework's reading of an input whose own class table is ``table`` (COCO
-    categories keyed by id; the other formats' classes 0..K-1)."""
+    categories keyed by id; the other formats' classes 0..K-1); ``duplicates``: the annotations
+    repeating an id of their file, which a loader asserting unique ids raises on (but the
+    frameworks ``unasserted``, which let these files pass)."""
     ids = sorted({i for i, _ in table.entries})
     if not ids:
         return ()
@@ -215,6 +222,10 @@ def readings(
                 f"table's order ({cite(fw.sources['ids'])})"
             )
         raises, drops = [], []
+        if duplicates and "unique_ids" in fw.sources and name not in unasserted:
+            raises.append(
+                f"{duplicates} {_REPEATED}: AssertionError ({cite(fw.sources['unique_ids'])})"
+            )
         if undeclared and name == "detectron2":
             raises.append(
                 f"{undeclared} annotations of undeclared categories: KeyError "
@@ -310,6 +321,10 @@ def neutral_report(
         lowered = _NEUTRAL_SEVERITY.get(f.code)
         if lowered and f.severity == "error" and f.code not in contract.severity:
             f = replace(f, severity=lowered, message=f"{f.message} (fails under torchvision)")
+        if f.code == "LG014":
+            failing = [r.framework for r in found if any(_REPEATED in x for x in r.raises)]
+            if failing:
+                f = replace(f, message=f"{f.message} (fails under {', '.join(failing)})")
         findings.append(f)
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
@@ -329,6 +344,8 @@ def _as_written(f: Finding, written: Mapping[int, int]) -> Finding:
     said = f" (category ids as written: {', '.join(str(i) for i in ids[:10])})" if ids else ""
     return replace(f, examples=examples, message=f.message + said)
 
+
+_REPEATED = "annotations repeating an id"
 
 # Checks of the scan whose examples carry a label value (the rewritten index, not the id).
 _SCAN_VALUES = frozenset({"LG004", "LG005", "LG010", "LG014"})

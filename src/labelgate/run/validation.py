@@ -20,7 +20,13 @@ from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
-from labelgate.run.frameworks import framework_background, framework_report, framework_rows
+from labelgate.run.frameworks import (
+    framework_background,
+    framework_report,
+    framework_rows,
+    minival,
+    repeated_ids,
+)
 from labelgate.run.inputs import DETECTION_BATCHES, as_given, read_input, with_format
 from labelgate.run.producers import (
     duplicate_ids_on_dask_of,
@@ -207,7 +213,9 @@ def run(
         if facts is not None and opened is not None:
             done = replace(done, report=refused_report(done.report, facts))
             if contract.framework is None and facts.task == "detection" and own is not None:
-                read = readings(own, opened.format, facts, contract.num_classes)
+                dup = repeated_ids(done.report, facts)
+                passes = ("detectron2",) if minival(done.report) else ()
+                read = readings(own, opened.format, facts, contract.num_classes, dup, passes)
                 report = neutral_report(done.report, read, done.context.contract, facts)
                 done = replace(done, report=report)
     except BaseException:
