@@ -67,3 +67,43 @@ def test_a_box_without_area_is_rejected_under_every_reading(tmp_path: Path) -> N
         assert (lg027.severity == "error") == (framework == "torchvision")
         assert "LG003" not in {f.code for f in report.findings}
         assert [k["rejected"] for k in report.classes][-1] == 1, framework  # in its class
+
+
+@pytest.mark.parametrize("framework", [None, "torchvision", "mmdet"])
+def test_fix_quarantines_each_rejected_row_under_its_own_finding(
+    tmp_path: Path, framework: str | None
+) -> None:
+    """A reader's rejected row (an undeclared label, a line that is no box) and a reading's (a
+    box without area) reach the quarantine under the code that named them, never LG003's."""
+    import pyarrow.parquet as pq
+
+    from labelgate.commands.fix import fix
+    from labelgate.commands.fixtypes import FixOptions
+
+    out, quarantine = tmp_path / "fixed.parquet", tmp_path / "q.parquet"
+    contract = Contract(framework=framework)
+    result = fix(
+        [str(SAMPLES / "cvat_bad.xml")],
+        contract,
+        FixOptions(out=str(out), quarantine=str(quarantine)),
+    )
+    table = pq.read_table(quarantine).to_pylist()
+    reasons = {r["id"]: r["labelgate_reason"] for r in table}
+    assert reasons == {"img_1.jpg#0": "LG030", "img_1.jpg#2": "LG027"}, result
+    assert pq.read_metadata(out).num_rows + len(table) == 13
+
+
+def test_fix_names_a_yolo_line_that_is_no_box(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from labelgate.commands.fix import fix
+    from labelgate.commands.fixtypes import FixOptions
+
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "classes.txt").write_text("a\nb\n")
+    (tmp_path / "labels" / "1.txt").write_text("0 0.5 0.5 0.2 0.2\n1 0.5 0.5\nx 0.5 0.5 0.1 0.1\n")
+    quarantine = tmp_path / "q.parquet"
+    options = FixOptions(out=str(tmp_path / "f.parquet"), quarantine=str(quarantine))
+    fix([str(tmp_path)], Contract(), options)
+    reasons = {r["id"]: r["labelgate_reason"] for r in pq.read_table(quarantine).to_pylist()}
+    assert reasons == {"labels/1.txt:2": "LG031", "labels/1.txt:3": "LG031"}

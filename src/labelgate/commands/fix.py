@@ -14,6 +14,7 @@ import numpy.typing as npt
 from labelgate.commands.fixlabels import fix_labels, label_column, plan_fixes
 from labelgate.commands.fixtypes import I64, IGNORE, REASON, ROW, FixOptions, FixResult, SourceFix
 from labelgate.contract import Contract
+from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.arrow import from_numpy
 from labelgate.core.labels import list_rows
 from labelgate.core.report import Report
@@ -72,12 +73,14 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
                 pq.ParquetWriter(out_tmp, schema, compression="zstd") as out_w,
                 pq.ParquetWriter(q_tmp, quarantine_schema, compression="zstd") as q_w,
             ):
+                rejected = _rejected_by(ctx.annotations)
                 for _, first, chunk in data.chunks(every=True):
                     table = pa.Table.from_batches([chunk]).cast(schema)
                     n = table.num_rows
                     new, changed, reason, sources = fix_labels(
                         table.column(label), table, data, by_name, options, maps_used
                     )
+                    _name_rejected(reason, first, rejected)
                     keep = reason == ""
                     counts.update(reason[~keep].tolist())
                     for plan in plans:
@@ -124,6 +127,23 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
         return _result(
             options, after, rows_in, fixed, plans, dict(maps_used), dict(sorted(counts.items()))
         )
+
+
+def _rejected_by(facts: AnnotationFacts | None) -> tuple[I64, npt.NDArray[np.str_]]:
+    """The rows a reader or a framework's reading rejected (sorted positions) and the code of
+    the finding naming each."""
+    by = {} if facts is None else facts.rejected_by
+    rows = np.fromiter(sorted(by), dtype=np.int64, count=len(by))
+    return rows, np.array([by[r] for r in rows.tolist()], dtype=str)
+
+
+def _name_rejected(reason: npt.NDArray[np.str_], first: int, rejected: Any) -> None:
+    """Quarantine a rejected row under its own finding's code, not LG003's null label."""
+    rows, codes = rejected
+    lo, hi = np.searchsorted(rows, [first, first + len(reason)])
+    at = rows[lo:hi] - first
+    null = reason[at] == "LG003"
+    reason[at[null]] = codes[lo:hi][null]
 
 
 def _check_paths(paths: list[str], options: FixOptions) -> None:

@@ -3,7 +3,7 @@ break the format's own rules (by file and line, or by annotation id), for the ch
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -64,6 +64,8 @@ class AnnotationFacts:
         refused: rows written without a label on purpose (row -> the label as written): an
             annotation no framework can train on, named by its own finding (LG030), so counted
             rejected without being LG003's null labels.
+        rejected_by: each rejected row (its position in the rows read) -> the code of the
+            finding that names it, for fix's quarantine.
         rejected_classes: class index -> rows of that class rejected after the reading (boxes
             without area, boxes of an image the framework drops): counted in their class.
         written: class index -> the category id as written, where a reading renumbered the
@@ -82,6 +84,7 @@ class AnnotationFacts:
     notes: list[str] = field(default_factory=list)
     refused: dict[int, Any] = field(default_factory=dict)
     rejected_classes: dict[int, int] = field(default_factory=dict)
+    rejected_by: dict[int, str] = field(default_factory=dict)
     written: dict[int, int] = field(default_factory=dict)
     empty: str = ""
     seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict, repr=False, compare=False)
@@ -129,6 +132,12 @@ class AnnotationFacts:
         ``_SEEN`` a code remembers."""
         seen = self.seen.setdefault(code, set())
         seen.update(islice(records, max(0, _SEEN - len(seen))))
+
+    def refuse(self, rows: Mapping[int, Any], code: str) -> None:
+        """Rows written without a label on purpose after the read (row -> the label as
+        written), each named by finding ``code``."""
+        self.refused.update(rows)
+        self.rejected_by.update((row, code) for row in rows)
 
     @property
     def rejected(self) -> int:

@@ -66,7 +66,7 @@ def annotation(
                 message="annotations without an integer category_id",
                 fix="give each annotation the id of a category in the categories table",
             )
-            reject(writer, counts, named, source, group)  # no class index: a rejected row
+            reject(writer, counts, named, source, group, "LG031")  # no class index: a rejected row
             continue
         example = Example(row=row, id=shown, source=source, value=cid)
         writer.add(named, cid, source, None, group)

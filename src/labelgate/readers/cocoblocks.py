@@ -231,6 +231,7 @@ def read_blocks(
                 with no_gc():
                     for table in part.tables:
                         writer.extend_table(table)
+                    writer.rejected.update((base + r, c) for r, c in part.rejected.items())
                     writer.groups.extend(part.groups, sink.images.canonical)
                     if shapes is not None and part.shapes is not None:
                         shapes.adopt(part.shapes, functools.partial(_shifted, base=base))

@@ -79,6 +79,7 @@ class Partial:
     groups: GroupCodes = field(default_factory=GroupCodes)  # each row's image, in order
     shapes: CocoShapes | None = None  # masks and keypoints waiting for the whole file
     seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict)  # records counted
+    rejected: dict[int, str] = field(default_factory=dict)  # row -> the code rejecting it
 
 
 class _Collected(RowWriter):
@@ -221,7 +222,15 @@ def judge(task: Task) -> Partial:
     if shapes is not None:
         shapes.facts = AnnotationFacts("coco", "")  # sent back without the hits sent already
     return Partial(
-        True, writer.rows, writer.tables, facts.hits, tallies, writer.groups, shapes, facts.seen
+        True,
+        writer.rows,
+        writer.tables,
+        facts.hits,
+        tallies,
+        writer.groups,
+        shapes,
+        facts.seen,
+        writer.rejected,
     )
 
 

@@ -168,12 +168,12 @@ def _shape(
     if not name:  # Datumaro's export of an annotation without a label, read back as one
         counts["unlabelled"] += 1
         _unlabelled(facts, named)
-        reject(writer, counts, ident, source, image)
+        reject(writer, counts, ident, source, image, "LG048")
         return
     label = class_index(facts, name, index, origin, named)
     if label is None:
         counts["not_in_map"] += 1
-        reject(writer, counts, ident, source, image)
+        reject(writer, counts, ident, source, image, "LG030")
         return
     writer.add(ident, label, source, name, group=image)
     example = Example(row=writer.rows - 1, id=ident, source=source, value=label)

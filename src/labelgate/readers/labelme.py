@@ -164,7 +164,7 @@ def _read_file(
         named = Example(row=writer.rows, id=ident, source=source, value=name)
         label = class_index(facts, name, index, found.origin, named)
         if label is None:
-            reject(writer, counts, ident, source, rel)
+            reject(writer, counts, ident, source, rel, "LG030")
             continue
         writer.add(ident, label, source, name, group=rel)
         example = Example(row=writer.rows - 1, id=ident, source=source, value=label)

@@ -194,7 +194,7 @@ def _read_result(
             fix="label these regions in Label Studio, or delete them: label-studio-converter "
             "reads each result's first label and raises on an empty list",
         )
-        reject(writer, counts, ident, source, task)
+        reject(writer, counts, ident, source, task, "LG031")
         return
     for name in names:
         named = Example(row=writer.rows, id=ident, source=source, value=name)
@@ -202,7 +202,7 @@ def _read_result(
         if label is not None and not _declared(facts, name, control, named):
             label = None
         if label is None:
-            reject(writer, counts, ident, source, task)
+            reject(writer, counts, ident, source, task, "LG030")
             continue
         writer.add(ident, label, source, name, group=task)
         example = Example(row=writer.rows - 1, id=ident, source=source, value=label)

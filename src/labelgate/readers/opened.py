@@ -79,6 +79,7 @@ def open_input(paths: list[str], input_format: str, folder: Path, options: ReadO
         read = reader.read([Path(p) for p in paths], sink, facts, options)
     finally:
         sink.close()
+    facts.rejected_by.update(sink.rejected())
     rows = sink.image_rows() if facts.task == "detection" else None
     images = (sink.images, rows) if rows is not None or sink.images.records else None
     return Opened(detected, sink.paths, list(paths), facts, read, images, dict(sink.origins))

@@ -29,14 +29,17 @@ def reject(
     counts: MutableMapping[str, int],
     ident: Any,
     source: str | None,
-    group: Any = None,
+    group: Any,
+    code: str,
 ) -> int:
     """Write the row of an annotation read that cannot be trained on (no class index stands for
     its label: undeclared, empty, not an integer): its label null, counted in ``counts`` under
     ``REJECTED``, so that the scan counts it rejected in its source and batch and the reader's
-    own finding (not LG003) names it. Returns the row's position."""
+    own finding ``code`` (not LG003) names it, in the report and in fix's quarantine. Returns
+    the row's position."""
     writer.add(ident, None, source, None, group)
     counts[REJECTED] = counts.get(REJECTED, 0) + 1
+    writer.rejected[writer.rows - 1] = code
     return writer.rows - 1
 
 
@@ -59,6 +62,7 @@ class RowWriter:
         self._held_rows = 0
         self._writer: Any = None
         self.rows = 0
+        self.rejected: dict[int, str] = {}  # row -> the code of the finding that rejected it
         self._closed = False
         self.groups = GroupCodes()  # each row's image (detection readers), for batches of images
         self.images = ImageIndex()  # the images listed (the sink's own, for a sink's writers)
@@ -195,6 +199,25 @@ class RowSink:
         if self._batch_writer is not None:
             self._batch_writer.close()
             self._batch_writer = None
+
+    def rejected(self) -> dict[int, str]:
+        """Each rejected row's position in what the scan reads (``paths`` in order) -> the code
+        of the finding that rejected it."""
+        if not any(w.rejected for w in self._writers):
+            return {}
+        import pyarrow.parquet as pq
+
+        writers = {str(w.path): w for w in self._writers}
+        out: dict[int, str] = {}
+        base = 0
+        for path in self.paths:
+            writer = writers.get(path)
+            if writer is None:
+                base += pq.read_metadata(path).num_rows
+                continue
+            out.update((base + row, code) for row, code in writer.rejected.items())
+            base += writer.rows
+        return out
 
     def image_rows(self) -> ImageRows | None:
         """The image of each row written (``None``: a row names no image, or none was listed)."""

@@ -91,7 +91,7 @@ def read_voc(
                 )
                 tally(h.details, "labels", name)
                 counts["objects_not_in_map"] += 1
-                reject(writer, counts, ident, source, rel)
+                reject(writer, counts, ident, source, rel, "LG030")
                 continue
             for flag in ("difficult", "truncated", "occluded"):
                 if (obj.findtext(flag) or "").strip() == "1":

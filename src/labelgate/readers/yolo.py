@@ -25,7 +25,7 @@ from labelgate.readers.layout import any_file
 from labelgate.readers.roots import Root, dataset_root
 from labelgate.readers.sink import RowSink, RowWriter, in_int64, reject
 from labelgate.readers.yolodata import data_yaml, read_data_yaml
-from labelgate.readers.yoloshapes import check_mixed, check_pose, kpt_shape, kpt_shape_of, row_fits
+from labelgate.readers.yoloshapes import check_mixed, check_pose, kpt_shape, kpt_shape_of, row_fault
 
 __all__ = ["CLASS_LISTS", "YoloReader", "read_labels", "read_yolo"]
 
@@ -152,8 +152,9 @@ def _read_file(
             example = Example(row=writer.rows, id=ident, source=source, value=fields[0])
             n = len(fields)
             widths.add(n)
-            if not row_fits(facts, n, kpt, example, task):  # a box, segment or pose row
-                reject(writer, counts, ident, source, rel)  # ultralytics drops its image
+            fault = row_fault(facts, n, kpt, example, task)  # a box, segment or pose row?
+            if fault is not None:
+                reject(writer, counts, ident, source, rel, fault)  # ultralytics drops its image
                 continue
             try:
                 cls = int(fields[0])
@@ -168,7 +169,7 @@ def _read_file(
                     "coordinates are not numbers",
                     fix="rewrite these lines: class ids are integers, coordinates numbers",
                 )
-                reject(writer, counts, ident, source, rel)
+                reject(writer, counts, ident, source, rel, "LG031")
                 continue
             writer.add(f"{rel}:{number}", cls, source, None, group=rel)
             objects += 1

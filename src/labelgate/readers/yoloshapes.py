@@ -19,7 +19,7 @@ from labelgate.readers.boxes import PRINTED_TOLERANCE
 from labelgate.readers.instances import finite, hit
 from labelgate.readers.keypoints import bad_visibility, non_finite
 
-__all__ = ["check_mixed", "check_pose", "kpt_shape", "kpt_shape_of", "row_fits"]
+__all__ = ["check_mixed", "check_pose", "kpt_shape", "kpt_shape_of", "row_fault"]
 
 
 def kpt_shape(root: Path) -> tuple[int, int] | None:
@@ -68,20 +68,20 @@ def kpt_shape_of(path: Path) -> tuple[int, int] | None:
     return shape[0], shape[1]
 
 
-def row_fits(
+def row_fault(
     facts: AnnotationFacts,
     n: int,
     kpt: tuple[int, int] | None,
     example: Example,
     task: str | None,
-) -> bool:
-    """Whether a row of ``n`` fields is a box, a segment or (with ``kpt``) a pose row; the
-    others are counted (LG031 for a short line, LG044 a segment's odd count, LG046 a pose row
-    of another width) and are no row."""
+) -> str | None:
+    """``None`` where a row of ``n`` fields is a box, a segment or (with ``kpt``) a pose row;
+    else the code it is counted under (LG031 for a short line, LG044 a segment's odd count,
+    LG046 a pose row of another width): no row of a class."""
     if kpt is not None:
         width = 5 + kpt[0] * kpt[1]
         if n == width:
-            return True
+            return None
         if n == 5:
             hit(
                 facts,
@@ -92,7 +92,7 @@ def row_fits(
                 fix=f"give every row its {kpt[0]} keypoints (x y{' v' if kpt[1] == 3 else ''}, "
                 "zeros where not labelled): ultralytics drops the image as corrupt",
             )
-            return True
+            return None
         hit(
             facts,
             "LG046",
@@ -103,9 +103,9 @@ def row_fits(
             fix="write class, box and every keypoint of kpt_shape on each row, or correct "
             "kpt_shape: ultralytics drops the image as corrupt",
         )
-        return False
+        return "LG046"
     if n == 5 or (n >= 7 and n % 2 == 1):
-        return True
+        return None
     if n >= 7:
         hit(
             facts,
@@ -116,7 +116,7 @@ def row_fits(
             fix="write the polygon as x y pairs: ultralytics' reshape(-1, 2) raises and the "
             "image is dropped as corrupt",
         )
-        return False
+        return "LG044"
     facts.hit(
         "LG031",
         example,
@@ -124,7 +124,7 @@ def row_fits(
         "polygon 'class x1 y1 x2 y2 x3 y3 ...'",
         fix="rewrite these lines; a loader splitting on spaces misreads them",
     )
-    return False
+    return "LG031"
 
 
 def check_pose(

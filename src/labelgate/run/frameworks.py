@@ -66,7 +66,8 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         from labelgate.run.ultralytics import flag_dropped
         from labelgate.run.unusable import reject_files
 
-        reject_files(opened.paths, facts, flag_dropped(facts, Path(opened.inputs[0])))
+        files = flag_dropped(facts, Path(opened.inputs[0]))  # for boxes past [0, 1]: LG028
+        reject_files(opened.paths, facts, files, "LG028")
     if fw.task != "detection" or facts.task != "detection" or own is None:
         return opened
     if fw.ids == "contiguous":
@@ -123,7 +124,7 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         )
     else:
         return opened
-    refused = {}
+    refused: dict[int, int] = {}
     if mapping:
         # a COCO category the table does not declare keeps no index (LG030 names it):
         # detectron2 raises on it, mmdet skips it; another format's class past its list is
@@ -137,7 +138,7 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
             refused = rewrite(opened.paths, mapping, unknown="keep")
     # the others are the reader's LG030 already
     skipped = {row: c for row, c in refused.items() if c in listed}
-    facts.refused.update(refused)
+    facts.refuse(refused, "LG030")
     if skipped:
         lost = Counter(skipped.values())
         dropped = sorted(lost)

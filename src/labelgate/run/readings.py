@@ -98,7 +98,7 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
     if ids == list(range(len(ids))) or facts.background is not None:
         # indices already, or a background index given (torchvision's convention: the ids as
         # they are): only the undeclared lose their label
-        facts.refused.update(rewrite(opened.paths, {i: i for i in ids}, unknown="null"))
+        facts.refuse(rewrite(opened.paths, {i: i for i in ids}, unknown="null"), "LG030")
         return replace(opened, read=replace(opened.read, class_map=_placeholders(own)))
     names = own.name_of()
     as_is = ids[-1] + 1
@@ -119,7 +119,7 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
         )
         cmap = _placeholders(cmap)
         refused = rewrite(opened.paths, mapping, unknown="null")
-        facts.refused.update(refused)
+        facts.refuse(refused, "LG030")
         facts.written.update((i, cid) for cid, i in mapping.items())
         why = (
             "the COCO categories made contiguous by sorted id: category ids are ids, not class "

@@ -28,20 +28,29 @@ def reject_boxes(paths: Sequence[str], facts: AnnotationFacts) -> int:
         facts,
         lambda ids, sources: [(i, s) in wanted for i, s in zip(ids, sources, strict=True)],
         {i for i, _ in wanted},
+        _NO_AREA,
     )
 
 
-def reject_files(paths: Sequence[str], facts: AnnotationFacts, files: Iterable[str]) -> int:
-    """Null the rows of every box of the label files given (YOLO ids are ``file:line``)."""
+def reject_files(
+    paths: Sequence[str], facts: AnnotationFacts, files: Iterable[str], code: str
+) -> int:
+    """Null the rows of every box of the label files given (YOLO ids are ``file:line``), whose
+    image finding ``code`` names."""
     prefixes = tuple(f"{f}:" for f in files)
     if not prefixes:
         return 0
-    return _null(paths, facts, lambda ids, _: [str(i).startswith(prefixes) for i in ids], None)
+    return _null(
+        paths, facts, lambda ids, _: [str(i).startswith(prefixes) for i in ids], None, code
+    )
 
 
-def _null(paths: Sequence[str], facts: AnnotationFacts, chosen: Any, ids: set[Any] | None) -> int:
+def _null(
+    paths: Sequence[str], facts: AnnotationFacts, chosen: Any, ids: set[Any] | None, code: str
+) -> int:
     """Null the label of each row ``chosen(ids, sources)`` picks among the rows whose id is in
-    ``ids`` (every row where ``None``); the rows are added to ``facts.refused``."""
+    ``ids`` (every row where ``None``); the rows are added to ``facts.refused``, and to
+    ``facts.rejected_by`` under ``code``."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -81,7 +90,7 @@ def _null(paths: Sequence[str], facts: AnnotationFacts, chosen: Any, ids: set[An
             pairs = [(r, v) for r, v in zip(rows, old, strict=True) if v is not None]
             rows = [r for r, _ in pairs]
             if rows:
-                facts.refused.update((row + r, v) for r, v in pairs)
+                facts.refuse({row + r: v for r, v in pairs}, code)
                 for _, v in pairs:
                     facts.rejected_classes[v] = facts.rejected_classes.get(v, 0) + 1
                 mask = np.zeros(n, dtype=bool)
