@@ -123,7 +123,12 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
             # The file just written is validated before it is renamed into place: another run
             # writing the same --out cannot swap it underneath. The fixed file lacks the quarantined
             # rows by design: expected_rows was the input's count.
-            after = report_of([str(out_tmp)], dataclasses.replace(contract, expected_rows=None))
+            after = (
+                report_of(  # the fixed rows are a table: no framework reads it, its background kept
+                    [str(out_tmp)],
+                    dataclasses.replace(contract, expected_rows=None, framework=None),
+                )
+            )
         return _result(
             options, after, rows_in, fixed, plans, dict(maps_used), dict(sorted(counts.items()))
         )
@@ -257,7 +262,9 @@ def _fix_multi_hot(data: Any, options: FixOptions) -> FixResult:
                 f"{quarantined} rows are still not K values in [0, 1] (LG034): add a policy "
                 "(--map-value=-1=0, -1=1, -1=ignore, blank=0) or name a --quarantine file"
             )
-        after = report_of([str(out_tmp)], dataclasses.replace(data.contract, expected_rows=None))
+        after = report_of(
+            [str(out_tmp)], dataclasses.replace(data.contract, expected_rows=None, framework=None)
+        )
     return _result(
         options,
         after,

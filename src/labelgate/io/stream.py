@@ -62,12 +62,13 @@ def read_schema(file: InputFile) -> FileSchema:
             import pyarrow.parquet as pq
 
             meta = pq.read_metadata(file.open())
-            return FileSchema(
-                meta.schema.to_arrow_schema(), meta.num_rows, meta.num_row_groups, metadata=meta
-            )
+            schema = meta.schema.to_arrow_schema()
+            _unique_names(schema.names, file)
+            return FileSchema(schema, meta.num_rows, meta.num_row_groups, metadata=meta)
         if file.kind == "csv":
             names = _csv_header(file)
             reader = _open_csv(file, names, None)
+            _unique_names(reader.schema.names, file)
             return FileSchema(reader.schema, None, None, headerless=names is not None)
         reader = _open_json(file)
         return FileSchema(reader.schema, None, None)
@@ -75,6 +76,23 @@ def read_schema(file: InputFile) -> FileSchema:
         if isinstance(exc, InputError):
             raise
         raise _fail(file, exc) from None
+
+
+def _unique_names(names: list[str], file: InputFile) -> None:
+    """Refuse a file with two columns of one name: which one holds the labels is a guess.
+
+    Raises:
+        InputError: a name appears more than once.
+    """
+    seen: dict[str, int] = {}
+    for position, name in enumerate(names, 1):
+        if name in seen:
+            raise InputError(
+                f"the header names two columns {name!r} (columns {seen[name]} and {position}): "
+                "rename one, so that which holds the labels is no guess",
+                path=file.path,
+            )
+        seen[name] = position
 
 
 def stream_columns(

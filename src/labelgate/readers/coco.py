@@ -91,6 +91,7 @@ def read_coco(
         if sources is not None:
             value = item.get(source_field or "")
             sources[key] = "" if value is None else str(value)
+            counts["images_with_source_field"] += value is not None
         w: Any = item.get("width")
         h: Any = item.get("height")
         size = (float(w), float(h)) if type(w) in NUMBERS and type(h) in NUMBERS else None

@@ -19,7 +19,7 @@ from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
-from labelgate.errors import InputError
+from labelgate.errors import InputError, UsageError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_tables
 from labelgate.readers.coco import read_coco
@@ -147,6 +147,15 @@ class CocoReader(Reader):
                 names = own.name_of()
                 tables[source] = [names.get(i, "") for i in range(max(names, default=-1) + 1)]
         facts.counts.update(totals)
+        if (
+            options.source_field is not None
+            and totals["images"]
+            and not totals.get("images_with_source_field")
+        ):
+            raise UsageError(
+                f"--source-field {options.source_field!r}: no image of the COCO file has that "
+                "field, so every annotation would be of one unnamed source"
+            )
         check_tables(facts, tables)
         why = "the COCO categories (index = category id)"
         first = files[0][1] if files else ""

@@ -17,6 +17,7 @@ export file's name, name = the label.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -295,6 +296,11 @@ class LabelStudioReader(Reader):
     task = "detection"
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        if path.is_dir():
+            export = _export_in(path)
+            if export is None:
+                return None
+            return Claim(0.9, f"a folder holding one Label Studio export ({export.name})")
         if not path.is_file() or path.suffix.lower() != ".json":
             return None
         kind = export_kind(path)
@@ -307,6 +313,7 @@ class LabelStudioReader(Reader):
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
+        paths = [_export_in(p) or p if p.is_dir() else p for p in paths]
         config = beside(paths[0])
         values, controls, own = labelling_config(config) if config else ([], {}, {})
         kinds = {p: export_kind(p) or "json" for p in paths}
@@ -363,6 +370,27 @@ class LabelStudioReader(Reader):
         if not any(counts[k] for k in _REGIONS):
             facts.task = "classification"
         return Read(found, why) if found.entries else Read()
+
+
+def _export_in(folder: Path, most: int = 64) -> Path | None:
+    """The one Label Studio export among a folder's JSON files (its own ``export.json`` beside
+    ``label_config.xml``, as the project's export dialog saves them); ``None`` when the folder
+    holds none, several, or more than ``most`` entries (no dataset root of this format)."""
+    import itertools
+
+    try:
+        with os.scandir(folder) as entries:
+            listed = list(itertools.islice(entries, most + 1))
+    except OSError:
+        return None
+    if len(listed) > most:
+        return None
+    found = [
+        Path(e.path)
+        for e in listed
+        if e.name.lower().endswith(".json") and e.is_file() and export_kind(Path(e.path))
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def _found(paths: list[Path], kinds: dict[Path, str], controls: dict[str, str]) -> list[str]:

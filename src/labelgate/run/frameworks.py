@@ -24,6 +24,7 @@ from labelgate.contract.frameworks import (
     framework_of,
 )
 from labelgate.core.report import Finding, Report
+from labelgate.errors import UsageError
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
@@ -46,6 +47,29 @@ def framework_background(contract: Contract, background: int | None) -> tuple[in
     if background is not None or fw is None or fw.background is None:
         return background, ""
     return fw.background, f"{fw.name}'s convention ({fw.sources['background'].split(' (')[0]})"
+
+
+def framework_applies(opened: Opened | None, contract: Contract) -> None:
+    """Refuse a framework named for an input its conventions do not cover (a table of class
+    labels, a detection framework on masks, mmseg on boxes): accepted without a word, it would
+    still set its background index and word the findings as its own.
+
+    Raises:
+        UsageError: the input is not of the framework's task.
+    """
+    fw = framework_of(contract.framework)
+    facts = None if opened is None else opened.facts
+    if fw is None or (facts is not None and facts.task == fw.task):
+        return
+    what = (
+        "a table of class labels"
+        if opened is None or facts is None
+        else f"{facts.task} ({opened.format})"
+    )
+    raise UsageError(
+        f"--framework {fw.name} applies to {fw.task} inputs, and this input is {what}: its "
+        "labels are judged as PyTorch's loss takes them; drop --framework"
+    )
 
 
 def framework_rows(opened: Opened, contract: Contract) -> Opened:

@@ -21,6 +21,7 @@ from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
 from labelgate.run.frameworks import (
+    framework_applies,
     framework_background,
     framework_report,
     framework_rows,
@@ -165,6 +166,7 @@ def run(
         opened = read_input(
             paths, input_format, contract, background, limit, source_field, client, stack, progress
         )
+        framework_applies(opened, contract)
         facts = own = None
         if opened is not None:
             own = opened.read.class_map  # the format's own table, before any framework's reading
@@ -193,6 +195,12 @@ def run(
             resolution,
             images=_image_rows(opened),
         )
+        bg = background if background is not None else data.contract.background_index
+        if bg is not None and data.k is not None and not 0 <= bg < data.k:
+            raise UsageError(
+                f"--background {bg} is no class index of K={data.k} (0..{data.k - 1}): the "
+                "background is one of the model's classes; name it, or drop --background"
+            )
         per_file = opened is not None and opened.read.ids_per_file and len(data.files) > 1
         done = _validate(
             data,

@@ -1,0 +1,93 @@
+"""What a new user trips on: flags that cannot apply, and inputs a careless run hands in, each
+a one-line error and exit 2 (never a traceback, never a flag accepted without a word)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from labelgate.cli import main
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
+
+
+def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """The one error line of ``labelgate ARGS``, which must exit 2."""
+    capsys.readouterr()
+    status = main(list(args))
+    err = capsys.readouterr().err.strip()
+    assert status == 2, err
+    assert len(err.splitlines()) == 1 and err.startswith("labelgate: error: "), err
+    assert "Traceback" not in err
+    return err
+
+
+def test_a_header_that_repeats_a_column_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("id,label,label\n1,0,1\n2,1,2\n")
+    err = refused(capsys, "validate", str(path), "--classes", "4")
+    assert "two columns 'label' (columns 2 and 3)" in err
+
+
+@pytest.mark.parametrize(
+    ("sample", "framework", "said"),
+    [
+        ("oob_0_2_4.parquet", "torchvision", "a table of class labels"),
+        ("formats/coco_good.json", "mmseg", "detection (coco)"),
+        ("formats/imagefolder_good", "detectron2", "classification (imagefolder)"),
+    ],
+)
+def test_a_framework_that_does_not_read_the_input_is_refused(
+    capsys: pytest.CaptureFixture[str], sample: str, framework: str, said: str
+) -> None:
+    err = refused(
+        capsys, "validate", str(SAMPLES / sample), "--classes", "4", "--framework", framework
+    )
+    assert f"--framework {framework} applies to" in err and said in err
+
+
+def test_a_framework_of_the_input_s_task_is_taken(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["validate", str(SAMPLES / "formats/coco_good.json"), "--framework", "mmdet"])
+    assert status == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("background", "status"), [("5", 2), ("4", 2), ("-1", 2), ("3", 1)])
+def test_a_background_index_outside_k_is_refused(
+    capsys: pytest.CaptureFixture[str], background: str, status: int
+) -> None:
+    args = ["validate", str(SAMPLES / "oob_0_2_4.parquet"), "--classes", "4"]
+    if status == 2:
+        err = refused(capsys, *args, "--background", background)
+        assert f"--background {background} is no class index of K=4" in err
+    else:  # a class of K: taken, and the sample's own fault still found
+        assert main([*args, "--background", background]) == 1
+
+
+def test_a_source_field_no_image_has_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = SAMPLES / "formats/coco_good.json"
+    err = refused(capsys, "validate", str(path), "--source-field", "nosuchfield")
+    assert "--source-field 'nosuchfield': no image" in err
+    doc = json.loads(path.read_text())
+    for image in doc["images"]:
+        image["site"] = "a"
+    (tmp_path / "a.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["validate", str(tmp_path / "a.json"), "--source-field", "site"]) == 0
+
+
+@pytest.mark.parametrize(("sample", "status"), [("labelstudio_good", 0), ("labelstudio_bad", 1)])
+def test_a_label_studio_export_folder_is_read_as_its_export(
+    capsys: pytest.CaptureFixture[str], sample: str, status: int
+) -> None:
+    """The folder the export dialog saved (export.json beside label_config.xml), as given."""
+    capsys.readouterr()
+    code = main(["validate", str(SAMPLES / "formats" / sample), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == status and report["input"]["annotations"]["format"] == "labelstudio"
+    assert "export.json" in report["input"]["annotations"]["detected_because"]
