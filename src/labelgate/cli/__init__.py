@@ -65,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "diff": _diff,
             "pin": _pin,
             "export": _export,
+            "explain": _explain,
         }
         return commands[args.command](args)
     except LabelgateError as exc:
@@ -370,6 +371,13 @@ def _diff(args: argparse.Namespace) -> int:
         strict=args.strict,
     )
     return _emit(report, args)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from labelgate.explain import explain
+
+    sys.stdout.write(explain(args.code))
+    return 0
 
 
 def _pin(args: argparse.Namespace) -> int:

@@ -324,4 +324,13 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     pn.add_argument("schema", metavar="SCHEMA", help="the contract (YAML) to pin")
+    xp = sub.add_parser(
+        "explain",
+        help="what a check code finds, the PyTorch rule behind it, an example",
+        description=(
+            "Print a check's catalog entry and its paragraph of docs/checks.md; for the checks "
+            "a table of labels shows, a minimal input that fails it and one that passes."
+        ),
+    )
+    xp.add_argument("code", metavar="CODE", help="the check code, e.g. LG004")
     return parser

@@ -18,6 +18,7 @@ __all__ = [
     "ULTRALYTICS_CONVERT",
     "Framework",
     "check_framework",
+    "cite",
     "coco80_mapping",
     "framework_of",
 ]
@@ -244,3 +245,8 @@ def coco80_mapping(ids: list[int]) -> tuple[dict[int, int], bool]:
     if set(ids) <= set(COCO80_IDS):
         return {cid: COCO80_IDS.index(cid) for cid in ids}, True
     return {cid: cid - 1 for cid in ids}, False
+
+
+def cite(source: str) -> str:
+    """A citation's file:line@version, without its quotation."""
+    return source.split(" (")[0]

@@ -17,7 +17,6 @@ export file's name, name = the label.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,30 +36,13 @@ from labelgate.readers.boxes import (
     tally,
 )
 from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.labelstudioconfig import beside, labelling_config
+from labelgate.readers.labelstudioconfig import beside, export_in, export_kind, labelling_config
 from labelgate.readers.sink import RowSink, RowWriter, reject
 
-__all__ = ["LabelStudioReader", "export_kind"]
+__all__ = ["LabelStudioReader"]
 
 _REGIONS = {"rectanglelabels", "polygonlabels", "keypointlabels", "ellipselabels", "brushlabels"}
 _PERCENT = (100.0, 100.0)  # region coordinates are percent of the image
-
-
-def export_kind(path: Path) -> str | None:
-    """``"json"`` (the full export: tasks with ``data`` and ``annotations``), ``"min"`` (JSON-MIN:
-    one flat object per annotation) or ``None``, from the first 64 KB."""
-    try:
-        with path.open("rb") as f:
-            head = f.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return None
-    if not head.startswith(b"["):
-        return None
-    if b'"data"' in head and (b'"annotations"' in head or b'"completions"' in head):
-        return "json"
-    if b'"annotation_id"' in head or b'"annotator"' in head:
-        return "min"
-    return None
 
 
 def _items(path: Path) -> Iterator[dict[str, Any]]:
@@ -297,7 +279,7 @@ class LabelStudioReader(Reader):
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
         if path.is_dir():
-            export = _export_in(path)
+            export = export_in(path)
             if export is None:
                 return None
             return Claim(0.9, f"a folder holding one Label Studio export ({export.name})")
@@ -313,7 +295,7 @@ class LabelStudioReader(Reader):
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
-        paths = [_export_in(p) or p if p.is_dir() else p for p in paths]
+        paths = [export_in(p) or p if p.is_dir() else p for p in paths]
         config = beside(paths[0])
         values, controls, own = labelling_config(config) if config else ([], {}, {})
         kinds = {p: export_kind(p) or "json" for p in paths}
@@ -370,27 +352,6 @@ class LabelStudioReader(Reader):
         if not any(counts[k] for k in _REGIONS):
             facts.task = "classification"
         return Read(found, why) if found.entries else Read()
-
-
-def _export_in(folder: Path, most: int = 64) -> Path | None:
-    """The one Label Studio export among a folder's JSON files (its own ``export.json`` beside
-    ``label_config.xml``, as the project's export dialog saves them); ``None`` when the folder
-    holds none, several, or more than ``most`` entries (no dataset root of this format)."""
-    import itertools
-
-    try:
-        with os.scandir(folder) as entries:
-            listed = list(itertools.islice(entries, most + 1))
-    except OSError:
-        return None
-    if len(listed) > most:
-        return None
-    found = [
-        Path(e.path)
-        for e in listed
-        if e.name.lower().endswith(".json") and e.is_file() and export_kind(Path(e.path))
-    ]
-    return found[0] if len(found) == 1 else None
 
 
 def _found(paths: list[Path], kinds: dict[Path, str], controls: dict[str, str]) -> list[str]:

@@ -4,6 +4,7 @@ Studio does not put the config in the export)."""
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,7 +13,7 @@ from labelgate.contract.classmap import normalise_name
 from labelgate.errors import InputError, one_line
 from labelgate.io.files import read_small_text
 
-__all__ = ["beside", "labelling_config"]
+__all__ = ["beside", "export_in", "export_kind", "labelling_config"]
 
 
 def labelling_config(path: Path) -> tuple[list[str], dict[str, str], dict[str, set[str]]]:
@@ -71,3 +72,41 @@ def _shared(a: str, b: str) -> int:
     return next(
         (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
     )
+
+
+def export_kind(path: Path) -> str | None:
+    """``"json"`` (the full export: tasks with ``data`` and ``annotations``), ``"min"`` (JSON-MIN:
+    one flat object per annotation) or ``None``, from the first 64 KB."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return None
+    if not head.startswith(b"["):
+        return None
+    if b'"data"' in head and (b'"annotations"' in head or b'"completions"' in head):
+        return "json"
+    if b'"annotation_id"' in head or b'"annotator"' in head:
+        return "min"
+    return None
+
+
+def export_in(folder: Path, most: int = 64) -> Path | None:
+    """The one Label Studio export among a folder's JSON files (its own ``export.json`` beside
+    ``label_config.xml``, as the project's export dialog saves them); ``None`` when the folder
+    holds none, several, or more than ``most`` entries (no dataset root of this format)."""
+    import itertools
+
+    try:
+        with os.scandir(folder) as entries:
+            listed = list(itertools.islice(entries, most + 1))
+    except OSError:
+        return None
+    if len(listed) > most:
+        return None
+    found = [
+        Path(e.path)
+        for e in listed
+        if e.name.lower().endswith(".json") and e.is_file() and export_kind(Path(e.path))
+    ]
+    return found[0] if len(found) == 1 else None

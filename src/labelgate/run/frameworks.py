@@ -20,11 +20,12 @@ from labelgate.contract.classmap import ClassMap
 from labelgate.contract.frameworks import (
     ULTRALYTICS_CONVERT,
     Framework,
+    cite,
     coco80_mapping,
     framework_of,
 )
 from labelgate.core.report import Finding, Report
-from labelgate.errors import UsageError
+from labelgate.run.fwapplies import minival, repeated_ids, unique_ids
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BACKGROUND_NAMES",
-    "cite",
     "framework_background",
     "framework_report",
     "framework_rows",
@@ -47,29 +47,6 @@ def framework_background(contract: Contract, background: int | None) -> tuple[in
     if background is not None or fw is None or fw.background is None:
         return background, ""
     return fw.background, f"{fw.name}'s convention ({fw.sources['background'].split(' (')[0]})"
-
-
-def framework_applies(opened: Opened | None, contract: Contract) -> None:
-    """Refuse a framework named for an input its conventions do not cover (a table of class
-    labels, a detection framework on masks, mmseg on boxes): accepted without a word, it would
-    still set its background index and word the findings as its own.
-
-    Raises:
-        UsageError: the input is not of the framework's task.
-    """
-    fw = framework_of(contract.framework)
-    facts = None if opened is None else opened.facts
-    if fw is None or (facts is not None and facts.task == fw.task):
-        return
-    what = (
-        "a table of class labels"
-        if opened is None or facts is None
-        else f"{facts.task} ({opened.format})"
-    )
-    raise UsageError(
-        f"--framework {fw.name} applies to {fw.task} inputs, and this input is {what}: its "
-        "labels are judged as PyTorch's loss takes them; drop --framework"
-    )
 
 
 def framework_rows(opened: Opened, contract: Contract) -> Opened:
@@ -366,35 +343,8 @@ def framework_report(report: Report, framework: str, facts: AnnotationFacts | No
     findings = tuple(_worded(f, fw) for f in report.findings)
     asserted = "unique_ids" in fw.sources and not (fw.name == "detectron2" and minival(report))
     if facts is not None and asserted and repeated_ids(report, facts):
-        findings = tuple(_unique_ids(f, fw) for f in findings)
+        findings = tuple(unique_ids(f, fw) for f in findings)
     return replace(report, findings=findings, notes=notes)
-
-
-def repeated_ids(report: Report, facts: AnnotationFacts) -> int:
-    """The COCO annotations repeating an id of their file (LG014) that a loader asserting the
-    ids unique raises on (detectron2 and mmdet; detectron2 lets files whose name holds
-    'minival' pass, ``minival``: then those count for mmdet alone)."""
-    if facts.format != "coco":
-        return 0
-    return sum(f.count for f in report.findings if f.code == "LG014")
-
-
-def minival(report: Report) -> bool:
-    """Whether an input file's name holds 'minival', which detectron2's assert lets pass."""
-    paths = [str(f.get("path", "")) for f in report.input.get("files", [])]
-    return any("minival" in Path(p).name for p in paths)
-
-
-def _unique_ids(f: Finding, fw: Framework) -> Finding:
-    """LG014 as the error it is under a loader that asserts the ids unique."""
-    if f.code != "LG014":
-        return f
-    return replace(
-        f,
-        severity="error",
-        message=f"{f.message}; {fw.name} asserts annotation ids are unique while loading: "
-        f"AssertionError ({cite(fw.sources['unique_ids'])})",
-    )
 
 
 def _worded(f: Finding, fw: Framework) -> Finding:
@@ -436,11 +386,6 @@ def _out_of_range(fw: Framework) -> str:
     if fw.out_of_range == "raise":
         return f"{fw.name} raises while loading them ({where})"
     return f"{fw.name} drops these annotations silently ({where})"
-
-
-def cite(source: str) -> str:
-    """A citation's file:line@version, without its quotation."""
-    return source.split(" (")[0]
 
 
 def empty_images_note(facts: AnnotationFacts, fw: Framework) -> str | None:

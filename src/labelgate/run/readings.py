@@ -20,10 +20,11 @@ from labelgate.contract.frameworks import (
     COCO80_IDS,
     FRAMEWORKS,
     ULTRALYTICS_CONVERT,
+    cite,
     coco80_mapping,
 )
 from labelgate.core.report import Finding, Report
-from labelgate.run.frameworks import BACKGROUND_NAMES, cite, rewrite
+from labelgate.run.frameworks import BACKGROUND_NAMES, rewrite
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts

@@ -20,14 +20,8 @@ from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
-from labelgate.run.frameworks import (
-    framework_applies,
-    framework_background,
-    framework_report,
-    framework_rows,
-    minival,
-    repeated_ids,
-)
+from labelgate.run.frameworks import framework_background, framework_report, framework_rows
+from labelgate.run.fwapplies import framework_applies, minival, repeated_ids
 from labelgate.run.inputs import DETECTION_BATCHES, as_given, read_input, with_format
 from labelgate.run.producers import (
     duplicate_ids_on_dask_of,
