@@ -25,9 +25,10 @@ from labelgate.readers.cocoannotation import NUMBERS, annotation, tally_key
 from labelgate.readers.cocoarrow import ImageColumns, record_images
 from labelgate.readers.cocoblocks import read_blocks
 from labelgate.readers.cocojudge import Tallies
-from labelgate.readers.cocolayout import looks_like_coco, not_json
+from labelgate.readers.cocolayout import not_json
 from labelgate.readers.cocoshapes import CocoShapes
 from labelgate.readers.imageindex import ImageRecord
+from labelgate.readers.layout import looks_like_coco
 from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = ["looks_like_coco", "read_coco"]

@@ -23,7 +23,7 @@ from labelgate.errors import InputError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.boxes import check_tables
 from labelgate.readers.coco import read_coco
-from labelgate.readers.cocolayout import looks_like_coco
+from labelgate.readers.layout import looks_like_coco
 from labelgate.readers.roots import Mixed, Root, dataset_root, source_names
 from labelgate.readers.sink import RowSink
 

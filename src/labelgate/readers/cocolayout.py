@@ -1,4 +1,4 @@
-"""What a COCO file's first bytes say (COCO or not, and what a file that is not JSON is), where its
+"""What a COCO file's first bytes say (what a file that is not JSON is), where its
 top-level arrays lie in its bytes, and those arrays cut into blocks of whole
 elements that a fast parser reads on its own (``readers/cocoblocks.py``).
 
@@ -22,7 +22,7 @@ from typing import Any
 from labelgate.errors import InputError
 from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 
-__all__ = ["Layout", "blocks", "find_layout", "looks_like_coco", "not_json", "release"]
+__all__ = ["Layout", "blocks", "find_layout", "not_json", "release"]
 
 KEYS = ("images", "annotations", "categories")
 _KEY = re.compile(rb'"(images|annotations|categories)"\s*:\s*\[')
@@ -175,18 +175,6 @@ def blocks(
         out.append((start, match.start() + 1))
         start = match.end() - 1
     return out
-
-
-_KEYS = (b'"images"', b'"annotations"', b'"categories"')
-
-
-def looks_like_coco(path: Path) -> bool:
-    """Whether the file is a JSON object naming one of COCO's arrays in its first 64 KB (the file
-    is not parsed: its images alone may fill many megabytes before the annotations)."""
-    with path.open("rb") as f:
-        head = f.read(1 << 16)
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return text.startswith(b"{") and any(re.search(k + rb"\s*:\s*\[", head) for k in _KEYS)
 
 
 _MAGIC = {b"PAR1": "a Parquet file", b"\x89PNG": "a PNG image", b"PK\x03\x04": "a zip archive"}

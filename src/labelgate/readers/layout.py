@@ -7,7 +7,16 @@ from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
 
-__all__ = ["HEAD", "SCANNED", "any_file", "first_files", "head_lines", "is_voc_xml", "subfolders"]
+__all__ = [
+    "HEAD",
+    "SCANNED",
+    "any_file",
+    "first_files",
+    "head_lines",
+    "is_voc_xml",
+    "looks_like_coco",
+    "subfolders",
+]
 
 SCANNED = 10_000  # entries a detection looks at before it answers
 HEAD = 4096  # bytes of a file a detection reads
@@ -70,3 +79,15 @@ def is_voc_xml(path: Path) -> bool:
     prolog = rb"<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^\[>]*(?:\[.*?\])?\s*>"
     text = re.sub(prolog, b"", head, flags=re.S)
     return re.match(rb"\s*<annotation[\s>]", text.lstrip(b"\xef\xbb\xbf")) is not None
+
+
+_COCO_KEYS = (b'"images"', b'"annotations"', b'"categories"')
+
+
+def looks_like_coco(path: Path) -> bool:
+    """Whether the file is a JSON object naming one of COCO's arrays in its first 64 KB (the file
+    is not parsed: its images alone may fill many megabytes before the annotations)."""
+    with path.open("rb") as f:
+        head = f.read(1 << 16)
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text.startswith(b"{") and any(re.search(k + rb"\s*:\s*\[", head) for k in _COCO_KEYS)

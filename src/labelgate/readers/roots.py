@@ -24,7 +24,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from labelgate.readers.layout import first_files, head_lines, is_voc_xml, subfolders
+from labelgate.readers.layout import (
+    first_files,
+    head_lines,
+    is_voc_xml,
+    looks_like_coco,
+    subfolders,
+)
 
 __all__ = ["Mixed", "Root", "Split", "coco_kind", "dataset_root", "source_names", "yolo_lines"]
 
@@ -93,8 +99,6 @@ def coco_kind(stem: str) -> tuple[str, str]:
 
 
 def _coco_files(folder: Path, most: int = 5) -> list[Path]:
-    from labelgate.readers.cocolayout import looks_like_coco
-
     found = []
     for f in first_files(folder, "*.json", most):
         try:
