@@ -208,7 +208,7 @@ def _smoke(args: argparse.Namespace) -> int:
             raise UsageError(
                 f"smoke stacks the masks of one file or folder, got {len(args.paths)} paths"
             )
-        from labelgate.readers.masklayout import mask_root
+        from labelgate.readers.masks.masklayout import mask_root
 
         with run(args.paths, contract, input_format=reader.name, max_examples=1) as done:
             root = str(mask_root(Path(args.paths[0])))

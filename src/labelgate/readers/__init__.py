@@ -31,16 +31,16 @@ ENTRY_POINTS = "labelgate.readers"
 # name -> "module:class"; the order breaks no tie (ties are errors), it only orders listings.
 MANIFEST: dict[str, str] = {
     "table": "labelgate.readers.table:TableReader",
-    "coco": "labelgate.readers.cocofiles:CocoReader",
-    "yolo": "labelgate.readers.yolo:YoloReader",
+    "coco": "labelgate.readers.coco.cocofiles:CocoReader",
+    "yolo": "labelgate.readers.yolo.yolo:YoloReader",
     "voc": "labelgate.readers.voc:VocReader",
     "imagefolder": "labelgate.readers.imagefolder:ImageFolderReader",
     "hf": "labelgate.readers.hf:HfReader",
-    "masks": "labelgate.readers.masks:MasksReader",
+    "masks": "labelgate.readers.masks.masks:MasksReader",
     "cvat": "labelgate.readers.cvat:CvatReader",
     "labelme": "labelgate.readers.labelme:LabelMeReader",
-    "labelstudio": "labelgate.readers.labelstudio:LabelStudioReader",
-    "detcsv": "labelgate.readers.detcsv:DetectionCsvReader",
+    "labelstudio": "labelgate.readers.labelstudio.labelstudio:LabelStudioReader",
+    "detcsv": "labelgate.readers.detcsv.detcsv:DetectionCsvReader",
     "unsupported": "labelgate.readers.unsupported:UnsupportedReader",
 }
 

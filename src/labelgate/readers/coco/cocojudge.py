@@ -1,6 +1,6 @@
-"""The worker's side of a large COCO read in blocks (``readers/cocoblocks.py``): a task's byte
-ranges of annotations read as columns by Arrow (``readers/cocoarrow.py``; a block Arrow does not
-read, parsed by orjson), the usual annotations cleared in bulk (``readers/cocofast.py``) and the
+"""The worker's side of a large COCO read in blocks (``readers/coco/cocoblocks.py``): a task's byte
+ranges of annotations read as columns by Arrow (``readers/coco/cocoarrow.py``; a block Arrow does not
+read, parsed by orjson), the usual annotations cleared in bulk (``readers/coco/cocofast.py``) and the
 others judged by the reader's per-annotation function, in order; its rows, hits and tallies sent
 back as one ``Partial``."""
 
@@ -21,14 +21,14 @@ import numpy as np
 from labelgate.core.annotations import AnnotationFacts, Hits
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
-from labelgate.readers import arrowcols
-from labelgate.readers.arrowcols import ints, repeated
-from labelgate.readers.cocoarrow import bounded, clear_block, shallow, short
-from labelgate.readers.cocofast import Cleared, ImageSizes, ImageTable, clear
-from labelgate.readers.cocoshapes import CocoShapes
-from labelgate.readers.imageindex import GroupCodes
-from labelgate.readers.ordered import Results, in_order
-from labelgate.readers.sink import RowWriter
+from labelgate.readers.coco.cocoarrow import bounded, clear_block, shallow, short
+from labelgate.readers.coco.cocofast import Cleared, ImageSizes, ImageTable, clear
+from labelgate.readers.coco.cocoshapes import CocoShapes
+from labelgate.readers.common import arrowcols
+from labelgate.readers.common.arrowcols import ints, repeated
+from labelgate.readers.common.imageindex import GroupCodes
+from labelgate.readers.common.ordered import Results, in_order
+from labelgate.readers.common.sink import RowWriter
 
 __all__ = ["Partial", "Tallies", "Task", "judge", "no_gc", "parse", "run_tasks"]
 

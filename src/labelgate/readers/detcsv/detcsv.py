@@ -40,10 +40,10 @@ from labelgate.errors import ClassMapError, InputError, one_line
 from labelgate.io.classnames import check_names, check_source
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box
-from labelgate.readers.detcsvlayout import Layout, first_rows, integer, layout_of
-from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.sink import RowSink
+from labelgate.readers.common.boxes import check_background, check_box
+from labelgate.readers.common.imageindex import ImageRecord
+from labelgate.readers.common.sink import RowSink
+from labelgate.readers.detcsv.detcsvlayout import Layout, first_rows, integer, layout_of
 
 __all__ = ["DetectionCsvReader"]
 

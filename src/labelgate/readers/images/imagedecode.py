@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from labelgate.readers.maskfile import MAX_MASK_PIXELS
-from labelgate.readers.ordered import in_order
+from labelgate.readers.common.maskfile import MAX_MASK_PIXELS
+from labelgate.readers.common.ordered import in_order
 
 __all__ = [
     "LEAVES",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labelgate.core.annotations import REJECTED
-from labelgate.readers.imageindex import GroupCodes, ImageIndex, ImageRows
+from labelgate.readers.common.imageindex import GroupCodes, ImageIndex, ImageRows
 
 if TYPE_CHECKING:
     import pyarrow as pa

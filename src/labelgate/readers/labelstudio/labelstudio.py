@@ -28,16 +28,16 @@ from labelgate.core.report import Example
 from labelgate.errors import InputError, one_line
 from labelgate.io.bounded import guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import (
+from labelgate.readers.common.boxes import (
     check_background,
     check_box,
     check_points,
     class_index,
     tally,
 )
-from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.labelstudioconfig import beside, labelling_config
-from labelgate.readers.sink import RowSink, RowWriter, reject
+from labelgate.readers.common.imageindex import ImageRecord
+from labelgate.readers.common.sink import RowSink, RowWriter, reject
+from labelgate.readers.labelstudio.labelstudioconfig import beside, labelling_config
 
 __all__ = ["LabelStudioReader", "export_kind"]
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
-from labelgate.readers.boxes import PRINTED_TOLERANCE
-from labelgate.readers.instances import finite, hit
-from labelgate.readers.keypoints import bad_visibility, non_finite
+from labelgate.readers.common.boxes import PRINTED_TOLERANCE
+from labelgate.readers.common.instances import finite, hit
+from labelgate.readers.common.keypoints import bad_visibility, non_finite
 
 __all__ = ["check_mixed", "check_pose", "kpt_shape", "kpt_shape_of", "row_fits"]
 

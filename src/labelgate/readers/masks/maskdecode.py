@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.readers.maskfile import load_npy, require_regular
+from labelgate.readers.common.maskfile import load_npy, require_regular
 
 if TYPE_CHECKING:
     pass

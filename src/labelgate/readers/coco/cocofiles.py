@@ -21,11 +21,11 @@ from labelgate.core.codes import Code
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_tables
-from labelgate.readers.coco import read_coco
-from labelgate.readers.layout import looks_like_coco
-from labelgate.readers.roots import Mixed, Root, dataset_root, source_names
-from labelgate.readers.sink import RowSink
+from labelgate.readers.coco.coco import read_coco
+from labelgate.readers.common.boxes import check_tables
+from labelgate.readers.common.layout import looks_like_coco
+from labelgate.readers.common.roots import Mixed, Root, dataset_root, source_names
+from labelgate.readers.common.sink import RowSink
 
 __all__ = ["CocoReader", "coco_inputs"]
 

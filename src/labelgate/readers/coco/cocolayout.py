@@ -1,6 +1,6 @@
 """What a COCO file's first bytes say (what a file that is not JSON is), where its
 top-level arrays lie in its bytes, and those arrays cut into blocks of whole
-elements that a fast parser reads on its own (``readers/cocoblocks.py``).
+elements that a fast parser reads on its own (``readers/coco/cocoblocks.py``).
 
 No byte is trusted on its face: an array found by its key (the first mention before the
 annotations, the last after them: a file's categories are found from its end, not after a scan

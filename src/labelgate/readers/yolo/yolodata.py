@@ -30,7 +30,7 @@ from typing import Any
 
 from labelgate.contract.classmap import ClassMap, load_class_map
 from labelgate.errors import ClassMapError, InputError
-from labelgate.readers.roots import Split
+from labelgate.readers.common.roots import Split
 
 __all__ = ["CITED", "DataYaml", "data_yaml", "read_data_yaml"]
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.readers.instances import POINT_TOLERANCE
+from labelgate.readers.common.instances import POINT_TOLERANCE
 
 __all__ = ["Cleared", "ImageSizes", "ImageTable", "boxes_clear", "clear", "polygons_clear"]
 

@@ -1,6 +1,6 @@
 """One COCO annotation judged: the per-annotation function the sequential read calls on each
 annotation and the block read's workers on those their bulk pass does not clear
-(``readers/cocofast.py``), so that both reads give one verdict; and the JSON values it takes
+(``readers/coco/cocofast.py``), so that both reads give one verdict; and the JSON values it takes
 apart (image ids as tally keys, ``bbox`` as corners)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.boxes import check_background, check_box
-from labelgate.readers.cocoshapes import CocoShapes, carries_shapes
-from labelgate.readers.sink import RowWriter, reject
+from labelgate.readers.coco.cocoshapes import CocoShapes, carries_shapes
+from labelgate.readers.common.boxes import check_background, check_box
+from labelgate.readers.common.sink import RowWriter, reject
 
 __all__ = ["NUMBERS", "annotation", "corners", "plain", "tally_key"]
 

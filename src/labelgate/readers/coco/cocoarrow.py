@@ -1,5 +1,5 @@
 """A block of COCO annotations read into columns by Arrow's JSON reader, without a Python object
-per value: the usual annotations cleared from the columns (``readers/cocofast.py``'s proof over
+per value: the usual annotations cleared from the columns (``readers/coco/cocofast.py``'s proof over
 the same numbers), the others parsed one by one by orjson from their own bytes.
 
 A block is made JSON lines by writing a newline over the comma between two objects (every byte
@@ -36,10 +36,10 @@ import numpy.typing as npt
 
 from labelgate.errors import InputError
 from labelgate.io.bounded import MAX_DEPTH, DepthGuard
-from labelgate.readers import arrowcols
-from labelgate.readers.arrowcols import numbers, offsets, valid
-from labelgate.readers.cocofast import Cleared, ImageTable, boxes_clear, polygons_clear
-from labelgate.readers.imageindex import ImageIndex, ImageRecord
+from labelgate.readers.coco.cocofast import Cleared, ImageTable, boxes_clear, polygons_clear
+from labelgate.readers.common import arrowcols
+from labelgate.readers.common.arrowcols import numbers, offsets, valid
+from labelgate.readers.common.imageindex import ImageIndex, ImageRecord
 
 __all__ = [
     "ImageColumns",

@@ -2,7 +2,7 @@
 
 Rows are annotations (panoptic: segments): id = the annotation id (panoptic: ``image/segment``),
 label = the category id as written, source = the JSON file's name (or its split's:
-``readers/cocofiles.py``). The category table is the class map (index = category id). One pass:
+``readers/coco/cocofiles.py``). The category table is the class map (index = category id). One pass:
 images and categories may come before or after the annotations, so what needs them (boxes against
 image sizes, categories not in the table, images not listed) is settled at the end from small
 per-id tallies.
@@ -20,16 +20,16 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.io.bounded import guarded_stream
-from labelgate.readers.boxes import check_box
-from labelgate.readers.cocoannotation import NUMBERS, annotation, tally_key
-from labelgate.readers.cocoarrow import ImageColumns, record_images
-from labelgate.readers.cocoblocks import read_blocks
-from labelgate.readers.cocojudge import Tallies
-from labelgate.readers.cocolayout import not_json
-from labelgate.readers.cocoshapes import CocoShapes
-from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.layout import looks_like_coco
-from labelgate.readers.sink import RowSink, RowWriter
+from labelgate.readers.coco.cocoannotation import NUMBERS, annotation, tally_key
+from labelgate.readers.coco.cocoarrow import ImageColumns, record_images
+from labelgate.readers.coco.cocoblocks import read_blocks
+from labelgate.readers.coco.cocojudge import Tallies
+from labelgate.readers.coco.cocolayout import not_json
+from labelgate.readers.coco.cocoshapes import CocoShapes
+from labelgate.readers.common.boxes import check_box
+from labelgate.readers.common.imageindex import ImageRecord
+from labelgate.readers.common.layout import looks_like_coco
+from labelgate.readers.common.sink import RowSink, RowWriter
 
 __all__ = ["looks_like_coco", "read_coco"]
 
@@ -51,12 +51,12 @@ def read_coco(
     """Stream ``path`` into rows in ``sink``; the source of a row is ``source_name`` (default the
     file's name: a split's, where several files share one), or with ``source_field`` that field
     of the annotation's image (``file_name``, ``license``...).
-    Masks and keypoints are judged too (readers/cocoshapes.py; ``task``: the one named).
+    Masks and keypoints are judged too (readers/coco/cocoshapes.py; ``task``: the one named).
 
     A file of ``least`` bytes or more (default ``cocoblocks.FAST_FROM``: any file that is not
     empty; any file with ``cluster``, a Dask map) is read in blocks of about ``block`` bytes
     on ``workers`` processes (default: the cores; inline for a single block) or the cluster
-    (``readers/cocoblocks.py``), where its layout allows; the report is the same.
+    (``readers/coco/cocoblocks.py``), where its layout allows; the report is the same.
 
     Raises:
         InputError: the file is not valid JSON, or not COCO.

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from labelgate.contract.classmap import ClassMap
-from labelgate.readers.colours import known_table
-from labelgate.readers.maskdecode import (
+from labelgate.readers.masks.colours import known_table
+from labelgate.readers.masks.maskdecode import (
     MASK_SUFFIXES,
 )
 

@@ -26,21 +26,21 @@ from labelgate.contract.values import CITYSCAPES_TRAIN_IDS
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.colours import known_table
-from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.maskdecode import EMPTY, MASK_SUFFIXES, Decoded
-from labelgate.readers.masklayout import (
+from labelgate.readers.common.imageindex import ImageRecord
+from labelgate.readers.masks.colours import known_table
+from labelgate.readers.masks.maskdecode import EMPTY, MASK_SUFFIXES, Decoded
+from labelgate.readers.masks.masklayout import (
     dataset_meta,
     looks_like_masks,
     mask_listing,
 )
-from labelgate.readers.maskpool import ClusterMap, decoded
-from labelgate.readers.maskrows import mask_batch
+from labelgate.readers.masks.maskpool import ClusterMap, decoded
+from labelgate.readers.masks.maskrows import mask_batch
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from labelgate.readers.sink import RowSink
+    from labelgate.readers.common.sink import RowSink
 
 __all__ = ["MasksReader", "read_masks"]
 

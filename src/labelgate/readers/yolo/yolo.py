@@ -19,13 +19,19 @@ from labelgate.errors import ClassMapError, InputError
 from labelgate.io.bounded import bounded_lines
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box
-from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.layout import any_file
-from labelgate.readers.roots import Root, dataset_root
-from labelgate.readers.sink import RowSink, RowWriter, in_int64, reject
-from labelgate.readers.yolodata import data_yaml, read_data_yaml
-from labelgate.readers.yoloshapes import check_mixed, check_pose, kpt_shape, kpt_shape_of, row_fits
+from labelgate.readers.common.boxes import check_background, check_box
+from labelgate.readers.common.imageindex import ImageRecord
+from labelgate.readers.common.layout import any_file
+from labelgate.readers.common.roots import Root, dataset_root
+from labelgate.readers.common.sink import RowSink, RowWriter, in_int64, reject
+from labelgate.readers.yolo.yolodata import data_yaml, read_data_yaml
+from labelgate.readers.yolo.yoloshapes import (
+    check_mixed,
+    check_pose,
+    kpt_shape,
+    kpt_shape_of,
+    row_fits,
+)
 
 __all__ = ["CLASS_LISTS", "YoloReader", "read_labels", "read_yolo"]
 
@@ -43,7 +49,7 @@ def read_yolo(
     shape: tuple[int, int] | None = None,
 ) -> ClassMap | None:
     """Read every label file under ``root`` into rows in ``sink``; segment and pose rows are
-    judged too (readers/yoloshapes.py; ``task``: the one named; ``shape``: the keypoints of a
+    judged too (readers/yolo/yoloshapes.py; ``task``: the one named; ``shape``: the keypoints of a
     YAML kept outside the folder, where data.yaml declares none)."""
     found = _class_list(root)
     files = sorted(p for p in root.rglob("*.txt") if p.name not in _NOT_LABELS and p.is_file())

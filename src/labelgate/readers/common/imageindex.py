@@ -5,7 +5,7 @@ Batches of a detection DataLoader are batches of images (an image with all its b
 ``collate_fn``), not of boxes; images without a box are items too. The readers record each image
 (``ImageIndex.add``) and name each row's image (``RowWriter.add(..., group=key)``); the run turns
 that into the image of each row (``ImageIndex.rows_to_images``) for the batch plan, and the image
-checks (``readers/imagecheck.py``) open the files recorded here.
+checks (``readers/images/imagecheck.py``) open the files recorded here.
 """
 
 from __future__ import annotations

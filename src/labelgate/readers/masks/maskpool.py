@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from labelgate.readers.maskdecode import EMPTY, I64, Decoded, decode
+from labelgate.readers.masks.maskdecode import EMPTY, I64, Decoded, decode
 
 __all__ = ["CHUNK", "INLINE", "ClusterMap", "Packed", "decoded"]
 

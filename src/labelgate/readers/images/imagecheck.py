@@ -27,7 +27,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.imagedecode import (
+from labelgate.readers.common.imageindex import ImageIndex, ImageRecord
+from labelgate.readers.images.imagedecode import (
     CHUNK,
     LEAVES,
     LINK_LEAVES,
@@ -37,7 +38,6 @@ from labelgate.readers.imagedecode import (
     Probe,
     probe_all,
 )
-from labelgate.readers.imageindex import ImageIndex, ImageRecord
 
 __all__ = ["IMAGE_SUFFIXES", "check_images", "resolve"]
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.instances import Extent, finite, hit
+from labelgate.readers.common.instances import Extent, finite, hit
 
 __all__ = [
     "bad_visibility",

@@ -26,7 +26,7 @@ from typing import Any
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
-from labelgate.readers.maskfile import MAX_MASK_PIXELS
+from labelgate.readers.common.maskfile import MAX_MASK_PIXELS
 
 __all__ = [
     "POINT_TOLERANCE",

@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from labelgate.readers.layout import (
+from labelgate.readers.common.layout import (
     first_files,
     head_lines,
     is_voc_xml,

@@ -1,8 +1,8 @@
 """A large COCO file read at its parser's speed: the top-level arrays cut into blocks of whole
-elements (``readers/cocolayout.py``), each block read as columns by Arrow (or parsed by orjson)
-and judged in worker processes or Dask tasks (``readers/cocojudge.py``), the partial tallies
+elements (``readers/coco/cocolayout.py``), each block read as columns by Arrow (or parsed by orjson)
+and judged in worker processes or Dask tasks (``readers/coco/cocojudge.py``), the partial tallies
 merged in file order, so every count, example and message is the one the sequential read gives.
-The images are read as columns too (``readers/cocoarrow.py``): the workers start on their table
+The images are read as columns too (``readers/coco/cocoarrow.py``): the workers start on their table
 while this process records them.
 
 What the fast path does not know (a file too small to be worth it, panoptic segments, the
@@ -23,16 +23,16 @@ from typing import Any
 from labelgate.core.annotations import AnnotationFacts, Hits
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
-from labelgate.readers.cocoarrow import ImageColumns, image_columns
-from labelgate.readers.cocofast import ImageSizes
-from labelgate.readers.cocojudge import Partial, Tallies, Task, no_gc, run_tasks
-from labelgate.readers.cocojudge import parse as _parse
-from labelgate.readers.cocolayout import Layout, blocks, find_layout, release
-from labelgate.readers.cocoshapes import CocoShapes
-from labelgate.readers.imageindex import GroupCodes, ImageIndex
-from labelgate.readers.memory import trim_heap
-from labelgate.readers.ordered import Results
-from labelgate.readers.sink import RowSink, RowWriter
+from labelgate.readers.coco.cocoarrow import ImageColumns, image_columns
+from labelgate.readers.coco.cocofast import ImageSizes
+from labelgate.readers.coco.cocojudge import Partial, Tallies, Task, no_gc, run_tasks
+from labelgate.readers.coco.cocojudge import parse as _parse
+from labelgate.readers.coco.cocolayout import Layout, blocks, find_layout, release
+from labelgate.readers.coco.cocoshapes import CocoShapes
+from labelgate.readers.common.imageindex import GroupCodes, ImageIndex
+from labelgate.readers.common.memory import trim_heap
+from labelgate.readers.common.ordered import Results
+from labelgate.readers.common.sink import RowSink, RowWriter
 
 __all__ = ["BLOCK", "FAST_FROM", "read_blocks"]
 

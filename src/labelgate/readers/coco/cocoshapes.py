@@ -11,8 +11,8 @@ from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.instances import Extent, check_extent, check_segmentation
-from labelgate.readers.keypoints import (
+from labelgate.readers.common.instances import Extent, check_extent, check_segmentation
+from labelgate.readers.common.keypoints import (
     check_keypoint_count,
     check_keypoints,
     check_skeleton,
