@@ -232,7 +232,7 @@ def test_readers_are_imported_only_when_asked() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.strip() == "[]"
+    assert out.strip() == "['labelgate.readers.registry']"  # the registry, no reader
 
 
 # -- nothing outlives its validation ----------------------------------------------------------

@@ -1,19 +1,14 @@
-"""The checks, registered by the code users see; each turns a finished scan into findings.
-
-A check is a function ``(Context) -> list[Finding]`` registered with ``check`` under a code
-of ``labelgate.core.catalog``, which holds its title and default severity. The registry is a plain
-dict keyed by code; ``run_checks`` runs them in code order and applies the contract's severity
-overrides.
-"""
+"""Every check run on a finished scan: the check modules imported (importing one registers its
+checks), then each run in code order, the contract's severity overrides applied."""
 
 from __future__ import annotations
 
 from labelgate.checks.context import Context
-from labelgate.checks.registry import REGISTRY, CheckSpec, check
+from labelgate.checks.registry import REGISTRY, CheckSpec
 from labelgate.core.findings import apply_severity
 from labelgate.core.report import Finding
 
-__all__ = ["REGISTRY", "CheckSpec", "Context", "all_checks", "check", "run_checks"]
+__all__ = ["all_checks", "run_checks"]
 
 
 def all_checks() -> dict[str, CheckSpec]:

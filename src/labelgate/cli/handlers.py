@@ -1,112 +1,32 @@
-"""The command line: the only package that prints or exits. Exit status 0 pass, 1 fail, 2 usage/input."""
+"""The commands' handlers: each turns its parsed arguments into a run and an exit status.
+
+A handler imports what its command runs when it runs, so that one command pays for no other's
+imports."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labelgate.cli.fixargs import blank_policy, model_alignment, parse_pairs
 from labelgate.cli.parser import (
     EXIT_FAIL,
-    EXIT_INTERNAL,
     EXIT_PASS,
-    EXIT_USAGE,
-    FORMATS,
-    build_parser,
 )
 from labelgate.cli.progress import ProgressBar as _ProgressBar
-from labelgate.errors import LabelgateError, UsageError
+from labelgate.errors import UsageError
 from labelgate.io.atomic import write_text_atomic
-from labelgate.io.files import append_output, check_outputs, escape_controls, write_output
-from labelgate.io.uri import scrub_uris
+from labelgate.io.files import append_output, check_outputs, write_output
 
 if TYPE_CHECKING:
     from labelgate.contract import Contract
     from labelgate.readers.base import Reader
 
-__all__ = ["FORMATS", "build_parser", "main"]
-
-
-_SCANNING = frozenset({"validate", "smoke", "fix", "repro", "diff", "export"})
-
-
-def _allocators() -> None:
-    """Arrow buffers from jemalloc where pyarrow has it, unless ARROW_DEFAULT_MEMORY_POOL says
-    otherwise. Measured on 100M rows (peak RSS): the default, mimalloc, kept freed pages per
-    thread, 330-380 MB with text ids; jemalloc 240-265 MB, and as fast on sorted ids (2.0 s);
-    the C library's allocator was lean but 12% slower on sorted ids."""
-    if "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
-        return
-    import pyarrow as pa
-
-    try:
-        pa.set_memory_pool(pa.jemalloc_memory_pool())
-    except NotImplementedError:  # a pyarrow built without jemalloc: its default stays
-        return
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(_joined(sys.argv[1:] if argv is None else list(argv)))
-    if args.command in _SCANNING:
-        _allocators()
-    try:
-        commands = {
-            "validate": _validate,
-            "smoke": _smoke,
-            "fix": _fix,
-            "repro": _repro,
-            "triage": _triage,
-            "resume": _resume,
-            "diff": _diff,
-            "pin": _pin,
-            "export": _export,
-        }
-        return commands[args.command](args)
-    except LabelgateError as exc:
-        print(f"labelgate: error: {_shown(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as exc:  # a full disk, a permission, a vanished file: the path, exit 2
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"labelgate: error: {_shown(where + (exc.strerror or str(exc)))}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("labelgate: interrupted", file=sys.stderr)
-        return 130
-    except Exception:  # noqa: BLE001 - a defect of labelgate's: its own status, and the traceback
-        import traceback
-
-        traceback.print_exc()
-        print(
-            "labelgate: internal error (exit 3), please report it with the traceback above",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
-
-
-def _joined(argv: list[str]) -> list[str]:
-    """``--map-value -1=ignore`` as ``--map-value=-1=ignore``: argparse takes a value starting
-    with ``-`` for an option of its own."""
-    out: list[str] = []
-    it = iter(argv)
-    for arg in it:
-        if arg in ("--map-value", "--shift"):
-            value = next(it, None)
-            out.append(arg if value is None else f"{arg}={value}")
-        else:
-            out.append(arg)
-    return out
-
-
-def _shown(message: str, limit: int = 1000) -> str:
-    """A message for the terminal: one line, control characters escaped, at most ``limit``
-    characters."""
-    text = escape_controls(scrub_uris(" ".join(message.split())))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+__all__ = ["COMMANDS"]
 
 
 def _inputs(args: argparse.Namespace, *contracts: Contract) -> list[str | None]:
@@ -278,7 +198,7 @@ def _fix(args: argparse.Namespace) -> int:
 
 def _reader(args: argparse.Namespace, contract: Any) -> Reader:
     """The reader of the command's paths: the one ``--input-format`` names, or the detected one."""
-    from labelgate.readers import choose
+    from labelgate.readers.registry import choose
 
     return choose(args.paths, getattr(args, "input_format", "auto"), contract.task).reader
 
@@ -416,3 +336,16 @@ def _export(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_PASS
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "validate": _validate,
+    "smoke": _smoke,
+    "fix": _fix,
+    "repro": _repro,
+    "triage": _triage,
+    "resume": _resume,
+    "diff": _diff,
+    "pin": _pin,
+    "export": _export,
+}

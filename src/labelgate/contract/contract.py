@@ -1,4 +1,5 @@
-"""The dataset contract: what a label file must satisfy, read from YAML or built from CLI flags."""
+"""The dataset contract (``Contract``, frozen) and its reading from YAML, every key checked and a
+bad one named by its path."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from types import MappingProxyType
 from typing import Any
 
 from labelgate.contract.batching import Batching
-from labelgate.contract.bounds import INT64, LIMITS, bounded
+from labelgate.contract.bounds import bounded
 from labelgate.contract.classmap import ClassMap
 from labelgate.contract.fields import (
     class_map_field,
@@ -22,12 +23,7 @@ from labelgate.contract.fields import (
 )
 from labelgate.contract.frameworks import check_framework
 from labelgate.contract.modelmap import ModelMap
-from labelgate.contract.values import (
-    CITYSCAPES_TRAIN_IDS,
-    cityscapes_value_map,
-    color_map,
-    value_map,
-)
+from labelgate.contract.values import color_map, value_map
 from labelgate.core.catalog import CODES, SEVERITIES
 from labelgate.errors import ClassMapError, ContractError, InputError
 from labelgate.io.bounded import yaml_problem
@@ -35,15 +31,12 @@ from labelgate.io.files import load_yaml, read_small_text
 
 __all__ = [
     "BOX_TASKS",
-    "CITYSCAPES_TRAIN_IDS",
-    "INT64",
-    "LIMITS",
+    "CHECK_CODES",
+    "DEFAULT_IGNORE_INDEX",
+    "LABEL_ENCODINGS",
     "SEVERITIES",
     "TASKS",
-    "Batching",
     "Contract",
-    "bounded",
-    "cityscapes_value_map",
 ]
 
 TASKS = (

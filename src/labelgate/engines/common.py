@@ -21,7 +21,7 @@ from labelgate.inputs.dataset import Dataset
 from labelgate.run.validation import Validation
 from labelgate.scan import NO_SOURCE
 
-__all__ = ["REJECTING", "Translator", "engine_report", "load_frame", "plain"]
+__all__ = ["REJECTING", "Translator", "engine_report", "load_frame"]
 
 REJECTING = {"LG002", "LG003", "LG004", "LG005"}  # a row failing one of these is rejected
 

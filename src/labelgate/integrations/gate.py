@@ -1,8 +1,5 @@
-"""Training frameworks: callbacks that validate the datasets a run is about to train on, and stop
-it before its first step when they fail (PyTorch Lightning, Hugging Face Trainer).
-
-Each module imports its framework when it is imported; ``import labelgate`` imports neither.
-"""
+"""What both callbacks share: a dataset validated in memory, and training stopped before its
+first step when it fails (``LabelsRejected``); options checked when a callback is built."""
 
 from __future__ import annotations
 

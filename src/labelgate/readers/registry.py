@@ -1,15 +1,8 @@
-"""Every input format behind one interface (``labelgate.readers.base.Reader``), found in a
-lazy manifest and through the ``labelgate.readers`` entry-point group.
-
-Detection asks every reader how sure it is that a path is its format and takes the most confident;
-a tie, or no reader at all, is an error naming the candidates. A reader module is imported only
-when it is asked: the manifest names the class, not the module's contents.
-
-A team adds its in-house format in its own package (``docs/plugins.md``)::
-
-    [project.entry-points."labelgate.readers"]
-    myformat = "mypackage.reader:MyReader"
-"""
+"""The readers by name: the built-in ones from the manifest, the plugins from the
+``labelgate.readers`` entry-point group; and detection, which asks the readers how sure each is
+that a path is its format and takes the most confident (a tie, or no reader at all, is an error
+naming the candidates). A reader module is imported only when it is asked: the manifest names
+the class, not the module's contents."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Renderers: pure functions from a Report to text."""
+"""The report formats, and ``render``: a Report in one of them, each renderer imported when its
+format is asked."""
 
 from __future__ import annotations
 
