@@ -1,8 +1,8 @@
 """The readers by name: the built-in ones from the manifest, the plugins from the
 ``labelgate.readers`` entry-point group; and detection, which asks the readers how sure each is
 that a path is its format and takes the most confident (a tie, or no reader at all, is an error
-naming the candidates). A reader module is imported only when it is asked: the manifest names
-the class, not the module's contents."""
+naming the candidates). A built-in reader is imported only when it is asked, and it is asked
+only of a path its manifest entry (``readers/manifest.py``) says it may claim."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from labelgate.errors import InputError, UsageError
+from labelgate.readers.manifest import MANIFEST
 
 if TYPE_CHECKING:
     from labelgate.readers.base import Claim, Reader
@@ -20,22 +21,6 @@ if TYPE_CHECKING:
 __all__ = ["ENTRY_POINTS", "MANIFEST", "Detected", "choose", "detect", "names", "reader"]
 
 ENTRY_POINTS = "labelgate.readers"
-
-# name -> "module:class"; the order breaks no tie (ties are errors), it only orders listings.
-MANIFEST: dict[str, str] = {
-    "table": "labelgate.readers.table:TableReader",
-    "coco": "labelgate.readers.coco.cocofiles:CocoReader",
-    "yolo": "labelgate.readers.yolo.yolo:YoloReader",
-    "voc": "labelgate.readers.voc:VocReader",
-    "imagefolder": "labelgate.readers.imagefolder:ImageFolderReader",
-    "hf": "labelgate.readers.hf:HfReader",
-    "masks": "labelgate.readers.masks.masks:MasksReader",
-    "cvat": "labelgate.readers.cvat:CvatReader",
-    "labelme": "labelgate.readers.labelme:LabelMeReader",
-    "labelstudio": "labelgate.readers.labelstudio.labelstudio:LabelStudioReader",
-    "detcsv": "labelgate.readers.detcsv.detcsv:DetectionCsvReader",
-    "unsupported": "labelgate.readers.unsupported:UnsupportedReader",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +60,8 @@ def reader(name: str) -> Reader:
     """
     from labelgate.readers.base import Reader
 
-    target = MANIFEST.get(name) or _plugins().get(name)
+    entry = MANIFEST.get(name)
+    target = entry.target if entry is not None else _plugins().get(name)
     if target is None:
         from difflib import get_close_matches
 
@@ -96,10 +82,16 @@ def reader(name: str) -> Reader:
 
 
 def _claims(path: str, task: str | None) -> list[tuple[Claim, Reader]]:
+    """Every claim on ``path``: of the built-in readers whose manifest entry lets them claim it
+    (the others are not imported), and of every plugin."""
+    p = Path(path)
     found = []
     for name in names():
+        entry = MANIFEST.get(name)
+        if entry is not None and not entry.may_claim(p):
+            continue
         r = reader(name)
-        claim = r.detect(Path(path), task)
+        claim = r.detect(p, task)
         if claim is not None:
             found.append((claim, r))
     return sorted(found, key=lambda cr: -cr[0].confidence)
