@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from labelgate.core.installed import entry_points
 from labelgate.errors import InputError, UsageError
 from labelgate.readers.manifest import MANIFEST
 
@@ -34,15 +35,13 @@ class Detected:
 @cache
 def _plugins() -> dict[str, str]:
     """Readers other packages declare in the ``labelgate.readers`` entry-point group."""
-    from importlib.metadata import entry_points
-
     found: dict[str, str] = {}
-    for ep in entry_points(group=ENTRY_POINTS):
-        if ep.name in MANIFEST:
+    for name, value in entry_points(ENTRY_POINTS):
+        if name in MANIFEST:
             raise UsageError(
-                f"the reader plugin {ep.name!r} ({ep.value}) takes the name of a built-in reader"
+                f"the reader plugin {name!r} ({value}) takes the name of a built-in reader"
             )
-        found[ep.name] = ep.value
+        found[name] = value
     return found
 
 
