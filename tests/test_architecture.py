@@ -37,6 +37,7 @@ def test_layers_are_package_level_and_count_type_imports(tmp_path: Path) -> None
     text = (ROOT / "pyproject.toml").read_text()
     assert "exclude_type_checking_imports = false" in text
     assert '"labelgate.readers | labelgate.checks"' in text
+    assert 'containers = ["labelgate.readers"]' in text  # no format imports another
 
 
 def _beyond_reexports(init: Path) -> list[str]:
