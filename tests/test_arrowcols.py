@@ -1,4 +1,4 @@
-"""Row columns built from their buffers (readers/arrowcols.py) equal what pyarrow builds from
+"""Row columns built from their buffers (readers/common/arrowcols.py) equal what pyarrow builds from
 the same Python values, nulls and all, and refuse what pyarrow refuses; arrays read back from
 their buffers give what ``to_numpy`` gives, slices included."""
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labelgate.readers import arrowcols
+from labelgate.readers.common import arrowcols
 
 SCHEMA = pa.schema([("id", pa.int64()), ("label", pa.int64()), ("source", pa.string())])
 INTS = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))
@@ -87,13 +87,13 @@ def test_list_offsets_read_back(values: list[list[int] | None], start: int) -> N
 def test_no_pandas_import() -> None:
     code = (
         "import sys, numpy as np, pyarrow as pa\n"
-        "from labelgate.readers import arrowcols\n"
+        "from labelgate.readers.common import arrowcols\n"
         "s = pa.schema([('id', pa.int64()), ('source', pa.string())])\n"
         "arrowcols.table({'id': [1, None], 'source': ['a', None]}, s)\n"
         "arrowcols.ints(np.arange(3)); arrowcols.repeated('a', 2)\n"
         "from collections import Counter\n"
-        "from labelgate.readers.cocoarrow import clear_block\n"
-        "from labelgate.readers.cocofast import ImageTable\n"
+        "from labelgate.readers.coco.cocoarrow import clear_block\n"
+        "from labelgate.readers.coco.cocofast import ImageTable\n"
         'box = b\'{"id": 1, "image_id": 0, "category_id": 1, "bbox": [1, 2, 3, 4]\'\n'
         'poly = b\', "area": 6, "segmentation": [[1, 2, 4, 2, 1, 6]], "iscrowd": 0}\'\n'
         "table = ImageTable.of({0: (640.0, 480.0)})\n"

@@ -15,7 +15,7 @@ from labelgate import Contract
 from labelgate.checks import all_checks
 from labelgate.checks.formats import FORMAT_CODES
 from labelgate.commands.diff import DIFF_CODES, diff
-from labelgate.contract import CHECK_CODES
+from labelgate.contract.contract import CHECK_CODES
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.catalog import (
     CATALOG,

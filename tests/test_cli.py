@@ -190,10 +190,10 @@ class TestWithoutTorch:
 
 class TestProgressBar:
     def test_shown_only_after_half_a_second(self) -> None:
-        from labelgate import cli
+        from labelgate.cli.progress import ProgressBar
 
         ticks = iter([0.0, 0.1, 0.9])
-        bar = cli._ProgressBar(clock=lambda: next(ticks))
+        bar = ProgressBar(clock=lambda: next(ticks))
         bar(10, 100)  # at 0.1 s: nothing drawn yet
         assert bar._bar is None
         bar(50, 100)  # at 0.9 s: the bar appears

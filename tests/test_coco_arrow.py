@@ -1,4 +1,4 @@
-"""A block of COCO annotations read into columns by Arrow (``readers/cocoarrow.py``): it clears
+"""A block of COCO annotations read into columns by Arrow (``readers/coco/cocoarrow.py``): it clears
 exactly what ``cocofast.clear`` clears over orjson's objects, and it reads nothing orjson would
 refuse (the file then goes to the sequential read, which words the problem)."""
 
@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate.core.annotations import AnnotationFacts
-from labelgate.readers import cocoarrow, cocoblocks, cocojudge
-from labelgate.readers.coco import read_coco
-from labelgate.readers.cocofast import ImageSizes, ImageTable, clear
-from labelgate.readers.sink import RowSink
+from labelgate.readers.coco import cocoarrow, cocoblocks, cocojudge
+from labelgate.readers.coco.coco import read_coco
+from labelgate.readers.coco.cocofast import ImageSizes, ImageTable, clear
+from labelgate.readers.common.sink import RowSink
 from tests.test_coco_fast import FAULTS, SEQUENTIAL, annotation, read, write
 
 IMAGES = {i: (640.0, 480.0) for i in range(29)} | {29: None}

@@ -1,4 +1,4 @@
-"""COCO read in blocks (readers/cocolayout.py, readers/cocoblocks.py): the same rows, hits,
+"""COCO read in blocks (readers/coco/cocolayout.py, readers/coco/cocoblocks.py): the same rows, hits,
 counts and class map as the sequential read, in processes or inline; what the fast path does not
 know read the sequential way, errors and all."""
 
@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError
-from labelgate.readers import cocoblocks, cocolayout
-from labelgate.readers.coco import read_coco
-from labelgate.readers.cocolayout import blocks, find_layout
-from labelgate.readers.sink import RowSink, RowWriter
+from labelgate.readers.coco import cocoblocks, cocolayout
+from labelgate.readers.coco.coco import read_coco
+from labelgate.readers.coco.cocolayout import blocks, find_layout
+from labelgate.readers.common.sink import RowSink, RowWriter
 
 SEQUENTIAL = 1 << 60  # a threshold no file reaches
 
@@ -110,7 +110,7 @@ class TestSameAsSequential:
 
         sequential = read(path, tmp_path / "a", least=SEQUENTIAL)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr("labelgate.readers.coco.read_blocks", spy)
+            patch.setattr("labelgate.readers.coco.coco.read_blocks", spy)
             fast = read(path, tmp_path / "b", **MODES[mode])
         assert spied == [True]  # read in blocks, not given back
         assert fast == sequential

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from labelgate import Contract
-from labelgate.readers import cocoblocks
+from labelgate.readers.coco import cocoblocks
 from labelgate.run.validation import report_of
 
 from .conftest import assert_cluster_report_is_local

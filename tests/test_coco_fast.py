@@ -1,4 +1,4 @@
-"""COCO annotations cleared a block at a time (readers/cocofast.py): a block read with the
+"""COCO annotations cleared a block at a time (readers/coco/cocofast.py): a block read with the
 annotations it clears counted in bulk gives the rows, hits, counts and images of the
 per-annotation read, whatever faults its annotations hold and wherever they sit."""
 
@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
-from labelgate.readers import cocoarrow, cocoblocks, cocofast, cocojudge
-from labelgate.readers.coco import read_coco
-from labelgate.readers.imageindex import GroupCodes
-from labelgate.readers.sink import RowSink
+from labelgate.readers.coco import cocoarrow, cocoblocks, cocofast, cocojudge
+from labelgate.readers.coco.coco import read_coco
+from labelgate.readers.common.imageindex import GroupCodes
+from labelgate.readers.common.sink import RowSink
 
 SEQUENTIAL = 1 << 60  # a threshold no file reaches
 

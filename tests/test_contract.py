@@ -99,7 +99,7 @@ class TestBadContracts:
 
 class TestKeysMatchTheSchema:
     def test_parser_and_schema_know_the_same_keys(self) -> None:
-        from labelgate.contract import _BATCH_KEYS, _TOP_KEYS
+        from labelgate.contract.contract import _BATCH_KEYS, _TOP_KEYS
 
         assert set(_TOP_KEYS) == set(SCHEMA["properties"])
         assert set(_BATCH_KEYS) == set(SCHEMA["properties"]["batching"]["properties"])

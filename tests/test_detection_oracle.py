@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.boxes import check_box
+from labelgate.readers.common.boxes import check_box
 
 torch = pytest.importorskip("torch")
 

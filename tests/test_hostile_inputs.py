@@ -257,7 +257,7 @@ class TestMaskBounds:
         assert "allocate" not in r.stdout
 
     def test_a_real_npy_over_the_bound_is_refused(self, tmp_path: Path) -> None:
-        from labelgate.readers.maskfile import MAX_MASK_PIXELS, load_npy
+        from labelgate.readers.common.maskfile import MAX_MASK_PIXELS, load_npy
 
         big = np.lib.format.open_memmap(
             tmp_path / "big.npy", mode="w+", dtype=np.uint8, shape=(MAX_MASK_PIXELS + 1, 1)

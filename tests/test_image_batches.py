@@ -222,7 +222,7 @@ def test_rows_name_the_same_images_whether_the_seeded_keys_are_known_as_records(
 ) -> None:
     """``GroupCodes.indexed`` (the seeded keys are the index's records from there on) is a
     shortcut: each row's image is the one the lookup of every key finds."""
-    from labelgate.readers.imageindex import GroupCodes, ImageIndex, ImageRecord
+    from labelgate.readers.common.imageindex import GroupCodes, ImageIndex, ImageRecord
 
     index = ImageIndex()
     index.sort = sort

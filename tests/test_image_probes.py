@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from labelgate.readers import imagedecode
-from labelgate.readers.imagecheck import EMPTY, _named, _rooted
-from labelgate.readers.imagedecode import LEAVES, MISSING
-from labelgate.readers.imageindex import ImageRecord
+from labelgate.readers.common.imageindex import ImageRecord
+from labelgate.readers.images import imagedecode
+from labelgate.readers.images.imagecheck import EMPTY, _named, _rooted
+from labelgate.readers.images.imagedecode import LEAVES, MISSING
 
 from .test_images import bomb, jpeg, png
 

@@ -13,7 +13,7 @@ import pytest
 from labelgate import Contract
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example, Finding, Report
-from labelgate.readers.instances import check_segmentation, finite, polygon_area, rle_counts
+from labelgate.readers.common.instances import check_segmentation, finite, polygon_area, rle_counts
 from labelgate.run.validation import run
 
 from .conftest import run_cli

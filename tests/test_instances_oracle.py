@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.instances import check_extent, check_segmentation
+from labelgate.readers.common.instances import check_extent, check_segmentation
 
 np = pytest.importorskip("numpy")
 mask = pytest.importorskip("pycocotools.mask")

@@ -12,7 +12,7 @@ from PIL import Image
 
 import labelgate
 from labelgate.readers import choose
-from labelgate.readers.colours import CAMVID, voc_palette
+from labelgate.readers.masks.colours import CAMVID, voc_palette
 from tests.conftest import SAMPLES, run_cli
 
 VOC_GOOD = SAMPLES / "masks" / "voc_good"

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from labelgate.readers.maskdecode import Decoded, decode
-from labelgate.readers.masklayout import mask_files
-from labelgate.readers.maskpool import INLINE, _decode_packed, _unpacked, decoded
+from labelgate.readers.masks.maskdecode import Decoded, decode
+from labelgate.readers.masks.masklayout import mask_files
+from labelgate.readers.masks.maskpool import INLINE, _decode_packed, _unpacked, decoded
 
 
 def fields(d: Decoded) -> tuple[Any, ...]:

@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from labelgate.readers.maskrows import mask_batch
-from labelgate.readers.masks import _without_suffix
+from labelgate.readers.masks.maskrows import mask_batch
+from labelgate.readers.masks.masks import _without_suffix
 
 from .test_masks import png
 

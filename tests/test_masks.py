@@ -22,9 +22,9 @@ from labelgate.commands.fix import FixOptions
 from labelgate.commands.fixmasks import fix_masks
 from labelgate.contract import Batching, cityscapes_value_map
 from labelgate.errors import ContractError
-from labelgate.readers.maskdecode import decode
-from labelgate.readers.masklayout import mask_files
-from labelgate.readers.maskpool import decoded
+from labelgate.readers.masks.maskdecode import decode
+from labelgate.readers.masks.masklayout import mask_files
+from labelgate.readers.masks.maskpool import decoded
 from labelgate.run.validation import run
 
 from .conftest import SAMPLES, run_cli

@@ -1,4 +1,4 @@
-"""Freed heap given back between the parts of a large read (readers/memory.py)."""
+"""Freed heap given back between the parts of a large read (readers/common/memory.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from labelgate.readers import memory
+from labelgate.readers.common import memory
 
 
 @pytest.mark.skipif(

@@ -18,6 +18,7 @@ import labelgate
 from labelgate.errors import InputError, UsageError
 from labelgate.readers import MANIFEST, choose, names, reader
 from labelgate.readers.base import Claim, Read, Reader
+from labelgate.readers.manifest import Entry
 from tests.conftest import ROOT, SAMPLES, run_cli
 
 # What each sample is: every file and folder of data_samples/ down to a dataset's own level.
@@ -150,6 +151,62 @@ def test_every_real_file_is_detected_as_what_it_is(
     assert detected(shared_real_world / name) == fmt
 
 
+def _hidden_claims(path: Path) -> list[str]:
+    """The built-in readers that claim ``path`` when asked although their manifest entry says
+    they may not (detection would never ask them)."""
+    return [
+        name
+        for name, entry in MANIFEST.items()
+        if reader(name).detect(path) is not None and not entry.may_claim(path)
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLE_FORMATS))
+def test_no_sample_is_claimed_beyond_its_reader_s_manifest_entry(name: str) -> None:
+    assert _hidden_claims(SAMPLES / name) == []
+
+
+@pytest.mark.parametrize("name", sorted(REAL_FORMATS))
+def test_no_real_file_is_claimed_beyond_its_reader_s_manifest_entry(
+    name: str, shared_real_world: Path
+) -> None:
+    assert _hidden_claims(shared_real_world / name) == []
+
+
+def test_the_manifest_s_suffixes_are_the_readers_own() -> None:
+    from labelgate.readers.masks.maskdecode import MASK_SUFFIXES
+    from labelgate.readers.table import TableReader
+
+    assert MANIFEST["table"].suffixes == TableReader.suffixes
+    assert MANIFEST["masks"].suffixes == MASK_SUFFIXES
+
+
+def test_a_path_neither_file_nor_folder_is_asked_of_every_reader(tmp_path: Path) -> None:
+    fifo = tmp_path / "labels.fifo"
+    os.mkfifo(fifo)
+    assert all(entry.may_claim(fifo) for entry in MANIFEST.values())
+    assert choose([str(fifo)]).reader.name == "table"  # which says it is no regular file
+
+
+def test_a_folder_mark_is_looked_for_directly_inside(tmp_path: Path) -> None:
+    assert not MANIFEST["cvat"].may_claim(tmp_path)
+    (tmp_path / "annotations.xml").write_text("<annotations/>")
+    assert MANIFEST["cvat"].may_claim(tmp_path)
+    assert not MANIFEST["detcsv"].may_claim(tmp_path)  # claims files only
+
+
+def test_detecting_a_parquet_file_imports_only_the_readers_it_could_be() -> None:
+    code = (
+        "import sys; from labelgate.readers import MANIFEST, detect; "
+        "print(detect('data_samples/oob_0_2_4.parquet').reader.name); "
+        "print(*(n for n, e in MANIFEST.items() if e.target.split(':')[0] in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.splitlines()
+    assert out == ["table", "table hf"]
+
+
 def test_a_table_folder_is_a_table_whatever_txt_lies_beside_it(tmp_path: Path) -> None:
     """The README's own layout: labels.parquet beside its classes.txt (YOLO claims a class list
     only with label files beside it)."""
@@ -205,7 +262,9 @@ class TwinOfCoco(Reader):
 
 @pytest.fixture
 def twin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setitem(MANIFEST, "twin", "tests.test_readers:TwinOfCoco")
+    monkeypatch.setitem(
+        MANIFEST, "twin", Entry("tests.test_readers:TwinOfCoco", suffixes=(".json",), folders=True)
+    )
     reader.cache_clear()
     yield
     reader.cache_clear()
@@ -232,7 +291,7 @@ def test_readers_are_imported_only_when_asked() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.strip() == "[]"
+    assert out.strip() == "['labelgate.readers.manifest', 'labelgate.readers.registry']"
 
 
 # -- nothing outlives its validation ----------------------------------------------------------

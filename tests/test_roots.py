@@ -18,7 +18,7 @@ import labelgate
 from labelgate.cli import main
 from labelgate.errors import InputError
 from labelgate.readers import choose
-from labelgate.readers.roots import Mixed, Root, coco_kind, dataset_root, source_names
+from labelgate.readers.common.roots import Mixed, Root, coco_kind, dataset_root, source_names
 from tests.conftest import run_cli
 
 CATEGORIES = [{"id": 0, "name": "cat"}, {"id": 1, "name": "dog"}]

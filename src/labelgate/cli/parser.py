@@ -19,7 +19,7 @@ from labelgate.cli.options import (
     report_options,
 )
 from labelgate.cli.suggest import unknown_flag
-from labelgate.readers import MANIFEST
+from labelgate.readers.registry import MANIFEST
 from labelgate.render import FORMATS
 
 __all__ = ["EXIT_FAIL", "EXIT_INTERNAL", "EXIT_PASS", "EXIT_USAGE", "FORMATS", "build_parser"]

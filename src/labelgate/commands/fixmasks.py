@@ -37,8 +37,8 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
             new value does not fit a mask's pixel type.
         InputError: no mask file is found.
     """
-    from labelgate.readers.maskdecode import LOSSY_SUFFIXES, unreadable
-    from labelgate.readers.masklayout import dataset_meta, mask_paths
+    from labelgate.readers.masks.maskdecode import LOSSY_SUFFIXES, unreadable
+    from labelgate.readers.masks.masklayout import dataset_meta, mask_paths
 
     table: dict[int, int | None] = dict(contract.value_map or {})
     table.update(options.value_maps)
@@ -109,7 +109,7 @@ Saver = Any  # (array, path) -> None
 
 def _load(path: Path, colours: Mapping[int, int] | None) -> tuple[npt.NDArray[Any] | None, Saver]:
     """The mask's class indices and how to write an array back in the mask's own format."""
-    from labelgate.readers.maskfile import load_npy, require_regular
+    from labelgate.readers.common.maskfile import load_npy, require_regular
 
     if path.suffix.lower() == ".npy":
         array = load_npy(path, mmap=False)  # header and pixel count checked before allocating
@@ -127,7 +127,7 @@ def _load(path: Path, colours: Mapping[int, int] | None) -> tuple[npt.NDArray[An
         mode, palette = im.mode, im.getpalette() if im.mode == "P" else None
         array = np.asarray(im)
     if array.ndim == 3 and colours is not None:
-        from labelgate.readers.maskdecode import pack_rgb
+        from labelgate.readers.masks.maskdecode import pack_rgb
 
         packed = pack_rgb(array)
         index = np.full(packed.shape, 255, dtype=np.int64)

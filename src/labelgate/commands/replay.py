@@ -94,7 +94,7 @@ def read_mask(path: Path, colours: dict[str, int] | None) -> Any:
     mask through ``colours``, ``0xRRGGBB`` as text -> index, else as read, three channels)."""
     import numpy as np
 
-    from labelgate.readers.maskfile import load_npy, require_regular
+    from labelgate.readers.common.maskfile import load_npy, require_regular
 
     if path.suffix.lower() == ".npy":
         return load_npy(path, mmap=False)  # its header's pixel count checked before allocating

@@ -4,19 +4,16 @@ from __future__ import annotations
 
 import platform
 import subprocess
-from importlib import metadata
 from typing import Any
 
 from labelgate._version import __version__
+from labelgate.core.installed import version
 
 __all__ = ["environment"]
 
 
 def _version(dist: str) -> str | None:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
+    return version(dist)
 
 
 def _revision() -> str | None:

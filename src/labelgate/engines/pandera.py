@@ -21,7 +21,7 @@ from labelgate.contract.section import section_failures, section_schema
 from labelgate.core.codes import Code
 from labelgate.core.report import Report
 from labelgate.core.rules import code_of, masks
-from labelgate.engines import Translator, engine_report, load_frame
+from labelgate.engines.common import Translator, engine_report, load_frame
 from labelgate.errors import UsageError
 from labelgate.run.validation import run
 

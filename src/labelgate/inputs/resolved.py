@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from labelgate.contract import DEFAULT_IGNORE_INDEX, Contract
+from labelgate.contract import Contract
+from labelgate.contract.contract import DEFAULT_IGNORE_INDEX
 from labelgate.contract.frameworks import framework_of
 
 __all__ = ["Resolution", "Resolved", "Setting"]

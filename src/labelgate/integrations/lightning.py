@@ -17,7 +17,7 @@ from typing import Any
 from lightning.pytorch.callbacks import Callback
 
 from labelgate.api import ValidationReport
-from labelgate.integrations import LabelsRejected, check_dataset, checked_options
+from labelgate.integrations.gate import LabelsRejected, check_dataset, checked_options
 from labelgate.integrations.loaders import read_loader
 
 __all__ = ["LabelgateCallback", "LabelsRejected"]

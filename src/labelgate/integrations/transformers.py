@@ -40,7 +40,7 @@ from transformers import Trainer, TrainerCallback
 
 from labelgate.api import ValidationReport
 from labelgate.contract.modelmap import ModelMap
-from labelgate.integrations import LabelsRejected, check_dataset, checked_options
+from labelgate.integrations.gate import LabelsRejected, check_dataset, checked_options
 
 __all__ = ["LabelgateTrainerCallback", "LabelsRejected", "trainer_batching"]
 

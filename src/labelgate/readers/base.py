@@ -1,7 +1,7 @@
 """The reader interface: what every input format implements, and the values it exchanges.
 
 A reader claims paths (``Reader.detect`` returns a ``Claim`` with a confidence, or
-``None``) and reads them (``Reader.read``) into one ``labelgate.readers.sink.RowSink``,
+``None``) and reads them (``Reader.read``) into one ``labelgate.readers.common.sink.RowSink``,
 with one ``ReadOptions`` whatever the format. What it found besides the rows goes into the
 ``labelgate.core.annotations.AnnotationFacts`` it is handed, and its ``Read`` result says
 which class map the format carries and where that map came from. What a format can do beyond rows
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from labelgate.contract.classmap import ClassMap
     from labelgate.core.annotations import AnnotationFacts
-    from labelgate.readers.sink import RowSink
+    from labelgate.readers.common.sink import RowSink
 
 __all__ = ["CAPABILITIES", "Claim", "Read", "ReadOptions", "Reader"]
 

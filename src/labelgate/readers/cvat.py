@@ -21,16 +21,16 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError, one_line
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import (
+from labelgate.readers.common.boxes import (
     check_background,
     check_box,
     check_points,
     check_tables,
     class_index,
 )
-from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.instances import POINT_TOLERANCE as _PX
-from labelgate.readers.sink import RowSink, RowWriter, reject
+from labelgate.readers.common.imageindex import ImageRecord
+from labelgate.readers.common.instances import POINT_TOLERANCE as _PX
+from labelgate.readers.common.sink import RowSink, RowWriter, reject
 
 __all__ = ["CvatReader", "is_cvat_xml", "read_cvat"]
 

@@ -18,7 +18,7 @@ from labelgate.io.bounded import load_json
 from labelgate.io.classnames import MAX_CLASS_NAMES
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.sink import RowSink
+from labelgate.readers.common.sink import RowSink
 
 __all__ = ["HfReader", "hf_features", "read_hf"]
 

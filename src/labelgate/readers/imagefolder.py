@@ -18,9 +18,9 @@ from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.layout import any_file
-from labelgate.readers.sink import RowSink
-from labelgate.readers.walk import walk_files
+from labelgate.readers.common.layout import any_file
+from labelgate.readers.common.sink import RowSink
+from labelgate.readers.common.walk import walk_files
 
 __all__ = ["IMG_EXTENSIONS", "ImageFolderReader", "looks_like_imagefolder", "read_imagefolder"]
 

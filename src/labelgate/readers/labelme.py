@@ -31,10 +31,10 @@ from labelgate.errors import ClassMapError, InputError, one_line
 from labelgate.io.bounded import load_json
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box, check_points, class_index
-from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.instances import POINT_TOLERANCE as _PX
-from labelgate.readers.sink import RowSink, RowWriter, reject
+from labelgate.readers.common.boxes import check_background, check_box, check_points, class_index
+from labelgate.readers.common.imageindex import ImageRecord
+from labelgate.readers.common.instances import POINT_TOLERANCE as _PX
+from labelgate.readers.common.sink import RowSink, RowWriter, reject
 
 __all__ = ["LabelMeReader", "is_labelme_json", "is_labelme_xml"]
 

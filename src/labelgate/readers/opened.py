@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from labelgate.core.annotations import AnnotationFacts
-from labelgate.readers import Detected, choose
 from labelgate.readers.base import Read, ReadOptions
-from labelgate.readers.imageindex import ImageIndex, ImageRows
-from labelgate.readers.sink import RowSink
+from labelgate.readers.common.imageindex import ImageIndex, ImageRows
+from labelgate.readers.common.sink import RowSink
+from labelgate.readers.registry import Detected, choose
 
 __all__ = ["Opened", "open_input"]
 

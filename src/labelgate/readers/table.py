@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.layout import any_file
+from labelgate.readers.common.layout import any_file
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
-    from labelgate.readers.sink import RowSink
+    from labelgate.readers.common.sink import RowSink
 
 __all__ = ["TableReader", "holds_tables"]
 

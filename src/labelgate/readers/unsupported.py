@@ -21,9 +21,9 @@ from pathlib import Path
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import InputError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.layout import any_file, first_files, head_lines, subfolders
-from labelgate.readers.roots import Mixed, dataset_root
-from labelgate.readers.sink import RowSink
+from labelgate.readers.common.layout import any_file, first_files, head_lines, subfolders
+from labelgate.readers.common.roots import Mixed, dataset_root
+from labelgate.readers.common.sink import RowSink
 
 __all__ = ["LAYOUTS", "Layout", "UnsupportedReader"]
 

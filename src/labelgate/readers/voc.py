@@ -20,11 +20,11 @@ from labelgate.errors import ClassMapError, InputError, one_line
 from labelgate.io.classnames import check_names, check_source
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
-from labelgate.readers.boxes import check_background, check_box, check_tables, tally
-from labelgate.readers.imageindex import ImageRecord
-from labelgate.readers.layout import is_voc_xml
-from labelgate.readers.roots import Mixed, Root, Split, dataset_root
-from labelgate.readers.sink import RowSink, reject
+from labelgate.readers.common.boxes import check_background, check_box, check_tables, tally
+from labelgate.readers.common.imageindex import ImageRecord
+from labelgate.readers.common.layout import is_voc_xml
+from labelgate.readers.common.roots import Mixed, Root, Split, dataset_root
+from labelgate.readers.common.sink import RowSink, reject
 
 __all__ = ["VocReader", "read_voc"]
 

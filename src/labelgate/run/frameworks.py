@@ -306,7 +306,7 @@ def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
     import pyarrow.parquet as pq
 
     from labelgate.core.report import Example
-    from labelgate.readers.boxes import check_background
+    from labelgate.readers.common.boxes import check_background
 
     row = 0
     for path in paths:

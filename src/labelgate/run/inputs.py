@@ -103,7 +103,7 @@ def read_input(
     )
     opened = open_input(listed, input_format, folder, options)
     if opened.facts is not None and opened.images is not None:
-        from labelgate.readers.imagecheck import check_images
+        from labelgate.readers.images.imagecheck import check_images
 
         fmt = opened.format
         if fmt != "masks" or contract.images is not None:  # masks: only with --images

@@ -1,0 +1,110 @@
+"""What is installed: a distribution's version and the entry points of one group, read from the
+``*.dist-info`` and ``*.egg-info`` folders of ``sys.path`` as importlib.metadata's path finder
+finds them, without importing importlib.metadata (with email, zipfile and csv it costs a start
+as much as a third of labelgate's own imports, for two answers).
+
+The folders are searched in ``sys.path`` order, the first distribution of a name winning, as
+importlib.metadata does (``Distribution.discover``, ``FastPath``, ``_unique``: CPython 3.11
+``Lib/importlib/metadata/__init__.py``). Where anything but plain folders could hold a
+distribution (a zip or an egg on ``sys.path``, a finder of another package's that finds
+distributions), importlib.metadata itself answers.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from functools import cache
+from importlib.machinery import PathFinder
+from pathlib import Path
+
+__all__ = ["entry_points", "version"]
+
+_INFO = (".dist-info", ".egg-info")
+
+
+def _normalized(name: str) -> str:
+    """A distribution's name as importlib.metadata compares them (``Prepared.normalize``)."""
+    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+
+
+def _name_of(folder: Path) -> str:
+    """The distribution a metadata folder is of: ``torch-2.13.0.dist-info`` -> ``torch``."""
+    return _normalized(folder.name.rsplit(".", 1)[0].split("-", 1)[0])
+
+
+@cache
+def _folders() -> tuple[Path, ...] | None:
+    """Every distribution's metadata folder, the first of each name, in ``sys.path`` order; or
+    ``None`` where importlib.metadata could find one that a folder listing does not show."""
+    finders = [f for f in sys.meta_path if hasattr(f, "find_distributions")]
+    if any(f is not PathFinder for f in finders):
+        return None
+    found: dict[str, Path] = {}
+    for entry in sys.path:
+        root = Path(entry or ".")
+        if entry.lower().endswith(".egg") or (root.exists() and not root.is_dir()):
+            return None  # a zip or an egg: importlib.metadata reads inside it
+        try:
+            children = list(root.iterdir())
+        except OSError:
+            continue
+        for child in children:
+            if child.name.lower().endswith(_INFO):
+                found.setdefault(_name_of(child), child)
+    return tuple(found.values())
+
+
+def _read(folder: Path, name: str) -> str | None:
+    try:
+        return (folder / name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def version(dist: str) -> str | None:
+    """The installed version of ``dist``, or ``None`` where it is not installed."""
+    folders = _folders()
+    if folders is None:
+        from importlib import metadata
+
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+    want = _normalized(dist)
+    for folder in folders:
+        if _name_of(folder) != want:
+            continue
+        for meta in ("METADATA", "PKG-INFO"):
+            text = _read(folder, meta)
+            if text is not None:
+                found = re.search(r"^Version:[ \t]*(\S+)", text, flags=re.MULTILINE)
+                return found.group(1) if found else None
+        return None
+    return None
+
+
+def entry_points(group: str) -> list[tuple[str, str]]:
+    """The ``(name, value)`` of every entry point in ``group``, distribution by distribution."""
+    folders = _folders()
+    if folders is None:
+        from importlib import metadata
+
+        return [(ep.name, ep.value) for ep in metadata.entry_points(group=group)]
+    found: list[tuple[str, str]] = []
+    for folder in folders:
+        text = _read(folder, "entry_points.txt")
+        if text is None or group not in text:
+            continue
+        section = None
+        for raw in text.splitlines():
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("[") and line.endswith("]"):
+                section = line[1:-1].strip()
+            elif section == group and "=" in line:
+                name, _, value = line.partition("=")
+                found.append((name.strip(), value.strip()))
+    return found

@@ -1,0 +1,92 @@
+"""The built-in readers as data: where each lives, and which paths it may claim, so that detection
+imports only the readers a path could be (a Parquet file asks the table and Hugging Face readers,
+never the COCO one).
+
+An entry is a promise its reader keeps: for a regular file, ``detect`` answers ``None`` unless the
+file's suffix (lower case) or whole name is listed; for a folder, unless ``folders`` is set and
+the folder holds one of ``marks`` directly (no marks: any folder, the reader looks deeper itself).
+A path that is neither (a FIFO, a device, a dangling link) is asked of every reader.
+``tests/test_readers.py`` holds each entry to its reader over every sample and real dataset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["MANIFEST", "Entry"]
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One built-in reader: its class (``"module:class"``) and the paths it may claim.
+
+    Attributes:
+        target: the reader's class, imported when the reader is first asked.
+        suffixes: the suffixes of the files it may claim (lower case, with the dot).
+        names: whole file names it may claim whatever their suffix.
+        folders: whether it may claim a folder.
+        marks: names of which a folder it claims holds one directly (empty: any folder).
+    """
+
+    target: str
+    suffixes: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    folders: bool = False
+    marks: tuple[str, ...] = ()
+
+    def may_claim(self, path: Path) -> bool:
+        """Whether the reader could claim ``path``: when not, it is not imported to be asked."""
+        if path.is_dir():
+            return self.folders and (not self.marks or any((path / m).exists() for m in self.marks))
+        if path.is_file():
+            return path.suffix.lower() in self.suffixes or path.name in self.names
+        return True
+
+
+# name -> entry; the order breaks no tie (ties are errors), it only orders listings.
+MANIFEST: dict[str, Entry] = {
+    "table": Entry(
+        "labelgate.readers.table:TableReader",
+        suffixes=(".parquet", ".pq", ".csv", ".jsonl", ".ndjson"),
+        folders=True,
+    ),
+    "coco": Entry("labelgate.readers.coco.cocofiles:CocoReader", suffixes=(".json",), folders=True),
+    "yolo": Entry(
+        "labelgate.readers.yolo.yolo:YoloReader", suffixes=(".yaml", ".yml"), folders=True
+    ),
+    "voc": Entry("labelgate.readers.voc:VocReader", suffixes=(".xml",), folders=True),
+    "imagefolder": Entry("labelgate.readers.imagefolder:ImageFolderReader", folders=True),
+    "hf": Entry(
+        "labelgate.readers.hf:HfReader",
+        suffixes=(".parquet", ".pq"),
+        folders=True,
+        marks=("dataset_info.json",),
+    ),
+    "masks": Entry(
+        "labelgate.readers.masks.masks:MasksReader",
+        suffixes=(".png", ".tif", ".tiff", ".bmp", ".npy", ".jpg", ".jpeg"),
+        folders=True,
+    ),
+    "cvat": Entry(
+        "labelgate.readers.cvat:CvatReader",
+        suffixes=(".xml",),
+        folders=True,
+        marks=("annotations.xml",),
+    ),
+    "labelme": Entry(
+        "labelgate.readers.labelme:LabelMeReader", suffixes=(".json", ".xml"), folders=True
+    ),
+    "labelstudio": Entry(
+        "labelgate.readers.labelstudio.labelstudio:LabelStudioReader",
+        suffixes=(".json",),
+        folders=True,  # the folder the export dialog saved: one export among its JSON files
+    ),
+    "detcsv": Entry("labelgate.readers.detcsv.detcsv:DetectionCsvReader", suffixes=(".csv",)),
+    "unsupported": Entry(
+        "labelgate.readers.unsupported:UnsupportedReader",
+        suffixes=(".csv",),
+        names=("tracklet_labels.xml",),
+        folders=True,
+    ),
+}
