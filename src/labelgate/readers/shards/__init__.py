@@ -1,0 +1,41 @@
+"""Training shards: WebDataset tars and TFRecord files of ``tf.train.Example``, each shard a
+source, only the label members or features read.
+
+Entry modules: ``webdataset`` (``WebDatasetReader``: tar shards, samples grouped by key, labels
+from ``.cls``-like members or a ``.json`` field) and ``tfrecord`` (``TfRecordReader``: records
+framed and CRC-checked, the label feature decoded from the wire format). Shared: ``listing``
+(folders, globs, webdataset's brace patterns, list files), ``braces``, ``tarwalk``, ``records``,
+``example`` and ``rows``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["pattern_format"]
+
+
+def pattern_format(pattern: str) -> str | None:
+    """The shard reader of a glob or brace pattern (``webdataset`` or ``tfrecord``) from its
+    first name that exists, or ``None``: not a pattern of shards (a table's glob)."""
+    import glob
+
+    from labelgate.errors import InputError
+    from labelgate.readers.shards.braces import expand_urls, is_brace_pattern
+    from labelgate.readers.shards.tfrecord import is_tfrecord
+    from labelgate.readers.shards.webdataset import is_tar_name
+
+    if "://" in pattern:
+        return "webdataset" if is_tar_name(pattern) else None
+    try:
+        named = expand_urls(pattern) if is_brace_pattern(pattern) else []
+    except InputError:
+        return None
+    if not named:
+        named = sorted(glob.glob(pattern))[:5]  # noqa: PTH207 (the pattern may be absolute)
+    if named and is_tar_name(named[0]):
+        return "webdataset"
+    first = next((Path(n) for n in named[:5] if Path(n).is_file()), None)
+    if first is not None and is_tfrecord(first):
+        return "tfrecord"
+    return None
