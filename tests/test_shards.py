@@ -193,6 +193,17 @@ class TestWebDataset:
         assert done.returncode == 2
         assert "train-000001.tar" in done.stderr and "Traceback" not in done.stderr
 
+    @pytest.mark.parametrize("cut", [700, 2000, 3000, 4000, -512])
+    def test_a_shard_cut_anywhere_is_refused(self, tmp_path: Path, cut: int) -> None:
+        from labelgate.readers.shards.tarwalk import members
+
+        root = write_wds(tmp_path / "s", [0, 1, 2])  # in a header, at a boundary, in an image
+        shard = root / "train-000000.tar"
+        raw = shard.read_bytes()
+        shard.write_bytes(raw[:cut] if cut > 0 else raw[: raw.rstrip(b"\0").__len__() + cut])
+        with pytest.raises(InputError, match=r"train-000000\.tar"):
+            list(members(shard, "train-000000.tar", lambda n: True))
+
     def test_image_members_are_seeked_past_not_read(self, tmp_path: Path) -> None:
         from labelgate.readers.shards.tarwalk import members
 
@@ -204,6 +215,46 @@ class TestWebDataset:
                 tar.addfile(info, _Zeros(size))
         got = [(n, d) for n, d, _ in members(shard, "one.tar", lambda n: n.endswith(".cls"))]
         assert got == [("a.jpg", None), ("a.cls", b"\0")]
+
+    @pytest.mark.parametrize("form", [tarfile.GNU_FORMAT, tarfile.PAX_FORMAT, tarfile.USTAR_FORMAT])
+    def test_long_and_nested_names_are_the_names_tarfile_reads(
+        self, tmp_path: Path, form: int
+    ) -> None:
+        from labelgate.readers.shards.tarwalk import members
+
+        shard = tmp_path / "names.tar"
+        names = ["d/" + "x" * 120 + ".jpg", "d/" + "x" * 120 + ".cls", "caf\u00e9/a.cls", "b.cls"]
+        if form == tarfile.USTAR_FORMAT:
+            names = ["p" * 90 + "/" + "q" * 90 + ".cls", "b.cls"]
+        with tarfile.open(shard, "w", format=form) as tar:
+            for i, n in enumerate(names):
+                info = tarfile.TarInfo(n)
+                info.size = i + 1
+                tar.addfile(info, _Zeros(i + 1))
+            info = tarfile.TarInfo("folder")
+            info.type = tarfile.DIRTYPE
+            tar.addfile(info)
+        with tarfile.open(shard) as tar:
+            theirs = [(m.name, m.size) for m in tar if m.isreg()]
+        ours = [(n, size) for n, _, size in members(shard, "names.tar", lambda n: True)]
+        assert ours == theirs
+
+    def test_a_file_that_is_no_tar_is_refused(self, tmp_path: Path) -> None:
+        from labelgate.readers.shards.tarwalk import members
+
+        shard = tmp_path / "fake.tar"
+        shard.write_bytes(b"PK" + os.urandom(2000))
+        with pytest.raises(InputError, match=r"fake\.tar"):
+            list(members(shard, "fake.tar", lambda n: True))
+
+    def test_a_gzipped_shard(self, tmp_path: Path) -> None:
+        folder = tmp_path / "z"
+        folder.mkdir()
+        with wds.ShardWriter(str(folder / "t-%03d.tar.gz"), maxcount=10, verbose=0) as w:
+            for i, y in enumerate([0, 1, 5]):
+                w.write({"__key__": f"k{i}", "cls": y, "jpg": b"x" * 100})
+        report = validate([str(folder)])
+        assert ids(report, "LG004") == {"t-000.tar.gz:k2"}
 
 
 class _Zeros:

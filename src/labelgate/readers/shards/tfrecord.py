@@ -195,7 +195,7 @@ class TfRecordReader(Reader):
         if path.is_file() and is_tfrecord(path):
             return Claim(0.95, "a TFRecord file (its first record's length CRC matches)")
         if path.is_dir() and any(is_tfrecord(p) for p in first_files(path, "*", 5)):
-            return Claim(0.75, "a folder of TFRecord files")
+            return Claim(0.55, "a folder of TFRecord files")
         return None
 
     def read(

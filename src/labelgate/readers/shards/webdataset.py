@@ -244,8 +244,8 @@ class WebDatasetReader(Reader):
             return None
         try:
             if path.is_dir():
-                if first_files(path, "*.tar", 1) or first_files(path, "*.tgz", 1):
-                    return Claim(0.7, "a folder of .tar shards (WebDataset)")
+                if any(first_files(path, "*" + suffix, 1) for suffix in _SUFFIXES):
+                    return Claim(0.55, "a folder of .tar shards (WebDataset)")
                 return None
             if path.is_file() and is_tar_name(path.name):
                 return Claim(0.9, f"a {path.suffix} shard (WebDataset)")
