@@ -17,8 +17,8 @@ in a fresh process:
               feature alone decoded).
 
 Both labelgate reports must name the three planted rows, and each reader must count every sample,
-or the run stops. Printed: wall time, and each labelgate time as a ratio to its format's own reader
-in the same run. Figures are comparable only within one run, on one machine.
+or the run stops. Printed: wall and CPU time (user + system), and each labelgate time as a ratio
+to its format's own reader in the same run (on a shared machine the CPU ratio is the steadier). Figures are comparable only within one run, on one machine.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def main() -> None:
         "tfrecord": [sys.executable, "-c", TFRECORD, *files],
         "labelgate (tfrecord)": [*lg, str(records), "--classes", str(K), "--format", "json"],
     }
-    best: dict[str, float] = {}
+    best: dict[str, tuple[float, float]] = {}
     for _ in range(args.repeat):
         for name, argv in runs.items():
             m = measured(argv)
@@ -135,12 +135,14 @@ def main() -> None:
                     raise SystemExit(f"{name} named {sorted(found)}, not the 3 planted rows")
             elif json.loads(m.stdout)["samples"] != args.samples:
                 raise SystemExit(f"{name} counted {m.stdout.strip()}, not {args.samples}")
-            if name not in best or m.wall < best[name]:
-                best[name] = m.wall
-    for name, wall in best.items():
+            if name not in best or m.wall < best[name][0]:
+                best[name] = (m.wall, m.cpu)
+    for name, (wall, cpu) in best.items():
         own = "webdataset" if "wds" in name else "tfrecord" if "tfrecord)" in name else None
-        ratio = f"  {wall / best[own]:.2f}x {own}" if own else ""
-        print(f"{name:22} {wall:7.2f} s{ratio}")
+        ratio = ""
+        if own:
+            ratio = f"  {wall / best[own][0]:.2f}x {own} (CPU {cpu / best[own][1]:.2f}x)"
+        print(f"{name:22} {wall:7.2f} s wall {cpu:7.2f} s CPU{ratio}")
 
 
 if __name__ == "__main__":

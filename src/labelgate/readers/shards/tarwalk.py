@@ -2,8 +2,9 @@
 
 An uncompressed shard is read with ``os.pread``: each member's 512-byte header (its checksum
 checked), then the next header at the data's end rounded up to 512 bytes, so a shard of images
-costs one header read per member, not its size; a label member's data is read where it is
-asked for. POSIX ustar names (``prefix/name``), pax ``path`` and ``size`` records and GNU long
+costs one small read per member, not its size (4 KB at a header: the pax header webdataset's
+writer puts before each member, and a label's data, come with it); a label member's data is read
+where it is asked for. POSIX ustar names (``prefix/name``), pax ``path`` and ``size`` records and GNU long
 names (``L``) are followed as Python's ``tarfile`` follows them. A compressed shard (``.tgz``)
 is walked by ``tarfile``, which must inflate it. A header cut short, a bad header checksum or
 a member whose data runs past the end of the file, or a file ending without the end-of-archive
@@ -27,6 +28,8 @@ __all__ = ["MAX_MEMBER", "members"]
 MAX_MEMBER = 1 << 20  # bytes of a label member read: a longer one is no label
 _META = re.compile(r"__[^/]*__($|/)")
 _BLOCK = 512
+_ZEROS = bytes(_BLOCK)
+_WINDOW = 8 * _BLOCK  # bytes read at a header: its pax header and a label's data come with it
 _REGULAR = (b"0", b"\0", b"7")  # tarfile's REGTYPE, AREGTYPE, CONTTYPE
 
 Member = tuple[str, bytes | None, int]
@@ -66,16 +69,33 @@ def _octal(field: bytes) -> int:
     return int(text, 8) if text else 0
 
 
+class _Window:
+    """Reads at offsets of one file through a window of ``_WINDOW`` bytes: a member's pax header,
+    its header and a small label's data come in one ``pread``, not four."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.start = 0
+        self.data = b""
+
+    def read(self, at: int, size: int) -> bytes:
+        end = at + size
+        if not (self.start <= at and end <= self.start + len(self.data)):
+            self.start, self.data = at, os.pread(self.fd, max(size, _WINDOW), at)
+        return self.data[at - self.start : end - self.start]
+
+
 def _plain(path: Path, wanted: Callable[[str], bool]) -> Iterator[Member]:
     fd = os.open(path, os.O_RDONLY)
     try:
         end = os.fstat(fd).st_size
+        window = _Window(fd)
         at = 0
         long_name: str | None = None
         pax: dict[str, str] = {}
         while True:
-            head = os.pread(fd, _BLOCK, at)
-            if head == bytes(_BLOCK):
+            head = window.read(at, _BLOCK)
+            if head == _ZEROS:
                 return  # the end-of-archive block
             if not head:  # a tar ends with zero blocks (POSIX ustar): without them it was cut
                 raise _Bad(f"no end-of-archive block after byte {at}: cut short")
@@ -86,7 +106,7 @@ def _plain(path: Path, wanted: Callable[[str], bool]) -> Iterator[Member]:
                 size = _octal(head[124:136])
             except ValueError:
                 raise _Bad(f"no tar header at byte {at}") from None
-            if stored != sum(head[:148]) + 256 + sum(head[156:]) and stored != _signed_sum(head):
+            if stored != sum(head) - sum(head[148:156]) + 256 and stored != _signed_sum(head):
                 raise _Bad(f"a bad header checksum at byte {at}")
             kind = head[156:157]
             data_at = at + _BLOCK
@@ -95,7 +115,7 @@ def _plain(path: Path, wanted: Callable[[str], bool]) -> Iterator[Member]:
                 raise _Bad(f"a member's data runs past the end of the file (byte {end})")
             at = data_at + -(-size // _BLOCK) * _BLOCK
             if kind in (b"x", b"L"):
-                body = os.pread(fd, size, data_at)
+                body = window.read(data_at, size)
                 if kind == b"L":
                     long_name = body.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
                 else:
@@ -109,7 +129,7 @@ def _plain(path: Path, wanted: Callable[[str], bool]) -> Iterator[Member]:
                 continue
             data = None
             if size <= MAX_MEMBER and wanted(fname):
-                data = os.pread(fd, size, data_at)
+                data = window.read(data_at, size)
             yield fname, data, size
     finally:
         os.close(fd)
