@@ -1,7 +1,7 @@
 """labelgate on WebDataset and TFRecord shards against the formats' own readers, in one run.
 
     python benchmarks/shards.py [--shards 20] [--samples 10000] [--kb 30] [--dir /tmp/labelgate-shards]
-                                [--repeat 1]
+                                [--repeat 1] [--walk]
 
 Writes (once) --shards WebDataset tar shards with webdataset's ``ShardWriter`` and as many TFRecord
 files with the ``tfrecord`` package's writer: --samples samples in all, each an image of --kb KB
@@ -92,6 +92,48 @@ def make(folder: Path, shards: int, samples: int, kb: int) -> tuple[Path, Path]:
     return tars, records
 
 
+def walks(urls: list[str]) -> None:
+    """CPU seconds of three walks of the tars in this process: labelgate's header walk, tarfile's
+    random-access walk (seeking past each member too) and the streaming read of every member's
+    bytes that webdataset does."""
+    import tarfile
+    import time
+
+    from labelgate.readers.shards.tarwalk import members
+
+    def ours() -> int:
+        return sum(1 for u in urls for _ in members(Path(u), u, lambda f: f.endswith(".cls")))
+
+    def seeking() -> int:
+        n = 0
+        for u in urls:
+            with tarfile.open(u, "r:") as tar:
+                while (info := tar.next()) is not None:
+                    tar.members = []
+                    if info.name.endswith(".cls"):
+                        tar.extractfile(info).read()  # type: ignore[union-attr]
+                    n += 1
+        return n
+
+    def streaming() -> int:
+        n = 0
+        for u in urls:
+            with tarfile.open(u, "r|") as tar:
+                for info in tar:
+                    tar.extractfile(info).read()  # type: ignore[union-attr]
+                    n += 1
+        return n
+
+    for name, walk in (
+        ("header walk (pread)", ours),
+        ("tarfile, seeking", seeking),
+        ("tarfile, streaming", streaming),
+    ):
+        start = time.process_time()
+        n = walk()
+        print(f"{name:22} {time.process_time() - start:7.2f} s CPU  ({n:,} members)")
+
+
 def named(report: str) -> set[str]:
     doc = json.loads(report)
     return {
@@ -109,6 +151,7 @@ def main() -> None:
     parser.add_argument("--kb", type=int, default=30)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/labelgate-shards"))
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--walk", action="store_true", help="also time three walks of the tars")
     args = parser.parse_args()
     tars, records = make(args.dir, args.shards, args.samples, args.kb)
     size = sum(p.stat().st_size for p in tars.iterdir()) / 1e6
@@ -117,6 +160,8 @@ def main() -> None:
         f"{platform.python_version()}, {os.cpu_count()} cores"
     )
     urls = [str(p) for p in sorted(tars.glob("*.tar"))]
+    if args.walk:
+        walks(urls)
     files = [str(p) for p in sorted(records.iterdir())]
     lg = [sys.executable, "-m", "labelgate", "validate"]
     runs = {

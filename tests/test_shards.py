@@ -317,7 +317,23 @@ class TestTfRecord:
             list(records(path, "bad.tfrecord"))
         done = run_cli("validate", str(path), "--classes", "4", "--input-format", "tfrecord")
         assert done.returncode == 2, done.stdout
-        assert "bad.tfrecord" in done.stderr and "Traceback" not in done.stderr
+        record = 2 if where == "truncated" else 0
+        assert f"bad.tfrecord: unreadable TFRecord shard: record {record}" in done.stderr
+        assert "Traceback" not in done.stderr
+
+    def test_records_whose_label_is_no_single_integer_are_rejected(self, tmp_path: Path) -> None:
+        writer = tfrecord.TFRecordWriter(str(tmp_path / "a.tfrecord"))
+        for value in ((1, "int"), ([1, 2], "int"), (0.5, "float"), (b"cat", "byte")):
+            writer.write({"image/encoded": (b"x" * 64, "byte"), "image/class/label": value})
+        writer.close()
+        report = validate([str(tmp_path / "a.tfrecord")])
+        assert ids(report, "LG031") == {"a.tfrecord:1", "a.tfrecord:2", "a.tfrecord:3"}
+        assert report.counts["rejected"] == 3 and report.counts["usable"] == 1
+
+    def test_shards_on_object_storage_are_refused_without_their_credentials(self) -> None:
+        done = run_cli("validate", "s3://KEY:SECRET@bucket/train-000000.tar", "--classes", "4")
+        assert done.returncode == 2
+        assert "not read yet" in done.stderr and "SECRET" not in done.stderr
 
     def test_detection_records_with_a_label_map(self, tmp_path: Path) -> None:
         (tmp_path / "label_map.pbtxt").write_text(

@@ -8,12 +8,14 @@ shards). A name that expands to no file is refused with the shard named.
 from __future__ import annotations
 
 import glob
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from labelgate.errors import InputError, UsageError
 from labelgate.io.files import read_small_text
+from labelgate.io.uri import display_uri
 from labelgate.readers.shards.braces import MAX_SHARDS, expand_urls, is_brace_pattern
 
 __all__ = ["Shard", "is_pattern", "list_file_names", "shards_of"]
@@ -79,8 +81,9 @@ def _one(
     path: Path, text: str, is_shard: Callable[[Path], bool], kind: str, lists: bool
 ) -> list[Shard]:
     if "://" in text or text.startswith(("s3:/", "gs:/", "gcs:/", "http:/", "https:/")):
+        shown = display_uri(re.sub(r"^(\w+):/(?!/)", r"\1://", text))  # Path folds the //
         raise UsageError(
-            f"{kind} shards on object storage or HTTP are not read yet ({text}): copy them to a "
+            f"{kind} shards on object storage or HTTP are not read yet ({shown}): copy them to a "
             "local folder first"
         )
     if is_brace_pattern(text) and not path.exists():

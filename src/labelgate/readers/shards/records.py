@@ -106,7 +106,9 @@ def records(path: Path, name: str) -> Iterator[memoryview]:
                     raise _bad(name, index, "its data's CRC does not match (corrupt)")
                 yield memoryview(data)
                 index += 1
-    except OSError as exc:
+    except InputError:
+        raise
+    except OSError as exc:  # InputError is one too: only the file's own errors are reworded
         raise InputError(f"cannot read this TFRecord shard ({exc.strerror})", path=name) from None
 
 
