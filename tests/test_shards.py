@@ -88,7 +88,8 @@ class TestBraces:
         assert expand_urls(pattern) == theirs(pattern)
 
     @settings(max_examples=200, deadline=None)
-    @given(st.text(alphabet="ab0129.,{}\\-:", max_size=14))
+    # digits 0 and 1 only, 11 characters at most: no range past 111,111 names (MAX_SHARDS is 1M)
+    @given(st.text(alphabet="ab01.,{}\\-:", max_size=11))
     def test_any_pattern_expands_as_braceexpand_does(self, pattern: str) -> None:
         from braceexpand import UnbalancedBracesError
         from webdataset.shardlists import expand_urls as theirs
