@@ -4,6 +4,7 @@ and key or record index; unreadable shards refused with the shard named."""
 
 from __future__ import annotations
 
+import io
 import os
 import tarfile
 from pathlib import Path
@@ -167,6 +168,22 @@ class TestWebDataset:
         report = validate([str(root)])
         assert ids(report, "LG031") == {"train-000000.tar:s00002", "train-000000.tar:s00004"}
         assert report.counts["rejected"] == 2
+
+    def test_a_suffix_twice_in_a_sample_is_a_rejected_row_in_its_place(
+        self, tmp_path: Path
+    ) -> None:
+        shard = tmp_path / "dup.tar"
+        with tarfile.open(shard, "w") as tar:
+            for name in ("a.cls", "a.cls", "b.cls", "c.cls"):
+                info = tarfile.TarInfo(name)
+                info.size = 1
+                tar.addfile(info, io.BytesIO(b"1"))
+        with pytest.raises(ValueError, match="duplicate file name"):
+            list(wds.WebDataset(str(shard), shardshuffle=False))
+        report = validate([str(shard)])
+        (f,) = [f for f in report.findings if f.code == "LG031"]
+        assert [(e.row, e.id) for e in f.examples] == [(0, "dup.tar:a")]
+        assert report.counts["rows"] == 3
 
     def test_samples_and_labels_are_the_ones_webdataset_iterates(self, tmp_path: Path) -> None:
         import pyarrow.parquet as pq

@@ -116,29 +116,18 @@ def read_webdataset(
     """Every sample of every shard as a row in ``sink``."""
     rows = LabelRows(sink, facts, label)
     place = _Label(label)
-    pending: list[tuple[Shard, str, dict[str, bytes | None]]] = []
+    pending: list[tuple[Shard, str, dict[str, bytes | None], str]] = []
     samples = 0
     for shard in shards:
         for key, sample, twice in _samples(shard, place):
             samples += 1
             ident = f"{shard.name}:{key}"
-            if twice:
-                rows.reject(
-                    ident,
-                    shard.name,
-                    None,
-                    f"samples holding a member suffix twice ({twice}): webdataset raises "
-                    "'duplicate file name in tar file' (tariterators.py:255)",
-                    "give each member of a sample its own suffix",
-                )
+            if place.member is None and place.field is None and (twice or not place.choose(sample)):
+                pending.append((shard, ident, sample, twice))
                 continue
-            if place.member is None and place.field is None and not place.choose(sample):
-                pending.append((shard, ident, sample))
-                continue
-            while pending:  # the samples before the first labelled one, judged now
-                s, i, earlier = pending.pop(0)
-                _row(rows, place, s, i, earlier)
-            _row(rows, place, shard, ident, sample)
+            while pending:  # the samples before the first labelled one, judged now, in order
+                _row(rows, place, *pending.pop(0))
+            _row(rows, place, shard, ident, sample, twice)
         rows.counts["shards"] += 1
     if pending and label is not None:
         raise InputError(
@@ -187,10 +176,25 @@ def _samples(shard: Shard, place: _Label) -> list[tuple[str, dict[str, bytes | N
 
 
 def _row(
-    rows: LabelRows, place: _Label, shard: Shard, ident: str, sample: dict[str, bytes | None]
+    rows: LabelRows,
+    place: _Label,
+    shard: Shard,
+    ident: str,
+    sample: dict[str, bytes | None],
+    twice: str,
 ) -> None:
     """One sample's row: its label, or a rejected row named by LG031."""
     src = shard.name
+    if twice:
+        rows.reject(
+            ident,
+            src,
+            None,
+            f"samples holding a member suffix twice ({twice}): webdataset raises "
+            "'duplicate file name in tar file' (tariterators.py:255)",
+            "give each member of a sample its own suffix",
+        )
+        return
     if place.member is not None:
         if place.member not in sample:
             rows.reject(ident, src, None, f"samples without a .{place.member} member", _FIX)
