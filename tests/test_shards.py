@@ -294,6 +294,15 @@ class TestTfRecord:
         assert not {"LG004", "LG005", "LG011", "LG031"} & codes(report)
         assert report.counts["usable"] == 8
 
+    def test_a_gzip_file_as_tensorflow_writes_one(self, tmp_path: Path) -> None:
+        import gzip
+
+        raw = write_tfrecord(tmp_path / "raw.tfrecord", [0, 9, 1]).read_bytes()
+        (tmp_path / "raw.tfrecord").unlink()
+        (tmp_path / "train.tfrecord.gz").write_bytes(gzip.compress(raw))
+        assert choose([str(tmp_path / "train.tfrecord.gz")]).reader.name == "tfrecord"
+        assert ids(validate([str(tmp_path)]), "LG004") == {"train.tfrecord.gz:1"}
+
     def test_planted_faults_named_by_shard_and_index(self, tmp_path: Path) -> None:
         write_tfrecord(tmp_path / "a.tfrecord", [0, 1, 2, 3])
         write_tfrecord(tmp_path / "b.tfrecord", [0, 4, -1, 3])
@@ -318,7 +327,10 @@ class TestTfRecord:
         write_tfrecord(tmp_path / "a.tfrecord", [0], feature="target")
         done = run_cli("validate", str(tmp_path / "a.tfrecord"), "--classes", "4")
         assert done.returncode == 2
-        assert "target" in done.stderr and "Traceback" not in done.stderr
+        assert "LG001" in done.stderr and "target" in done.stderr
+        assert "Traceback" not in done.stderr
+        given = run_cli("validate", str(tmp_path / "a.tfrecord"), "--label-column", "y", "-k", "4")
+        assert given.returncode == 2 and "label feature 'y'" in given.stderr
 
     @pytest.mark.parametrize("where", ["length crc", "data crc", "truncated"])
     def test_a_bad_crc_or_a_cut_file_is_refused_naming_it(self, tmp_path: Path, where: str) -> None:

@@ -5,19 +5,23 @@ A record is ``uint64 length``, ``uint32 masked_crc32c(length)``, ``data[length]`
 ``RecordWriter::WriteRecord``@09860328); the mask rotates the CRC right by 15 bits and adds
 ``0xa282ead8`` (tsl/lib/hash/crc32c.h ``Mask``@08df8c40). CRC-32C is the Castagnoli polynomial
 (RFC 3720 B.4): the ``crc32c`` package computes it where installed, this module's table
-otherwise (the same value, far slower).
+otherwise (the same value, far slower). A gzip file (TensorFlow's ``compression_type="GZIP"``)
+is inflated as it is read.
 """
 
 from __future__ import annotations
 
+import gzip
 import struct
+import zlib
 from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
+from typing import IO
 
-from labelgate.errors import InputError
+from labelgate.errors import InputError, one_line
 
-__all__ = ["MAX_RECORD", "crc32c", "framed", "masked_crc", "records"]
+__all__ = ["MAX_RECORD", "crc32c", "framed", "head", "masked_crc", "records"]
 
 MAX_RECORD = 1 << 30  # bytes: a longer record is a corrupt length, not an image
 _MASK_DELTA = 0xA282EAD8
@@ -84,7 +88,7 @@ def records(path: Path, name: str) -> Iterator[memoryview]:
             past ``MAX_RECORD`` (``name`` and the record's index are named).
     """
     try:
-        with path.open("rb") as f:
+        with _opened(path) as f:
             index = 0
             while True:
                 head = f.read(12)
@@ -108,8 +112,29 @@ def records(path: Path, name: str) -> Iterator[memoryview]:
                 index += 1
     except InputError:
         raise
-    except OSError as exc:  # InputError is one too: only the file's own errors are reworded
-        raise InputError(f"cannot read this TFRecord shard ({exc.strerror})", path=name) from None
+    except (OSError, EOFError, zlib.error) as exc:  # InputError is an OSError: not reworded
+        why = getattr(exc, "strerror", None) or one_line(exc)
+        raise InputError(f"cannot read this TFRecord shard ({why})", path=name) from None
+
+
+def _opened(path: Path) -> IO[bytes] | gzip.GzipFile:
+    """The file, inflated where it is gzip (TensorFlow's ``compression_type="GZIP"``)."""
+    f = path.open("rb")
+    if f.read(2) == b"\x1f\x8b":
+        f.close()
+        return gzip.open(path, "rb")
+    f.seek(0)
+    return f
+
+
+def head(path: Path) -> bytes:
+    """The first 12 bytes of a TFRecord file (inflated where it is gzip); ``b""`` where it
+    cannot be read."""
+    try:
+        with _opened(path) as f:
+            return f.read(12)
+    except (OSError, EOFError, zlib.error):
+        return b""
 
 
 def _bad(name: str, index: int, what: str) -> InputError:

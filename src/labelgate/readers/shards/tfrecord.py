@@ -22,11 +22,12 @@ from labelgate.contract.classmap import ClassMap, load_class_map
 from labelgate.core.annotations import REJECTED, AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import ClassMapError, InputError, UsageError
+from labelgate.inputs.columns import LabelColumnError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.layout import first_files
 from labelgate.readers.shards.example import ProtoError, features, names
 from labelgate.readers.shards.listing import Shard, shards_of
-from labelgate.readers.shards.records import fast_crc, framed, records
+from labelgate.readers.shards.records import fast_crc, framed, head, records
 from labelgate.readers.shards.rows import LabelRows
 from labelgate.readers.sink import RowSink, RowWriter, in_int64
 
@@ -39,23 +40,19 @@ _FIX = "write one integer class index in the label feature of every record"
 
 
 def is_tfrecord(path: Path) -> bool:
-    """Whether a file opens with a TFRecord header (its length's masked CRC matches)."""
-    try:
-        with path.open("rb") as f:
-            return framed(f.read(12))
-    except OSError:
-        return False
+    """Whether a file opens with a TFRecord header (its length's masked CRC matches), gzip
+    or not."""
+    return framed(head(path))
 
 
 def _feature_of(shards: list[Shard], given: str | None) -> str:
     """The label feature: the one given, else the first the first record holds.
 
     Raises:
-        UsageError: no record holds a label feature (the features found are listed).
+        LabelColumnError: the first Example holds neither the feature given nor, none given, a
+            known label feature (LG001, listing the features it holds).
     """
-    if given is not None:
-        return given
-    known = (*CLASS_FEATURES, BOX_FEATURE)
+    known = (given,) if given is not None else (*CLASS_FEATURES, BOX_FEATURE)
     for shard in shards:
         for record in records(shard.path, shard.name):
             try:
@@ -66,11 +63,12 @@ def _feature_of(shards: list[Shard], given: str | None) -> str:
             found = next((f for f in known if f in held), None)
             if found is not None:
                 return found
-            raise UsageError(
-                f"LG001: no label feature ({', '.join((*CLASS_FEATURES, BOX_FEATURE))}) in the "
-                f"first record of {shard.name}; its features: {listed}; --label-column names one"
+            what = f"label feature {given!r}" if given else "label feature (" + ", ".join(known)
+            raise LabelColumnError(
+                f"LG001 no {what}{'' if given else ')'} in the first record of {shard.name}; "
+                f"its features: {listed}" + ("" if given else "; --label-column names one")
             )
-    raise UsageError("LG001: no record to find a label feature in")
+    raise LabelColumnError("LG001 no Example to find the label feature in")
 
 
 def read_classes(shards: list[Shard], sink: RowSink, facts: AnnotationFacts, feature: str) -> None:
