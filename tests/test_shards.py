@@ -5,8 +5,10 @@ and key or record index; unreadable shards refused with the shard named."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import tarfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from labelgate.readers.shards.braces import expand_urls
 from labelgate.readers.shards.records import _python_crc32c, crc32c, masked_crc, records
 from labelgate.run.validation import run
 
-from .conftest import run_cli
+from .conftest import moto_s3, run_cli
 
 wds = pytest.importorskip("webdataset")
 tfrecord = pytest.importorskip("tfrecord")
@@ -77,6 +79,7 @@ class TestBraces:
             "{2..-1}",
             "x{a,{b,c}d}::y{1..2}",
             r"{1\{2,3}",
+            "{\\\\{}}",  # a nested escape is undone once per level, as braceexpand does
             "{}",
             "{a}",
             "{Z..c}",
@@ -275,6 +278,32 @@ class TestWebDataset:
         assert ids(report, "LG004") == {"t-000.tar.gz:k2"}
 
 
+@pytest.fixture
+def s3_shards(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    """Three WebDataset shards (a K in the second) on a moto S3 server on loopback: the local
+    folder and the URI of their prefix (endpoint and scheme in its query, as for tables)."""
+    root = write_wds(tmp_path / "s", [0, 1, 2, 3, 1, 4, 2, 0, 3, 1, 2, 0])
+    with moto_s3("data") as (s3, port):
+        for f in sorted(root.iterdir()):
+            with s3.open_output_stream(f"data/shards/{f.name}") as out:
+                out.write(f.read_bytes())
+        yield root, f"s3://data/shards?endpoint_override=127.0.0.1:{port}&scheme=http"
+
+
+class TestRemoteWebDataset:
+    def test_shards_on_s3_give_the_local_findings(self, s3_shards: tuple[Path, str]) -> None:
+        root, uri = s3_shards
+        prefix, _, query = uri.partition("?")
+        local = validate([str(root)])
+        pattern = f"{prefix}/train-{{000000..000002}}.tar?{query}"
+        for named, fmt in ((uri, "webdataset"), (pattern, "auto")):
+            remote = run([named], Contract(num_classes=4), max_examples=0, input_format=fmt)
+            assert ids(remote.report, "LG004") == ids(local, "LG004") == {"train-000001.tar:s00005"}
+            assert remote.report.counts == local.counts
+            text = json.dumps(remote.report.to_dict())
+            assert "labelgate-test-secret" not in text and "endpoint_override" not in text
+
+
 class _Zeros:
     def __init__(self, size: int) -> None:
         self.left = size
@@ -361,7 +390,8 @@ class TestTfRecord:
         assert report.counts["rejected"] == 3 and report.counts["usable"] == 1
 
     def test_shards_on_object_storage_are_refused_without_their_credentials(self) -> None:
-        done = run_cli("validate", "s3://KEY:SECRET@bucket/train-000000.tar", "--classes", "4")
+        uri = "s3://KEY:SECRET@bucket/train-00000-of-00001"
+        done = run_cli("validate", uri, "--classes", "4", "--input-format", "tfrecord")
         assert done.returncode == 2
         assert "not read yet" in done.stderr and "SECRET" not in done.stderr
 

@@ -25,8 +25,8 @@ def pattern_format(pattern: str) -> str | None:
     from labelgate.readers.shards.tfrecord import is_tfrecord
     from labelgate.readers.shards.webdataset import is_tar_name
 
-    if "://" in pattern:
-        return "webdataset" if is_tar_name(pattern) else None
+    if "://" in pattern:  # a prefix of shards is named with --input-format webdataset
+        return "webdataset" if is_tar_name(pattern.split("?", 1)[0]) else None
     try:
         named = expand_urls(pattern) if is_brace_pattern(pattern) else []
     except InputError:

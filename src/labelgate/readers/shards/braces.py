@@ -92,7 +92,9 @@ def _pattern(pattern: str, origin: str) -> Parts:
 
 
 def _joined(parts: Parts) -> list[str]:
-    return ["".join(c) for c in product(*parts)]
+    """A nested pattern's strings, escapes removed: braceexpand flattens each nested product
+    with its escapes stripped, so a nested ``\\`` is undone once per level (``_flatten``)."""
+    return [_ESCAPED.sub(r"\1", "".join(c)) for c in product(*parts)]
 
 
 def _expression(expr: str, origin: str) -> list[str] | None:

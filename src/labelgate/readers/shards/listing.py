@@ -25,10 +25,19 @@ _GLOB = set("*?[")
 
 @dataclass(frozen=True, slots=True)
 class Shard:
-    """One shard: the file and the name its examples carry (its source)."""
+    """One shard: the file and the name its examples carry (its source).
+
+    Attributes:
+        path: the local file (for a remote shard, its path inside the URI, never opened).
+        name: the name its examples carry: its file name where the names are unique.
+        uri: the URI of a shard on object storage (with its query: endpoint, scheme...).
+        size: a remote shard's size in bytes, as listed.
+    """
 
     path: Path
     name: str
+    uri: str | None = None
+    size: int = 0
 
 
 def is_pattern(text: str) -> bool:
@@ -52,40 +61,97 @@ def list_file_names(path: Path, keep: Callable[[str], bool]) -> list[str] | None
 
 
 def shards_of(
-    given: list[Path], is_shard: Callable[[Path], bool], kind: str, *, lists: bool = True
+    given: list[Path],
+    is_shard: Callable[[Path], bool],
+    kind: str,
+    *,
+    lists: bool = True,
+    remote: bool = False,
 ) -> list[Shard]:
     """The shards of the paths given, in order (a pattern expanded as webdataset expands it, a
     folder's shards sorted, a list file's lines in order).
 
     Raises:
         InputError: a name matches no file, a folder holds no shard, or one shard is named twice.
-        UsageError: a URI (shards on object storage are not read: copy them first).
+        UsageError: a URI, where the reader reads no remote shard (``remote``).
     """
     found: list[Shard] = []
     for path in given:
-        found.extend(_one(path, str(path), is_shard, kind, lists))
-    seen: set[Path] = set()
+        text = str(path)
+        if "://" in text or re.match(r"^[A-Za-z][\w+.-]*:/(?!/)", text):
+            uri = re.sub(r"^(\w+):/(?!/)", r"\1://", text)  # Path folds the // of a URI
+            if not remote:
+                raise UsageError(
+                    f"{kind} shards on object storage or HTTP are not read yet "
+                    f"({display_uri(uri)}): copy them to a local folder first"
+                )
+            found.extend(remote_shards(uri, kind))
+            continue
+        found.extend(_one(path, text, is_shard, kind, lists))
+    seen: set[str] = set()
     for shard in found:
-        key = shard.path.resolve()
+        key = shard.uri or str(shard.path.resolve())
         if key in seen:
             raise InputError(f"this {kind} shard is named twice", path=shard.name)
         seen.add(key)
     if len(found) > MAX_SHARDS:
         raise InputError(f"more than {MAX_SHARDS:,} shards", path=str(given[0]))
     if len({s.path.name for s in found}) == len(found):  # short names where they are unique
-        return [Shard(s.path, s.path.name) for s in found]
+        return [Shard(s.path, s.path.name, s.uri, s.size) for s in found]
     return found
+
+
+def remote_shards(uri: str, kind: str) -> list[Shard]:
+    """The tar shards a URI names: a brace pattern of objects, one object, or every ``.tar``
+    below a prefix (sorted), listed through pyarrow's filesystem for the URI (credentials from
+    the usual environment).
+
+    Raises:
+        InputError: an object does not exist, or the prefix holds no shard.
+    """
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+
+    from labelgate.io.sources import filesystem
+
+    base, _, query = uri.partition("?")
+    suffix = f"?{query}" if query else ""
+    scheme = base.partition("://")[0]
+    named = expand_urls(base) if is_brace_pattern(base) else [base]
+    found: list[Shard] = []
+    for one in named:
+        fs, inner = filesystem(one + suffix)
+        try:
+            info = fs.get_file_info(inner)
+            if info.type == pafs.FileType.Directory:
+                listed = fs.get_file_info(pafs.FileSelector(inner, recursive=False))
+                inside = sorted(
+                    (i for i in listed if i.type == pafs.FileType.File and _tar(i.base_name)),
+                    key=lambda i: i.path,
+                )
+                if not inside:
+                    raise InputError(f"no {kind} shard below this prefix", path=display_uri(one))
+            elif info.type == pafs.FileType.File:
+                inside = [info]
+            else:
+                raise InputError(f"this {kind} shard does not exist", path=display_uri(one))
+        except (pa.ArrowException, OSError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"cannot list ({exc})", path=display_uri(one)) from None
+        for i in inside:
+            full = f"{scheme}://{i.path}"
+            found.append(Shard(Path(i.path), display_uri(full), full + suffix, int(i.size or 0)))
+    return found
+
+
+def _tar(name: str) -> bool:
+    return name.lower().endswith((".tar", ".tgz", ".tar.gz"))
 
 
 def _one(
     path: Path, text: str, is_shard: Callable[[Path], bool], kind: str, lists: bool
 ) -> list[Shard]:
-    if "://" in text or text.startswith(("s3:/", "gs:/", "gcs:/", "http:/", "https:/")):
-        shown = display_uri(re.sub(r"^(\w+):/(?!/)", r"\1://", text))  # Path folds the //
-        raise UsageError(
-            f"{kind} shards on object storage or HTTP are not read yet ({shown}): copy them to a "
-            "local folder first"
-        )
     if is_brace_pattern(text) and not path.exists():
         return [_existing(Path(n), n, kind) for n in expand_urls(text)]
     if _GLOB & set(text) and not path.exists():

@@ -159,7 +159,7 @@ def _samples(shard: Shard, place: _Label) -> list[tuple[str, dict[str, bytes | N
     def wanted(fname: str) -> bool:
         return place.wanted(key_and_suffix(fname)[1])
 
-    for fname, data, _ in members(shard.path, shard.name, wanted):
+    for fname, data, _ in members(shard.path, shard.name, wanted, uri=shard.uri, size=shard.size):
         prefix, suffix = key_and_suffix(fname)
         if prefix is None:
             continue
@@ -263,7 +263,7 @@ class WebDatasetReader(Reader):
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
-        shards = shards_of(paths, _is_shard, "WebDataset")
+        shards = shards_of(paths, _is_shard, "WebDataset", remote=True)
         facts.notes.append(f"{len(shards)} shards, each a source")
         read_webdataset(shards, sink, facts, options.label_column)
         return Read()
