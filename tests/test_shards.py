@@ -347,6 +347,21 @@ class TestTfRecord:
         assert "train-00001-of-00002" in f.message
         assert "train-00000-of-00002" not in f.details["sources"]
 
+    def test_fix_shifts_the_one_based_shard_alone(self, tmp_path: Path) -> None:
+        import pyarrow.parquet as pq
+
+        write_tfrecord(tmp_path / "in" / "a-00000-of-00002", [0, 1, 2, 3])
+        write_tfrecord(tmp_path / "in" / "a-00001-of-00002", [1, 2, 3, 4])
+        out = tmp_path / "fixed.parquet"
+        done = run_cli(
+            "fix", str(tmp_path / "in"), "--classes", "4",
+            "--shift", "a-00001-of-00002=-1", "--out", str(out),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        table = pq.read_table(out)
+        assert table["image/class/label"].to_pylist() == [0, 1, 2, 3, 0, 1, 2, 3]
+        assert table["id"].to_pylist()[4] == "a-00001-of-00002:0"
+
     def test_the_label_feature_named(self, tmp_path: Path) -> None:
         write_tfrecord(tmp_path / "a.tfrecord", [0, 7, 1], feature="target")
         report = validate([str(tmp_path / "a.tfrecord")], label_column="target")
