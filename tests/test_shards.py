@@ -347,6 +347,27 @@ class TestTfRecord:
         assert "train-00001-of-00002" in f.message
         assert "train-00000-of-00002" not in f.details["sources"]
 
+    def test_class_texts_prove_the_one_based_shard(self, tmp_path: Path) -> None:
+        from labelgate.contract.classmap import ClassMap
+
+        names = ["cat", "dog", "bird", "fish"]
+        for s, shift in ((0, 0), (1, 1)):  # the second shard numbers the same classes 1..4
+            writer = tfrecord.TFRecordWriter(str(tmp_path / f"train-{s:05d}-of-00002"))
+            for i in [0, 1, 2, 3, 1, 2]:
+                writer.write(
+                    {
+                        "image/encoded": (os.urandom(256), "byte"),
+                        "image/class/label": (i + shift, "int"),
+                        "image/class/text": (names[i].encode(), "byte"),
+                    }
+                )
+            writer.close()
+        cmap = ClassMap.from_names(names, origin="classes.txt")
+        report = run([str(tmp_path)], Contract(class_map=cmap), max_examples=0).report
+        (f,) = [f for f in report.findings if f.code == "LG011"]
+        assert f.severity == "error"  # proven by the names, not only a pattern
+        assert set(f.details["sources"]) == {"train-00001-of-00002"}
+
     def test_fix_shifts_the_one_based_shard_alone(self, tmp_path: Path) -> None:
         import pyarrow.parquet as pq
 

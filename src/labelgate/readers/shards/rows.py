@@ -20,29 +20,35 @@ _BATCH = 65_536
 
 
 class LabelRows:
-    """Rows of (id, label, source), the label column named ``label`` (or as the user named it),
-    written to the sink in Arrow batches."""
+    """Rows of (id, label, source) and, with ``names``, the class text (``label_name``), the
+    label column named ``label`` (or as the user named it), written to the sink in Arrow
+    batches."""
 
-    def __init__(self, sink: RowSink, facts: AnnotationFacts, label: str | None) -> None:
+    def __init__(
+        self, sink: RowSink, facts: AnnotationFacts, label: str | None, *, names: bool = False
+    ) -> None:
         import pyarrow as pa
 
         self.facts = facts
         self.counts: Counter[str] = Counter()
         self.column = label or "label"
-        self.schema = pa.schema(
-            [("id", pa.string()), (self.column, pa.int64()), ("source", pa.string())]
-        )
+        fields = [("id", pa.string()), (self.column, pa.int64()), ("source", pa.string())]
+        if names:  # the class text each row carries, under a name the scan detects
+            fields.append(("label_name", pa.string()))
+        self.schema = pa.schema(fields)
         self._writer = sink.batches(self.schema)
-        self._cols: tuple[list[str], list[int | None], list[str]] = ([], [], [])
+        self._cols: tuple[list[Any], ...] = tuple([] for _ in fields)
         self.rows = 0
 
-    def add(self, ident: str, label: int | None, source: str) -> None:
-        ids, labels, sources = self._cols
-        ids.append(ident)
-        labels.append(label)
-        sources.append(source)
+    def add(self, ident: str, label: int | None, source: str, name: str | None = None) -> None:
+        cols = self._cols
+        cols[0].append(ident)
+        cols[1].append(label)
+        cols[2].append(source)
+        if len(cols) > 3:
+            cols[3].append(name)
         self.rows += 1
-        if len(ids) >= _BATCH:
+        if len(cols[0]) >= _BATCH:
             self._flush()
 
     def reject(self, ident: str, source: str, value: Any, message: str, fix: str) -> None:
@@ -59,13 +65,9 @@ class LabelRows:
     def _flush(self) -> None:
         import pyarrow as pa
 
-        ids, labels, sources = self._cols
-        batch = pa.record_batch(
-            [pa.array(ids, pa.string()), pa.array(labels, pa.int64()), pa.array(sources)],
-            schema=self.schema,
-        )
-        self._writer.write_batch(batch)
-        self._cols = ([], [], [])
+        arrays = [pa.array(c, f.type) for c, f in zip(self._cols, self.schema, strict=True)]
+        self._writer.write_batch(pa.record_batch(arrays, schema=self.schema))
+        self._cols = tuple([] for _ in self._cols)
 
     def close(self) -> None:
         """Write what is left (an empty file with the schema when no row came) and count."""

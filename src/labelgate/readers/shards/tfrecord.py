@@ -36,6 +36,7 @@ __all__ = ["BOX_FEATURE", "CLASS_FEATURES", "TfRecordReader", "is_tfrecord"]
 CLASS_FEATURES = ("image/class/label", "label")
 BOX_FEATURE = "image/object/class/label"
 BOX_TEXT = "image/object/class/text"
+CLASS_TEXT = "image/class/text"
 _FIX = "write one integer class index in the label feature of every record"
 
 
@@ -73,12 +74,15 @@ def _feature_of(shards: list[Shard], given: str | None) -> str:
 
 def read_classes(shards: list[Shard], sink: RowSink, facts: AnnotationFacts, feature: str) -> None:
     """One row per record: its label feature's one integer."""
-    rows = LabelRows(sink, facts, feature)
+    texts = _texts_of(shards[0], feature)
+    rows = LabelRows(sink, facts, feature, names=texts is not None)
+    wanted = (feature,) if texts is None else (feature, texts)
     for shard in shards:
         for index, record in enumerate(records(shard.path, shard.name)):
             ident = f"{shard.name}:{index}"
             try:
-                found = features(record, (feature,)).get(feature)
+                held = features(record, wanted)
+                found = held.get(feature)
             except ProtoError as exc:
                 rows.reject(
                     ident, shard.name, None, f"records that are not an Example ({exc})", _FIX
@@ -101,12 +105,30 @@ def read_classes(shards: list[Shard], sink: RowSink, facts: AnnotationFacts, fea
                     _FIX,
                 )
                 continue
-            rows.add(ident, int(values[0]), shard.name)  # int64 by the wire format
+            text = held.get(texts or "", ("", []))[1]
+            name = (
+                text[0].decode("utf-8", "replace") if text and isinstance(text[0], bytes) else None
+            )
+            rows.add(ident, int(values[0]), shard.name, name)  # int64 by the wire format
         rows.counts["shards"] += 1
     rows.counts["records"] = rows.rows
     rows.close()
     if not rows.rows:
         facts.empty = f"no record in {len(shards)} shards"
+
+
+def _texts_of(shard: Shard, feature: str) -> str | None:
+    """The class-text feature beside ``image/class/label`` (ImageNet's ``image/class/text``),
+    where the first record holds it: the rows' names, so that a class map given proves a
+    shifted shard (LG011) and names that disagree with their label are LG010."""
+    if feature != "image/class/label":
+        return None
+    for record in records(shard.path, shard.name):
+        try:
+            return CLASS_TEXT if CLASS_TEXT in features(record, (CLASS_TEXT,)) else None
+        except ProtoError:
+            return None
+    return None
 
 
 def read_boxes(shards: list[Shard], sink: RowSink, facts: AnnotationFacts) -> None:
