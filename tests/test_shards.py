@@ -302,6 +302,10 @@ class TestRemoteWebDataset:
             assert remote.report.counts == local.counts
             text = json.dumps(remote.report.to_dict())
             assert "labelgate-test-secret" not in text and "endpoint_override" not in text
+        listed = root.parent / "remote.txt"
+        listed.write_text("\n".join(f"{prefix}/train-00000{i}.tar?{query}" for i in range(3)))
+        remote = run([str(listed)], Contract(num_classes=4), max_examples=0).report
+        assert ids(remote, "LG004") == {"train-000001.tar:s00005"}
 
 
 class _Zeros:

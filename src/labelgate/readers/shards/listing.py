@@ -172,6 +172,9 @@ def _one(
         listed = [s.strip() for s in body.splitlines()]
         found: list[Shard] = []
         for name in (s for s in listed if s and not s.startswith("#")):
+            if "://" in name:  # a list of objects (only the WebDataset reader reads lists)
+                found.extend(remote_shards(name, kind))
+                continue
             p = Path(name) if Path(name).is_absolute() else path.parent / name
             found.extend(_one(p, str(p), is_shard, kind, lists=False))
         return found

@@ -54,6 +54,11 @@ def _is_shard(path: Path) -> bool:
     return is_tar_name(path.name)
 
 
+def _names_shard(line: str) -> bool:
+    """Whether a list file's line names a tar shard (a URI's query left aside)."""
+    return is_tar_name(line.split("?", 1)[0])
+
+
 class _Label:
     """Where the input's labels are: a member's suffix, or a field of the ``json`` member."""
 
@@ -254,7 +259,7 @@ class WebDatasetReader(Reader):
             if path.is_file() and is_tar_name(path.name):
                 return Claim(0.9, f"a {path.suffix} shard (WebDataset)")
             listed = path.is_file() and path.suffix.lower() in (".txt", ".shards", ".list")
-            if listed and list_file_names(path, is_tar_name) is not None:
+            if listed and list_file_names(path, _names_shard) is not None:
                 return Claim(0.85, "a list of .tar shards, one a line (WebDataset)")
         except OSError:
             return None
