@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-__all__ = ["ProtoError", "features"]
+__all__ = ["ProtoError", "features", "names"]
 
 Value = list[int] | list[bytes] | list[float]
 

@@ -21,7 +21,7 @@ from typing import IO
 
 from labelgate.errors import InputError, one_line
 
-__all__ = ["MAX_RECORD", "crc32c", "framed", "head", "masked_crc", "records"]
+__all__ = ["MAX_RECORD", "crc32c", "fast_crc", "framed", "head", "masked_crc", "records"]
 
 MAX_RECORD = 1 << 30  # bytes: a longer record is a corrupt length, not an image
 _MASK_DELTA = 0xA282EAD8
