@@ -18,7 +18,7 @@ from labelgate.io.files import read_small_text
 from labelgate.io.uri import display_uri
 from labelgate.readers.shards.braces import MAX_SHARDS, expand_urls, is_brace_pattern
 
-__all__ = ["Shard", "is_pattern", "list_file_names", "shards_of"]
+__all__ = ["Shard", "list_file_names", "remote_shards", "shards_of"]
 
 _GLOB = set("*?[")
 
@@ -38,11 +38,6 @@ class Shard:
     name: str
     uri: str | None = None
     size: int = 0
-
-
-def is_pattern(text: str) -> bool:
-    """Whether ``text`` is a glob or a brace pattern rather than one path."""
-    return bool(_GLOB & set(text)) or is_brace_pattern(text)
 
 
 def list_file_names(path: Path, keep: Callable[[str], bool]) -> list[str] | None:

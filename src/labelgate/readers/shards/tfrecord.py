@@ -31,7 +31,14 @@ from labelgate.readers.shards.records import fast_crc, framed, head, records
 from labelgate.readers.shards.rows import LabelRows
 from labelgate.readers.sink import RowSink, RowWriter, in_int64
 
-__all__ = ["BOX_FEATURE", "CLASS_FEATURES", "TfRecordReader", "is_tfrecord"]
+__all__ = [
+    "BOX_FEATURE",
+    "CLASS_FEATURES",
+    "TfRecordReader",
+    "is_tfrecord",
+    "read_boxes",
+    "read_classes",
+]
 
 CLASS_FEATURES = ("image/class/label", "label")
 BOX_FEATURE = "image/object/class/label"

@@ -29,7 +29,7 @@ from labelgate.readers.shards.rows import LabelRows
 from labelgate.readers.shards.tarwalk import members
 from labelgate.readers.sink import RowSink, in_int64
 
-__all__ = ["MEMBERS", "WebDatasetReader", "is_tar_name", "key_and_suffix"]
+__all__ = ["MEMBERS", "WebDatasetReader", "is_tar_name", "key_and_suffix", "read_webdataset"]
 
 MEMBERS = ("cls", "cls2", "index", "txt")  # label members, in the order one is chosen
 FIELDS = ("label", "cls", "class")  # a .json member's label field, detected in this order
