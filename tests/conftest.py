@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -80,6 +84,44 @@ def assert_cluster_report_is_local(*args: str) -> None:
     a.pop("environment")
     b.pop("environment")
     assert a == b
+
+
+@contextmanager
+def moto_s3(bucket: str) -> Iterator[tuple[Any, int]]:
+    """A moto S3 server on loopback with ``bucket`` made, test credentials in the environment:
+    pyarrow's S3 filesystem on it and its port (``s3://bucket/...?endpoint_override=127.0.0.1:
+    PORT&scheme=http`` reaches it)."""
+    server_mod = pytest.importorskip("moto.server")
+    from pyarrow import fs
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
+    saved = {k: os.environ.get(k) for k in names}
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="labelgate-test-key",
+        AWS_SECRET_ACCESS_KEY="labelgate-test-secret",
+        AWS_DEFAULT_REGION="us-east-1",
+    )
+    try:
+        s3 = fs.S3FileSystem(
+            endpoint_override=f"127.0.0.1:{port}",
+            scheme="http",
+            region="us-east-1",
+            allow_bucket_creation=True,
+        )
+        s3.create_dir(bucket)
+        yield s3, port
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stop()
 
 
 def run_cli_without(

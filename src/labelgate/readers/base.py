@@ -63,6 +63,9 @@ class ReadOptions:
         limit: examples kept per finding (``None``: all).
         cluster: a map over a Dask cluster (``fn, items -> results``), for readers that can
             decode there.
+        label_column: the label column the user named, for readers whose records carry their
+            label by name (a WebDataset member or ``.json`` field, a TFRecord feature); their
+            rows then hold the label under that name.
     """
 
     background: int | None = None
@@ -73,6 +76,7 @@ class ReadOptions:
     colour_map: Mapping[int, int] | None = None
     limit: int | None = 20
     cluster: Callable[..., Any] | None = None
+    label_column: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

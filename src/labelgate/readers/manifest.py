@@ -27,6 +27,9 @@ class Entry:
         names: whole file names it may claim whatever their suffix.
         folders: whether it may claim a folder.
         marks: names of which a folder it claims holds one directly (empty: any folder).
+        shard_names: whether it may also claim a file without a suffix, or whose suffix is one
+            listed followed by a shard number (TFRecord shards are named
+            ``train-00000-of-01024`` and ``coco_train.record-00000-of-00100``).
     """
 
     target: str
@@ -34,13 +37,18 @@ class Entry:
     names: tuple[str, ...] = ()
     folders: bool = False
     marks: tuple[str, ...] = ()
+    shard_names: bool = False
 
     def may_claim(self, path: Path) -> bool:
         """Whether the reader could claim ``path``: when not, it is not imported to be asked."""
         if path.is_dir():
             return self.folders and (not self.marks or any((path / m).exists() for m in self.marks))
         if path.is_file():
-            return path.suffix.lower() in self.suffixes or path.name in self.names
+            suffix = path.suffix.lower()
+            if suffix in self.suffixes or path.name in self.names:
+                return True
+            numbered = suffix.startswith(tuple(f"{s}-" for s in self.suffixes))
+            return self.shard_names and (suffix == "" or numbered)
         return True
 
 
@@ -83,6 +91,17 @@ MANIFEST: dict[str, Entry] = {
         folders=True,  # the folder the export dialog saved: one export among its JSON files
     ),
     "detcsv": Entry("labelgate.readers.detcsv.detcsv:DetectionCsvReader", suffixes=(".csv",)),
+    "webdataset": Entry(
+        "labelgate.readers.shards.webdataset:WebDatasetReader",
+        suffixes=(".tar", ".tgz", ".gz", ".txt", ".shards", ".list"),  # .tar.gz: .gz; list files
+        folders=True,
+    ),
+    "tfrecord": Entry(
+        "labelgate.readers.shards.tfrecord:TfRecordReader",
+        suffixes=(".tfrecord", ".tfrecords", ".record", ".tfrec", ".gz"),
+        folders=True,
+        shard_names=True,
+    ),
     "unsupported": Entry(
         "labelgate.readers.unsupported:UnsupportedReader",
         suffixes=(".csv",),

@@ -135,7 +135,7 @@ def choose(paths: list[str], input_format: str = "auto", task: str | None = None
     if input_format != "auto":
         chosen = Detected(reader(input_format), "--input-format " + input_format)
     elif any(_pattern(p) for p in paths):
-        chosen = Detected(reader("table"), "a glob or URI is read as a table")
+        chosen = _patterned(paths)
     else:
         found = [detect(p, task) for p in paths]
         kinds = {d.reader.name for d in found}
@@ -153,5 +153,18 @@ def choose(paths: list[str], input_format: str = "auto", task: str | None = None
 
 
 def _pattern(path: str) -> bool:
-    """A glob or URI: read by the table reader, which expands it."""
-    return any(c in path for c in "*?[") or "://" in path
+    """A glob, a brace pattern or a URI: read by the table reader, which expands it, unless it
+    names shards (``_patterned``)."""
+    if any(c in path for c in "*?[") or "://" in path:
+        return True
+    return ("{" in path or "::" in path) and not Path(path).exists()
+
+
+def _patterned(paths: list[str]) -> Detected:
+    """The reader of patterns: the shard reader their first names call for, else the table's."""
+    from labelgate.readers.shards.patterns import pattern_format
+
+    kinds = {pattern_format(p) if _pattern(p) else None for p in paths}
+    if len(kinds) == 1 and (kind := kinds.pop()) is not None:
+        return Detected(reader(kind), f"a pattern of {kind} shards")
+    return Detected(reader("table"), "a glob or URI is read as a table")

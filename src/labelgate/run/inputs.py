@@ -100,6 +100,7 @@ def read_input(
         colour_map=contract.color_map,
         limit=limit,
         cluster=None if client is None else _cluster(client),
+        label_column=contract.label_column,
     )
     opened = open_input(listed, input_format, folder, options)
     if opened.facts is not None and opened.images is not None:
@@ -182,7 +183,9 @@ def as_given(report: Report, opened: Opened) -> Report:
     assert facts is not None
     files = report.input.get("files", [])
     if opened.converted:  # rows written by the reader: name the source
-        files = [{"path": p, "format": facts.format} for p in opened.inputs]
+        from labelgate.io.uri import display_uri  # a URI's query may hold keys
+
+        files = [{"path": display_uri(p), "format": facts.format} for p in opened.inputs]
     note = f"read as {facts.format} ({facts.why})"
     findings = report.findings
     if opened.converted:  # the files the reader wrote are the run's, never named
