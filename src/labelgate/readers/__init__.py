@@ -41,6 +41,8 @@ MANIFEST: dict[str, str] = {
     "labelme": "labelgate.readers.labelme:LabelMeReader",
     "labelstudio": "labelgate.readers.labelstudio:LabelStudioReader",
     "detcsv": "labelgate.readers.detcsv:DetectionCsvReader",
+    "mds": "labelgate.readers.shards.mds:MdsReader",
+    "litdata": "labelgate.readers.shards.litdata:LitDataReader",
     "unsupported": "labelgate.readers.unsupported:UnsupportedReader",
 }
 

@@ -28,7 +28,8 @@ __all__ = ["CAPABILITIES", "Claim", "Read", "ReadOptions", "Reader"]
 #   many   several paths given together are one input (each its own source)
 #   dask   the reader decodes on a Dask cluster (masks)
 #   table  the scan reads the user's files as they are (no rows written)
-CAPABILITIES = frozenset({"files", "stack", "many", "dask", "table"})
+#   column the reader picks the label field by ``--label-column`` (shards); its rows' is "label"
+CAPABILITIES = frozenset({"files", "stack", "many", "dask", "table", "column"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,7 @@ class ReadOptions:
         limit: examples kept per finding (``None``: all).
         cluster: a map over a Dask cluster (``fn, items -> results``), for readers that can
             decode there.
+        label_column: the label field the user named, for readers that pick one (``column``).
     """
 
     background: int | None = None
@@ -73,6 +75,7 @@ class ReadOptions:
     colour_map: Mapping[int, int] | None = None
     limit: int | None = 20
     cluster: Callable[..., Any] | None = None
+    label_column: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

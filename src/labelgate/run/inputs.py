@@ -100,6 +100,7 @@ def read_input(
         colour_map=contract.color_map,
         limit=limit,
         cluster=None if client is None else _cluster(client),
+        label_column=contract.label_column,
     )
     opened = open_input(listed, input_format, folder, options)
     if opened.facts is not None and opened.images is not None:

@@ -1,0 +1,212 @@
+"""LitData's optimized datasets (``litdata.optimize``): ``index.json`` and its ``chunk-*.bin``.
+
+Read without ``litdata`` (whose reader imports torch): a chunk is a ``uint32`` item count and
+``uint32`` offsets, then the items (``litdata/streaming/writer.py`` ``_create_chunk``); an item is a
+``uint32`` size for every leaf of the flattened sample, then the leaves' bytes
+(``item_loader.py`` ``PyTreeLoader.encode_data``), in the order of the ``data_spec`` tree the
+index keeps. Leaves are named by their path in that tree (``label``, ``meta.cls``, ``pair.0``); the
+label is the leaf ``--label-column`` names, else the one named ``label``, ``cls`` or ``class``,
+and must be an ``int`` (``serializers.py`` ``IntegerSerializer``: an int64). Chunks compressed
+whole (``.zstd.bin``) are decompressed; batch-framed zstd chunks (litdata 0.2.76
+``framed_zstd.py``) frame by frame. Rows: id ``chunk:index``, source the chunk.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from labelgate.errors import InputError
+from labelgate.io.bounded import load_json
+from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.shards.frame import (
+    MAX_SHARD,
+    Shard,
+    choose_field,
+    count,
+    decompress,
+    entries,
+    gather,
+    load_index,
+    read_shard,
+    shard_file,
+    write_labels,
+)
+
+if TYPE_CHECKING:
+    from labelgate.core.annotations import AnnotationFacts
+    from labelgate.readers.sink import RowSink
+
+__all__ = ["LitDataReader", "leaf_names", "read_litdata"]
+
+_FRAMED = b"LDFZ01\0\0"  # framed_zstd.py: _FRAMED_MAGIC, then "<8sHHIII", then "<IIQII" per frame
+_PREFIX = struct.Struct("<8sHHIII")
+_FRAME = struct.Struct("<IIQII")
+
+
+def leaf_names(spec: Any, origin: str) -> list[str]:
+    """The path of every leaf of a ``data_spec`` tree, in flattening order.
+
+    Raises:
+        InputError: the spec is not the tree LitData writes.
+    """
+    names: list[str] = []
+
+    def walk(node: Any, path: str, depth: int) -> None:
+        if not isinstance(node, dict) or depth > 32:
+            raise InputError("the index's data_spec is not a tree of nodes", path=origin)
+        children = node.get("children_spec") or []
+        if node.get("type") is None and not children:
+            names.append(path or "0")
+            return
+        keys: Any = None
+        if node.get("type") == "builtins.dict" and isinstance(node.get("context"), str):
+            keys = load_json(node["context"], origin)
+        if not isinstance(keys, list) or len(keys) != len(children):
+            keys = list(range(len(children)))
+        for key, child in zip(keys, children, strict=True):
+            walk(child, f"{path}.{key}" if path else str(key), depth + 1)
+
+    try:
+        doc = load_json(spec, origin) if isinstance(spec, str) else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, list) or len(doc) != 2:
+        raise InputError("the index's data_spec is not LitData's [version, tree]", path=origin)
+    walk(doc[1], "", 0)
+    return names
+
+
+def _framed(raw: bytes, name: str, samples: int, path: str) -> Shard:
+    """A batch-framed chunk: its zstd frames decompressed into the items' bytes."""
+    import numpy as np
+
+    if len(raw) < _PREFIX.size:
+        raise InputError(f"chunk {name!r} is shorter than its header", path=path)
+    _, _, _, n, _, frames = _PREFIX.unpack_from(raw)
+    table = _PREFIX.size + 4 * (n + 1)
+    if n != samples or len(raw) < table + _FRAME.size * frames:
+        raise InputError(f"chunk {name!r} holds {n:,} items; the index says {samples:,}", path=path)
+    offsets = np.frombuffer(raw, "<u4", n + 1, _PREFIX.size).astype(np.int64)
+    parts = []
+    for f in range(frames):
+        _, _, at, length, size = _FRAME.unpack_from(raw, table + _FRAME.size * f)
+        if at + length > len(raw):
+            raise InputError(f"chunk {name!r}: frame {f} runs past the file", path=path)
+        parts.append(decompress("zstd", raw[at : at + length], size, path))
+    data = np.frombuffer(b"".join(parts), dtype=np.uint8)
+    if n and ((np.diff(offsets) < 0).any() or offsets[0] < 0 or offsets[-1] > len(data)):
+        raise InputError(f"chunk {name!r}: its offsets are not inside its items", path=path)
+    return Shard.spans(name, data, offsets, path)
+
+
+def _chunk(folder: Path, entry: dict[str, Any], config: dict[str, Any], index: Path) -> Shard:
+    path = shard_file(folder, entry.get("filename"), index)
+    name = str(entry["filename"])
+    samples = count(entry, "chunk_size", index)
+    codec, level = config.get("compression"), config.get("compression_level") or "chunk"
+    if not codec:
+        return read_shard(path, name, samples, None, None)
+    if not isinstance(codec, str) or codec.partition(":")[0] != "zstd":
+        raise InputError(f"chunks compressed with {codec!r}; LitData writes zstd", path=str(index))
+    if level == "batch":
+        if path.stat().st_size >= MAX_SHARD:
+            raise InputError(f"chunk {name!r} is over 4 GiB", path=str(path))
+        raw = path.read_bytes()
+        if raw[:8] != _FRAMED:
+            raise InputError(f"chunk {name!r} lacks the framed-zstd header", path=str(path))
+        return _framed(raw, name, samples, str(path))
+    if level != "chunk":
+        raise InputError(
+            f"chunks compressed per {level!r}; labelgate reads whole-chunk and batch-framed zstd",
+            path=str(index),
+        )
+    return read_shard(path, name, samples, count(entry, "chunk_bytes", index), codec)
+
+
+def read_litdata(folder: Path, sink: RowSink, facts: AnnotationFacts, options: ReadOptions) -> None:
+    """Every chunk of ``folder/index.json`` into rows in ``sink``.
+
+    Raises:
+        InputError: the index or a chunk cannot be read (the chunk named), or no label leaf.
+    """
+    import numpy as np
+
+    index, doc = load_index(folder, "LitData")
+    config = doc.get("config")
+    if not isinstance(config, dict):
+        raise InputError("the LitData index.json has no config", path=str(index))
+    for key, expected in (("item_loader", "PyTreeLoader"), ("encryption", None)):
+        if config.get(key) != expected:
+            raise InputError(
+                f"a LitData dataset with {key} {config.get(key)!r}; labelgate reads "
+                "unencrypted PyTreeLoader chunks (optimize's default)",
+                path=str(index),
+            )
+    formats = config.get("data_format")
+    names = leaf_names(config.get("data_spec"), str(index))
+    if not isinstance(formats, list) or len(formats) != len(names):
+        raise InputError("the index's data_format does not match its data_spec", path=str(index))
+    label = choose_field(names, options.label_column, "LitData sample", str(index))
+    leaf = names.index(label)
+    if formats[leaf] != "int":
+        raise InputError(
+            f"the label leaf {label!r} is serialized as {formats[leaf]!r}; labelgate reads int",
+            path=str(index),
+        )
+    chunks = entries(doc, "chunks", index)
+    writer = sink.rows()
+    head = 4 * len(names)
+    for entry in chunks:
+        chunk = _chunk(folder, entry, config, index)
+        n = len(chunk.begins)
+        at = np.full(n, head, dtype=np.int64)
+        for k in range(leaf):  # every leaf's size is in the item's head (encode_data)
+            at += chunk.u32(np.full(n, 4 * k, dtype=np.int64))
+        if (chunk.u32(np.full(n, 4 * leaf, dtype=np.int64)) != 8).any():
+            raise InputError(f"chunk {chunk.name!r}: a label leaf is not 8 bytes", path=chunk.path)
+        write_labels(writer, chunk, gather(chunk, at, 8, "<i8"), facts)
+        del chunk
+    writer.close()
+    facts.counts.setdefault("shards", 0)
+    facts.why += f"; label leaf {label!r}"
+    if not chunks:
+        facts.empty = "a LitData index naming no chunk"
+
+
+def _is_litdata(folder: Path) -> bool:
+    try:
+        _, doc = load_index(folder, "LitData")
+    except InputError:
+        return False
+    config = doc.get("config")
+    return (
+        isinstance(doc.get("chunks"), list)
+        and isinstance(config, dict)
+        and "data_format" in config
+        and "data_spec" in config
+    )
+
+
+class LitDataReader(Reader):
+    """LitData optimized datasets: ``index.json`` and its ``chunk-*.bin`` files."""
+
+    name = "litdata"
+    title = "LitData optimized datasets (index.json and chunk-*.bin)"
+    suffixes = (".bin", ".json")
+    capabilities = frozenset({"column"})
+    task = "classification"
+
+    def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        folder = path.parent if path.name == "index.json" else path
+        if task == "segmentation" or not folder.is_dir() or not _is_litdata(folder):
+            return None
+        return Claim(0.95, "an index.json with chunks and a config of data_format and data_spec")
+
+    def read(
+        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> Read:
+        path = paths[0]
+        read_litdata(path.parent if path.name == "index.json" else path, sink, facts, options)
+        return Read()
