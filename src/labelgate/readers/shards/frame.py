@@ -8,28 +8,31 @@ import bz2
 import zlib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from labelgate.core.annotations import REJECTED
 from labelgate.errors import InputError, one_line
 from labelgate.io.bounded import load_json
 from labelgate.io.files import read_small_text
+from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
     from labelgate.core.annotations import AnnotationFacts
-    from labelgate.readers.sink import RowWriter
+    from labelgate.readers.sink import RowSink, RowWriter
 
 __all__ = [
     "LABEL_NAMES",
     "MAX_SHARD",
+    "IndexedReader",
     "Shard",
     "choose_field",
     "count",
     "decompress",
     "entries",
+    "finish",
     "gather",
     "load_index",
     "read_shard",
@@ -292,6 +295,16 @@ def write_labels(
     counts["shards"] = counts.get("shards", 0) + 1
 
 
+def finish(writer: RowWriter, facts: AnnotationFacts, label: str, empty: str | None) -> None:
+    """The rows closed, the label field named in the report, and an index of no shard said
+    (``empty``: in words, or ``None`` where there were shards)."""
+    writer.close()
+    facts.counts.setdefault("shards", 0)
+    facts.why += f"; label {label}"
+    if empty is not None:
+        facts.empty = empty
+
+
 def entries(doc: Mapping[str, Any], key: str, path: Path) -> list[dict[str, Any]]:
     """The list of objects under ``key`` of an index.
 
@@ -314,3 +327,39 @@ def count(entry: Mapping[str, Any], key: str, path: Path) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < MAX_SHARD:
         raise InputError(f"an index entry's {key!r} is not a count ({value!r})", path=str(path))
     return value
+
+
+class IndexedReader(Reader):
+    """A dataset that is a folder holding an ``index.json`` (the folder or the index given).
+    Subclasses say which indexes are theirs (``holds``) and read the folder (``read_folder``)."""
+
+    capabilities = frozenset({"column"})
+    task = "classification"
+    signature: ClassVar[str] = ""  # what detection saw, for the report
+
+    def holds(self, doc: dict[str, Any]) -> bool:
+        """Whether a parsed ``index.json`` is this format's."""
+        raise NotImplementedError
+
+    def read_folder(
+        self, folder: Path, sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> None:
+        """Read the dataset in ``folder`` into ``sink``."""
+        raise NotImplementedError
+
+    def detect(self, path: Path, task: str | None = None) -> Claim | None:
+        folder = path.parent if path.name == "index.json" else path
+        if task == "segmentation" or not folder.is_dir():
+            return None
+        try:
+            _, doc = load_index(folder, self.name)
+        except InputError:
+            return None
+        return Claim(0.95, self.signature) if self.holds(doc) else None
+
+    def read(
+        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
+    ) -> Read:
+        path = paths[0]
+        self.read_folder(path.parent if path.name == "index.json" else path, sink, facts, options)
+        return Read()

@@ -19,14 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from labelgate.errors import InputError
 from labelgate.io.bounded import load_json
-from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.shards.frame import (
     MAX_SHARD,
+    IndexedReader,
     Shard,
     choose_field,
     count,
     decompress,
     entries,
+    finish,
     gather,
     load_index,
     read_shard,
@@ -36,6 +37,7 @@ from labelgate.readers.shards.frame import (
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
+    from labelgate.readers.base import ReadOptions
     from labelgate.readers.sink import RowSink
 
 __all__ = ["LitDataReader", "leaf_names", "read_litdata"]
@@ -168,45 +170,24 @@ def read_litdata(folder: Path, sink: RowSink, facts: AnnotationFacts, options: R
             raise InputError(f"chunk {chunk.name!r}: a label leaf is not 8 bytes", path=chunk.path)
         write_labels(writer, chunk, gather(chunk, at, 8, "<i8"), facts)
         del chunk
-    writer.close()
-    facts.counts.setdefault("shards", 0)
-    facts.why += f"; label leaf {label!r}"
-    if not chunks:
-        facts.empty = "a LitData index naming no chunk"
+    finish(writer, facts, f"leaf {label!r}", None if chunks else "a LitData index naming no chunk")
 
 
-def _is_litdata(folder: Path) -> bool:
-    try:
-        _, doc = load_index(folder, "LitData")
-    except InputError:
-        return False
-    config = doc.get("config")
-    return (
-        isinstance(doc.get("chunks"), list)
-        and isinstance(config, dict)
-        and "data_format" in config
-        and "data_spec" in config
-    )
-
-
-class LitDataReader(Reader):
+class LitDataReader(IndexedReader):
     """LitData optimized datasets: ``index.json`` and its ``chunk-*.bin`` files."""
 
     name = "litdata"
     title = "LitData optimized datasets (index.json and chunk-*.bin)"
     suffixes = (".bin", ".json")
-    capabilities = frozenset({"column"})
-    task = "classification"
+    signature = "an index.json with chunks and a config of data_format and data_spec"
 
-    def detect(self, path: Path, task: str | None = None) -> Claim | None:
-        folder = path.parent if path.name == "index.json" else path
-        if task == "segmentation" or not folder.is_dir() or not _is_litdata(folder):
-            return None
-        return Claim(0.95, "an index.json with chunks and a config of data_format and data_spec")
+    def holds(self, doc: dict[str, Any]) -> bool:
+        config = doc.get("config")
+        return (
+            isinstance(doc.get("chunks"), list)
+            and isinstance(config, dict)
+            and "data_format" in config
+            and "data_spec" in config
+        )
 
-    def read(
-        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
-    ) -> Read:
-        path = paths[0]
-        read_litdata(path.parent if path.name == "index.json" else path, sink, facts, options)
-        return Read()
+    read_folder = staticmethod(read_litdata)

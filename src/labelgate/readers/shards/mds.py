@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from labelgate.errors import InputError, one_line
 from labelgate.io.bounded import load_json
-from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.shards.frame import (
+    IndexedReader,
     Shard,
     choose_field,
     count,
     entries,
+    finish,
     gather,
     load_index,
     read_shard,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from labelgate.core.annotations import AnnotationFacts
+    from labelgate.readers.base import ReadOptions
     from labelgate.readers.sink import RowSink
 
 __all__ = ["MdsReader", "read_mds"]
@@ -167,11 +169,7 @@ def read_mds(folder: Path, sink: RowSink, facts: AnnotationFacts, options: ReadO
         labels, bad, why = _labels(shard, encoding, at, own)
         write_labels(writer, shard, labels, facts, bad=bad, why=why)
         del shard  # its mapping released before the next shard is mapped
-    writer.close()
-    facts.counts.setdefault("shards", 0)
-    facts.why += f"; label column {label!r}" if label else "; no shard"
-    if not shards:
-        facts.empty = "an MDS index naming no shard"
+    finish(writer, facts, f"column {label!r}", None if shards else "an MDS index naming no shard")
 
 
 def _own_layout(shard: Shard, entry: dict[str, Any]) -> tuple[list[str], list[str], list[Any]]:
@@ -193,37 +191,20 @@ def _own_layout(shard: Shard, entry: dict[str, Any]) -> tuple[list[str], list[st
     return own
 
 
-def _is_mds(path: Path) -> bool:
-    try:
-        _, doc = load_index(path, "MDS")
-    except InputError:
-        return False
-    shards = doc.get("shards")
-    return (
-        doc.get("version") == 2
-        and isinstance(shards, list)
-        and all(isinstance(s, dict) and s.get("format") == "mds" for s in shards)
-    )
-
-
-class MdsReader(Reader):
+class MdsReader(IndexedReader):
     """MosaicML Streaming MDS datasets: ``index.json`` and its ``.mds`` shards."""
 
     name = "mds"
     title = "MosaicML Streaming MDS datasets (index.json and .mds shards)"
     suffixes = (".mds", ".json")
-    capabilities = frozenset({"column"})
-    task = "classification"
+    signature = "an index.json of version 2 whose shards are of format mds"
 
-    def detect(self, path: Path, task: str | None = None) -> Claim | None:
-        folder = path.parent if path.name == "index.json" else path
-        if task == "segmentation" or not folder.is_dir() or not _is_mds(folder):
-            return None
-        return Claim(0.95, "an index.json of version 2 whose shards are of format mds")
+    def holds(self, doc: dict[str, Any]) -> bool:
+        shards = doc.get("shards")
+        return (
+            doc.get("version") == 2
+            and isinstance(shards, list)
+            and all(isinstance(s, dict) and s.get("format") == "mds" for s in shards)
+        )
 
-    def read(
-        self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
-    ) -> Read:
-        path = paths[0]
-        read_mds(path.parent if path.name == "index.json" else path, sink, facts, options)
-        return Read()
+    read_folder = staticmethod(read_mds)
