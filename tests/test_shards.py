@@ -204,11 +204,16 @@ def litdata_sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from litdata.streaming.writer import BinaryWriter
 
     root = tmp_path_factory.mktemp("litdata")
-    made = {"plain": root / "plain"}
+    made = {"plain": root / "plain", "footer": root / "footer"}
     litdata.optimize(
         fn=_sample, inputs=list(range(12)), output_dir=str(made["plain"]), chunk_size=4,
         num_workers=0,
     )  # fmt: skip
+    writer = BinaryWriter(str(made["footer"]), chunk_size=4)
+    for i in range(12):  # bytes and int leaves: 0.2.76 keeps the rows as an Arrow footer
+        writer[i] = {"image": bytes([i]) * 9, "label": _sample(i)["label"]}
+    writer.done()
+    writer.merge()
     try:
         import zstd  # noqa: F401  (litdata's compressor)
     except ImportError:
@@ -235,6 +240,15 @@ class TestLitData:
         (lg011,) = [f for f in report.findings if f.code == "LG011"]
         assert "chunk-0-2.bin" in lg011.message and "chunk-0-0" not in lg011.message
         assert [s["source"] for s in report.sources] == [f"chunk-0-{i}.bin" for i in range(3)]
+
+    def test_chunks_holding_their_rows_as_arrow(self, litdata_sets: dict[str, Path]) -> None:
+        path = litdata_sets["footer"]
+        assert (path / "chunk-0-1.bin").read_bytes().endswith(b"LDARW01\0")
+        report = validate(path)
+        assert named(report, "LG005") == [(6, "chunk-0-1.bin:2", -1)]
+        assert named(report, "LG004")[0] == (5, "chunk-0-1.bin:1", 4)
+        (lg011,) = [f for f in report.findings if f.code == "LG011"]
+        assert "chunk-0-2.bin" in lg011.message
 
     @pytest.mark.parametrize("name", ["framed", "whole"])
     def test_zstd_chunks_and_a_nested_label_leaf(

@@ -17,7 +17,7 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labelgate.errors import InputError
+from labelgate.errors import InputError, one_line
 from labelgate.io.bounded import load_json
 from labelgate.readers.shards.frame import (
     MAX_SHARD,
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LitDataReader", "leaf_names", "read_litdata"]
 
+_FOOTER = b"LDARW01\0"  # 0.2.76 item_loader.py: append_arrow_row_footer, then "<I" and this
 _FRAMED = b"LDFZ01\0\0"  # framed_zstd.py: _FRAMED_MAGIC, then "<8sHHIII", then "<IIQII" per frame
 _PREFIX = struct.Struct("<8sHHIII")
 _FRAME = struct.Struct("<IIQII")
@@ -103,11 +104,53 @@ def _framed(raw: bytes, name: str, samples: int, path: str) -> Shard:
     return Shard.spans(name, data, offsets, path)
 
 
+def _footer(chunk: Shard, label: str) -> Any:
+    """The labels of a chunk that carries its rows as a trailing Arrow IPC file (litdata 0.2.76
+    writes one for samples of Arrow-safe leaves: the items may then be empty), or ``None``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    data = chunk.data
+    if len(data) < 12 or bytes(data[-8:]) != _FOOTER:
+        return None
+    size = int(data[-12:-8].view("<u4")[0])
+    if size > len(data) - 12:
+        raise InputError(f"chunk {chunk.name!r}: its Arrow rows run past the file", path=chunk.path)
+    first, *rest = label.split(".")
+    try:
+        reader = pa.ipc.open_file(pa.py_buffer(data[len(data) - 12 - size : len(data) - 12]))
+        parts = []
+        for i in range(reader.num_record_batches):
+            column = reader.get_batch(i).column(first)  # the other columns' buffers not touched
+            for field in rest:
+                column = pc.struct_field(column, field)
+            parts.append(column)
+        labels = pa.chunked_array(parts, type=parts[0].type if parts else pa.int64())
+    except (pa.ArrowException, KeyError) as exc:
+        raise InputError(
+            f"chunk {chunk.name!r}: its Arrow rows hold no label {label!r} ({one_line(exc)})",
+            path=chunk.path,
+        ) from None
+    if (
+        not pa.types.is_integer(labels.type)
+        or labels.null_count
+        or len(labels) != len(chunk.begins)
+    ):
+        raise InputError(
+            f"chunk {chunk.name!r}: its Arrow label column is {labels.type}, with "
+            f"{labels.null_count} nulls, for {len(labels)} of {len(chunk.begins)} items",
+            path=chunk.path,
+        )
+    return labels.to_numpy()
+
+
 def _chunk(folder: Path, entry: dict[str, Any], config: dict[str, Any], index: Path) -> Shard:
     path = shard_file(folder, entry.get("filename"), index)
     name = str(entry["filename"])
     samples = count(entry, "chunk_size", index)
     codec, level = config.get("compression"), config.get("compression_level") or "chunk"
+    if codec and _ends_with(path, _FOOTER):  # Arrow rows: never wrapped again (writer.py)
+        codec = None
     if not codec:
         return read_shard(path, name, samples, None, None)
     if not isinstance(codec, str) or codec.partition(":")[0] != "zstd":
@@ -125,6 +168,15 @@ def _chunk(folder: Path, entry: dict[str, Any], config: dict[str, Any], index: P
             path=str(index),
         )
     return read_shard(path, name, samples, count(entry, "chunk_bytes", index), codec)
+
+
+def _ends_with(path: Path, magic: bytes) -> bool:
+    try:
+        with path.open("rb") as f:
+            f.seek(max(0, path.stat().st_size - len(magic)))
+            return f.read() == magic
+    except OSError:
+        return False
 
 
 def read_litdata(folder: Path, sink: RowSink, facts: AnnotationFacts, options: ReadOptions) -> None:
@@ -162,6 +214,10 @@ def read_litdata(folder: Path, sink: RowSink, facts: AnnotationFacts, options: R
     head = 4 * len(names)
     for entry in chunks:
         chunk = _chunk(folder, entry, config, index)
+        footer = _footer(chunk, label)
+        if footer is not None:
+            write_labels(writer, chunk, footer, facts)
+            continue
         n = len(chunk.begins)
         at = np.full(n, head, dtype=np.int64)
         for k in range(leaf):  # every leaf's size is in the item's head (encode_data)
