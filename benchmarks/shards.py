@@ -103,11 +103,8 @@ def main() -> None:
         size = sum(f.stat().st_size for f in folder.iterdir()) / 1e6
         shards = len([f for f in folder.iterdir() if f.name != "index.json"])
         print(f"\n{fmt}: {args.samples:,} samples, {size:,.0f} MB in {shards} shards")
-        lg = best(
-            [sys.executable, "-m", "labelgate", "validate", str(folder), "--classes", str(K)]
-            + ["--format", "json"],
-            args.repeat,
-        )
+        validate = [sys.executable, "-m", "labelgate", "validate", str(folder)]
+        lg = best([*validate, "--classes", str(K), "--format", "json"], args.repeat)
         doc = json.loads(lg[3])
         found = {f["code"]: [e["row"] for e in f["examples"]] for f in doc["findings"]}
         errors = {c for c, f in found.items() if c != "LG013"}
