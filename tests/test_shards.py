@@ -144,6 +144,10 @@ class TestMdsFaults:
 
 
 class TestMdsUnreadable:
+    def test_an_index_naming_no_shard(self, tmp_path: Path) -> None:
+        report = validate(write_mds(tmp_path / "ds", {"label": "int"}, []))
+        assert codes(report) == {"LG008"} and report.counts["rows"] == 0
+
     def test_an_index_naming_a_missing_shard(self, tmp_path: Path) -> None:
         path = faulty(tmp_path, {"image": "bytes", "label": "int", "note": "str"})
         (path / "shard.00001.mds").unlink()

@@ -169,7 +169,8 @@ def read_mds(folder: Path, sink: RowSink, facts: AnnotationFacts, options: ReadO
         labels, bad, why = _labels(shard, encoding, at, own)
         write_labels(writer, shard, labels, facts, bad=bad, why=why)
         del shard  # its mapping released before the next shard is mapped
-    finish(writer, facts, f"column {label!r}", None if shards else "an MDS index naming no shard")
+    named = f"column {label!r}" if label else "column: none (no shard)"
+    finish(writer, facts, named, None if shards else "an MDS index naming no shard")
 
 
 def _own_layout(shard: Shard, entry: dict[str, Any]) -> tuple[list[str], list[str], list[Any]]:
