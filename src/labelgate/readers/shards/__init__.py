@@ -1,3 +1,4 @@
-"""Readers of training shards: MosaicML Streaming's MDS datasets (``mds.py``) and LitData's
-optimized chunks (``litdata.py``), each an ``index.json`` naming binary shards. Each shard is a
-source; only the label field of each sample is read (``frame.py``)."""
+"""Readers of training shards: datasets split into many binary files, each file a source. Here:
+MosaicML Streaming's MDS (``mds.py``) and LitData's optimized chunks (``litdata.py``), each an
+``index.json`` naming its shards, of which only each sample's label bytes are read
+(``frame.py``)."""

@@ -1,10 +1,10 @@
 """labelgate's validate of training shards against the formats' own readers iterating them.
 
-    python benchmarks/shards.py [--samples 20000] [--image-kb 30] [--dir /tmp/labelgate-shards]
+    python benchmarks/mds_litdata.py [--samples 20000] [--image-kb 30] [--dir /tmp/labelgate-shards]
                                 [--repeat 3] [--formats mds litdata]
 
 Writes (once per size) an MDS dataset (tests/mdswrite.py's writer, held byte-identical to
-streaming's ``MDSWriter`` by tests/test_shards.py; 64 MiB shards) and a LitData one (litdata's
+streaming's ``MDSWriter`` by tests/test_mds_litdata.py; 64 MiB shards) and a LitData one (litdata's
 ``BinaryWriter``, what ``optimize``'s workers write with; 64 MB chunks), each of ``--samples``
 samples: ``image`` random bytes of ``--image-kb`` KB and an int ``label`` in [0, 10), one sample
 labelled 10 (the planted fault). Then, each in a fresh process, best of ``--repeat``:
