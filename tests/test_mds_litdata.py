@@ -280,3 +280,17 @@ class TestLitData:
         (path / "chunk-0-1.bin").unlink()
         result = run_cli("validate", str(path / "index.json"), "--classes", "4")
         assert result.returncode == 2 and "shard 'chunk-0-1.bin', which is missing" in result.stderr
+
+    @pytest.mark.parametrize("name", ["plain", "footer", "framed"])
+    def test_a_truncated_chunk(
+        self, litdata_sets: dict[str, Path], tmp_path: Path, name: str
+    ) -> None:
+        if name not in litdata_sets:
+            pytest.skip("litdata's zstd compressor (the zstd package) is not installed")
+        path = tmp_path / "copy"
+        shutil.copytree(litdata_sets[name], path)
+        chunk = sorted(path.glob("chunk-*.bin"))[-1]
+        chunk.write_bytes(chunk.read_bytes()[:-3])
+        result = run_cli("validate", str(path), "--classes", "4")
+        assert result.returncode == 2 and chunk.name in result.stderr
+        assert "truncated" in result.stderr and result.stderr.count("\n") == 1

@@ -151,14 +151,22 @@ def _chunk(folder: Path, entry: dict[str, Any], config: dict[str, Any], index: P
     codec, level = config.get("compression"), config.get("compression_level") or "chunk"
     if codec and _ends_with(path, _FOOTER):  # Arrow rows: never wrapped again (writer.py)
         codec = None
+    # the chunk's size as written: the file's, but for a chunk compressed whole (writer.py:272,
+    # taken before write_chunk_to_file compresses it at :409)
+    size = count(entry, "chunk_bytes", index) if "chunk_bytes" in entry else None
     if not codec:
-        return read_shard(path, name, samples, None, None)
+        return read_shard(path, name, samples, size, None)
     if not isinstance(codec, str) or codec.partition(":")[0] != "zstd":
         raise InputError(f"chunks compressed with {codec!r}; LitData writes zstd", path=str(index))
     if level == "batch":
         if path.stat().st_size >= MAX_SHARD:
             raise InputError(f"chunk {name!r} is over 4 GiB", path=str(path))
         raw = path.read_bytes()
+        if size is not None and len(raw) != size:
+            raise InputError(
+                f"shard {name!r} is {len(raw):,} bytes; the index says {size:,} (truncated?)",
+                path=str(path),
+            )
         if raw[:8] != _FRAMED:
             raise InputError(f"chunk {name!r} lacks the framed-zstd header", path=str(path))
         return _framed(raw, name, samples, str(path))
@@ -167,7 +175,7 @@ def _chunk(folder: Path, entry: dict[str, Any], config: dict[str, Any], index: P
             f"chunks compressed per {level!r}; labelgate reads whole-chunk and batch-framed zstd",
             path=str(index),
         )
-    return read_shard(path, name, samples, count(entry, "chunk_bytes", index), codec)
+    return read_shard(path, name, samples, size, codec)
 
 
 def _ends_with(path: Path, magic: bytes) -> bool:
