@@ -143,6 +143,19 @@ class TestMdsFaults:
         assert report.counts["rejected"] == 1
 
 
+class TestDetection:
+    def test_other_index_files_are_no_shards(self, tmp_path: Path) -> None:
+        (tmp_path / "index.json").write_text('{"version": 2, "shards": [{"format": "json"}]}')
+        result = run_cli("validate", str(tmp_path), "--classes", "4")
+        assert result.returncode == 2 and "unknown format" in result.stderr
+
+    def test_the_index_itself_and_a_format_named(self, tmp_path: Path) -> None:
+        path = faulty(tmp_path, {"label": "int"})
+        assert choose([str(path / "index.json")]).reader.name == "mds"
+        result = run_cli("validate", str(path), "--classes", "4", "--input-format", "litdata")
+        assert result.returncode == 2 and "has no config" in result.stderr
+
+
 class TestMdsUnreadable:
     def test_an_index_naming_no_shard(self, tmp_path: Path) -> None:
         report = validate(write_mds(tmp_path / "ds", {"label": "int"}, []))
