@@ -28,7 +28,8 @@ __all__ = ["CAPABILITIES", "Claim", "Read", "ReadOptions", "Reader"]
 #   many   several paths given together are one input (each its own source)
 #   dask   the reader decodes on a Dask cluster (masks)
 #   table  the scan reads the user's files as they are (no rows written)
-CAPABILITIES = frozenset({"files", "stack", "many", "dask", "table"})
+#   column the reader picks the label field by ``--label-column`` (shards); its rows' is "label"
+CAPABILITIES = frozenset({"files", "stack", "many", "dask", "table", "column"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +65,8 @@ class ReadOptions:
         cluster: a map over a Dask cluster (``fn, items -> results``), for readers that can
             decode there.
         label_column: the label column the user named, for readers whose records carry their
-            label by name (a WebDataset member or ``.json`` field, a TFRecord feature); their
+            label by name (a WebDataset member or ``.json`` field, a TFRecord feature, an MDS column, a LitData
+            field; readers that can ``column`` read it into ``label``); their
             rows then hold the label under that name.
     """
 

@@ -96,6 +96,18 @@ MANIFEST: dict[str, Entry] = {
         suffixes=(".tar", ".tgz", ".gz", ".txt", ".shards", ".list"),  # .tar.gz: .gz; list files
         folders=True,
     ),
+    "mds": Entry(
+        "labelgate.readers.shards.mds:MdsReader",
+        names=("index.json",),
+        folders=True,
+        marks=("index.json",),
+    ),
+    "litdata": Entry(
+        "labelgate.readers.shards.litdata:LitDataReader",
+        names=("index.json",),
+        folders=True,
+        marks=("index.json",),
+    ),
     "tfrecord": Entry(
         "labelgate.readers.shards.tfrecord:TfRecordReader",
         suffixes=(".tfrecord", ".tfrecords", ".record", ".tfrec", ".gz"),

@@ -152,15 +152,17 @@ def run(
         limit = None if max_examples == 0 else max_examples
         background = contract.background_index if background is None else background
         background, implied = framework_background(contract, background)
+        opened = read_input(
+            paths, input_format, contract, background, limit, source_field, client, stack, progress
+        )
+        framework_applies(opened, contract)
+        if opened is not None and opened.detected.reader.can("column"):
+            contract = replace(contract, label_column=None)  # the reader read it into "label"
         resolution = Resolution(contract)
         if implied:
             resolution.found("background_index", background, implied)
         for name, value, origin in found:
             resolution.found(name, value, origin)
-        opened = read_input(
-            paths, input_format, contract, background, limit, source_field, client, stack, progress
-        )
-        framework_applies(opened, contract)
         facts = own = None
         if opened is not None:
             own = opened.read.class_map  # the format's own table, before any framework's reading
