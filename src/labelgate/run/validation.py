@@ -20,6 +20,7 @@ from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
+from labelgate.run.cache import FileCache
 from labelgate.run.frameworks import framework_background, framework_report, framework_rows
 from labelgate.run.inputs import DETECTION_BATCHES, as_given, read_input, with_format
 from labelgate.run.producers import (
@@ -100,6 +101,7 @@ def run(
     background: int | None = None,
     source_field: str | None = None,
     found: Sequence[tuple[str, Any, str]] = (),
+    cache: str | None = None,
 ) -> Validation:
     """Validate label files against a contract.
 
@@ -125,6 +127,8 @@ def run(
             (default: the file's name).
         found: what the caller found of the input (field, value, origin), where the contract
             does not say it: a DataFrame's label column, a Dataset's class names.
+        cache: a folder keeping each Parquet file's partial result, so that a re-run reads only
+            the files that changed (``labelgate.run.cache``).
 
     Returns:
         The report (failed checks are findings in it, not exceptions), the context the checks
@@ -199,6 +203,7 @@ def run(
             id_memory,
             facts,
             ids_per_file=per_file,
+            cache=None if cache is None else FileCache.at(cache),
         )
         if opened is not None:
             done = replace(done, report=as_given(done.report, opened))
@@ -231,6 +236,7 @@ def _validate(
     facts: AnnotationFacts | None = None,
     *,
     ids_per_file: bool = False,
+    cache: FileCache | None = None,
 ) -> Validation:
     """One scan and the checks; ``ids_per_file``: ids are unique within each file, not across
     them (COCO's annotation ids), so the duplicate-id check runs file by file."""
@@ -241,7 +247,8 @@ def _validate(
         raise UsageError(f"--dask runs Parquet row groups as pieces, and here {why_not}")
     with ExitStack() as stack:
         keyed = None  # the ids, keyed by the scan's workers as they decode them (see scan.idkeys)
-        keying = why_not is None and client is None and not ids_per_file
+        # Ids are keyed as the scan decodes them; files taken from a cache are not decoded.
+        keying = why_not is None and client is None and not ids_per_file and cache is None
         if keying and id_check and columns.id is not None:
             from labelgate.scan.idkeys import IdKeys
             from labelgate.scan.ids import integer_ids
@@ -251,8 +258,12 @@ def _validate(
             keyed = IdKeys(data.known_rows or 0, id_memory, integer=integer, limit=limit)
             stack.enter_context(keyed)
         if why_not is None:
-            scan = scan_in_pieces(data, max_examples, id_check, threads, progress, client, keyed)
+            scan = scan_in_pieces(
+                data, max_examples, id_check, threads, progress, client, keyed, cache
+            )
         else:
+            if cache is not None:
+                cache.unused = why_not
             scan = scan_sequentially(data, max_examples, progress)
         duplicates = None
         if id_check and columns.id is not None and not scan.ids_increasing:
@@ -306,8 +317,10 @@ def _validate(
                 if contract.task in BOX_TASKS and ctx.annotations is None
                 else []
             ),
+            *([] if cache is None else [cache.note()]),
         ),
         strict=strict,
+        cache=None if cache is None else cache.summary(),
     )
     return Validation(report, ctx, data)
 
