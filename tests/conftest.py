@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,3 +108,39 @@ def run_cli_without(
         timeout=120,
         check=False,
     )
+
+
+@contextmanager
+def s3_server() -> Iterator[tuple[Any, int]]:
+    """A moto S3 server on loopback (the test is skipped without moto), with test credentials
+    in the environment while it runs: (pyarrow's S3FileSystem on it, its port)."""
+    server_mod = pytest.importorskip("moto.server")
+    from pyarrow import fs
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
+    server.start()
+    names = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
+    saved = {k: os.environ.get(k) for k in names}
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="labelgate-test-key",
+        AWS_SECRET_ACCESS_KEY="labelgate-test-secret",
+        AWS_DEFAULT_REGION="us-east-1",
+    )
+    try:
+        s3fs = fs.S3FileSystem(
+            endpoint_override=f"127.0.0.1:{port}",
+            scheme="http",
+            region="us-east-1",
+            allow_bucket_creation=True,
+        )
+        yield s3fs, port
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stop()

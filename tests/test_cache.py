@@ -25,6 +25,8 @@ from labelgate.run import cache as cache_module
 from labelgate.run.changed import pair_files
 from labelgate.run.validation import report_of
 
+from .conftest import s3_server
+
 SHARDS = 200
 ROWS = 40  # rows per shard: the counts are what the tests assert, not the time
 
@@ -312,38 +314,19 @@ class TestDiff:
 class TestObjectStore:
     @pytest.mark.slow  # a moto S3 server on loopback: about 5 s
     def test_an_object_is_keyed_by_its_etag_and_a_rewrite_is_read_again(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+        self, tmp_path: Path
     ) -> None:
-        server_mod = pytest.importorskip("moto.server")
-        import socket
-
-        from pyarrow import fs
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
-        server.start()
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "labelgate-test-key")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "labelgate-test-secret")
-        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        try:
-            s3 = fs.S3FileSystem(
-                endpoint_override=f"127.0.0.1:{port}",
-                scheme="http",
-                region="us-east-1",
-                allow_bucket_creation=True,
-            )
-            s3.create_dir("labels")
+        with s3_server() as (s3, port):
+            s3.create_dir("cached")  # moto keeps buckets for the process: one of its own
             local = dataset(tmp_path / "data", 3)
 
             def upload(name: str) -> None:
-                with s3.open_output_stream(f"labels/shards/{name}") as out:
+                with s3.open_output_stream(f"cached/shards/{name}") as out:
                     out.write((local / name).read_bytes())
 
             for f in sorted(local.iterdir()):
                 upload(f.name)
-            uri = f"s3://labels/shards?endpoint_override=127.0.0.1:{port}&scheme=http"
+            uri = f"s3://cached/shards?endpoint_override=127.0.0.1:{port}&scheme=http"
             store = str(tmp_path / "cache")
             first = report_of([uri], contract(), cache=store)
             assert counts(first) == (3, 0, 0)
@@ -353,5 +336,3 @@ class TestObjectStore:
             again = report_of([uri], contract(), cache=store)
             assert counts(again) == (1, 2, 0)
             assert plain(again) == plain(report_of([uri], contract()))
-        finally:
-            server.stop()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +19,7 @@ from labelgate import Contract
 from labelgate.errors import InputError
 from labelgate.run.validation import report_of
 
-from .conftest import assert_cluster_report_is_local, run_cli, run_cli_without
+from .conftest import assert_cluster_report_is_local, run_cli, run_cli_without, s3_server
 
 pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
 
@@ -231,41 +230,13 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def s3(shards: tuple[Path, dict[str, Any]]) -> Iterator[str]:
     """The shards uploaded to a moto S3 server on loopback; yields their URI."""
-    server_mod = pytest.importorskip("moto.server")
-    from pyarrow import fs
-
-    port = _free_port()
-    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=port)
-    server.start()
-    saved = {
-        k: os.environ.get(k)
-        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
-    }
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="labelgate-test-key",
-        AWS_SECRET_ACCESS_KEY="labelgate-test-secret",
-        AWS_DEFAULT_REGION="us-east-1",
-    )
-    try:
-        s3fs = fs.S3FileSystem(
-            endpoint_override=f"127.0.0.1:{port}",
-            scheme="http",
-            region="us-east-1",
-            allow_bucket_creation=True,
-        )
+    with s3_server() as (s3fs, port):
         s3fs.create_dir("labels")
         folder, _ = shards
         for f in sorted(folder.iterdir()):
             with s3fs.open_output_stream(f"labels/shards/{f.name}") as out:
                 out.write(f.read_bytes())
         yield f"s3://labels/shards?endpoint_override=127.0.0.1:{port}&scheme=http"
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        server.stop()
 
 
 def test_s3_report_equals_the_local_report(shards: tuple[Path, dict[str, Any]], s3: str) -> None:
