@@ -140,6 +140,12 @@ class TestRerun:
         assert report.cache is not None and report.cache["unused"]
         assert report.notes[-1].startswith("cache (") and "not used" in report.notes[-1]
 
+    def test_an_annotation_format_says_the_cache_was_not_used(self, tmp_path: Path) -> None:
+        coco = Path(__file__).parent.parent / "data_samples" / "formats" / "coco_good.json"
+        report = report_of([str(coco)], build_contract(None), cache=str(tmp_path / "cache"))
+        assert report.cache is not None and report.cache["files"] == []
+        assert "not used: the coco input is read whole by its reader" in report.notes[-1]
+
 
 class TestHostileEntries:
     def entries(self, store: Path) -> list[Path]:

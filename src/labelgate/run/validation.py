@@ -203,7 +203,7 @@ def run(
             id_memory,
             facts,
             ids_per_file=per_file,
-            cache=None if cache is None else FileCache.at(cache),
+            cache=_cache_for(cache, opened),
         )
         if opened is not None:
             done = replace(done, report=as_given(done.report, opened))
@@ -248,7 +248,8 @@ def _validate(
     with ExitStack() as stack:
         keyed = None  # the ids, keyed by the scan's workers as they decode them (see scan.idkeys)
         # Ids are keyed as the scan decodes them; files taken from a cache are not decoded.
-        keying = why_not is None and client is None and not ids_per_file and cache is None
+        keying = why_not is None and client is None and not ids_per_file
+        keying = keying and (cache is None or cache.unused is not None)
         if keying and id_check and columns.id is not None:
             from labelgate.scan.idkeys import IdKeys
             from labelgate.scan.ids import integer_ids
@@ -257,13 +258,14 @@ def _validate(
             limit = None if max_examples == 0 else max_examples
             keyed = IdKeys(data.known_rows or 0, id_memory, integer=integer, limit=limit)
             stack.enter_context(keyed)
+        if cache is not None and cache.unused is None and why_not is not None:
+            cache.unused = why_not
         if why_not is None:
+            usable = None if cache is None or cache.unused is not None else cache
             scan = scan_in_pieces(
-                data, max_examples, id_check, threads, progress, client, keyed, cache
+                data, max_examples, id_check, threads, progress, client, keyed, usable
             )
         else:
-            if cache is not None:
-                cache.unused = why_not
             scan = scan_sequentially(data, max_examples, progress)
         duplicates = None
         if id_check and columns.id is not None and not scan.ids_increasing:
@@ -323,6 +325,16 @@ def _validate(
         cache=None if cache is None else cache.summary(),
     )
     return Validation(report, ctx, data)
+
+
+def _cache_for(folder: str | None, opened: Opened | None) -> FileCache | None:
+    """The run's cache; unused where a reader converted the input (it read every file)."""
+    if folder is None:
+        return None
+    cache = FileCache.at(folder)
+    if opened is not None and opened.converted:
+        cache.unused = f"the {opened.format} input is read whole by its reader"
+    return cache
 
 
 def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
