@@ -146,6 +146,41 @@ class TestRerun:
         assert report.cache is not None and report.cache["files"] == []
         assert "not used: the coco input is read whole by its reader" in report.notes[-1]
 
+    @pytest.mark.parametrize("max_examples", [20, 0], ids=["first-20", "all"])
+    def test_names_sources_and_every_example_survive_the_cache(
+        self, tmp_path: Path, max_examples: int
+    ) -> None:
+        """Partials with a source and a name column (LG010/LG011 evidence, the (label, name)
+        pairs), null labels, ignored rows, and every example kept: merged as a full run's."""
+        data = tmp_path / "data"
+        data.mkdir()
+        names = np.array(["cat", "dog", "bird", "fish"])
+        for i in range(12):
+            rng = np.random.default_rng(i)
+            labels = rng.integers(0, 4, ROWS)
+            shown = names[labels].astype(object)
+            if i % 3 == 0:
+                labels = labels + 1  # a 1-based source, proven by its names
+            mask = np.zeros(ROWS, bool)
+            mask[[2, 5]] = i == 7
+            table = pa.table(
+                {
+                    "id": np.arange(i * ROWS, (i + 1) * ROWS),
+                    "label": pa.array(np.where(labels == 2, -100, labels), mask=mask),
+                    "source": [f"vendor-{i % 3}"] * ROWS,
+                    "label_name": shown.tolist(),
+                }
+            )
+            pq.write_table(table, data / f"part-{i:04d}.parquet", row_group_size=16)
+        c = contract(name_column="label_name", source_column="source")
+        store = str(tmp_path / "cache")
+        report_of([str(data)], c, cache=store, max_examples=max_examples)
+        again = report_of([str(data)], c, cache=store, max_examples=max_examples)
+        assert counts(again) == (0, 12, 0)
+        full = report_of([str(data)], c, max_examples=max_examples)
+        assert plain(again) == plain(full)
+        assert {"LG003", "LG004", "LG011"} <= {f.code for f in full.findings}
+
 
 class TestHostileEntries:
     def entries(self, store: Path) -> list[Path]:
@@ -280,6 +315,23 @@ class TestDiff:
         full = diff([str(base)], [str(head)], contract(), contract())
         assert plain(cached) == plain(full)
         assert full.diff is not None and full.diff["rows"]["changed"] > 0
+
+    def test_files_added_and_removed_are_paired_and_compared_by_id(self, tmp_path: Path) -> None:
+        base = dataset(tmp_path / "base", 6)
+        head = tmp_path / "head"
+        shutil.copytree(base, head)
+        (head / "part-0002.parquet").unlink()
+        shard(head / "part-0009.parquet", 9)  # new ids
+        store = str(tmp_path / "cache")
+        cached = diff([str(base)], [str(head)], contract(), contract(), cache=store)
+        pairing = cached.cache["pairing"]  # type: ignore[index]
+        assert pairing["added"] == ["part-0009.parquet"]
+        assert pairing["removed"] == ["part-0002.parquet"]
+        assert pairing["unchanged"] == 5
+        full = diff([str(base)], [str(head)], contract(), contract())
+        assert plain(cached) == plain(full)
+        assert full.diff is not None
+        assert (full.diff["rows"]["added"], full.diff["rows"]["removed"]) == (ROWS, ROWS)
 
     def test_the_cli_takes_cache_for_diff_and_validate(self, tmp_path: Path) -> None:
         base = dataset(tmp_path / "base", 3)
