@@ -249,6 +249,20 @@ class TestHostileEntries:
         monkeypatch.setattr(cache_module, "MAX_ENTRY_BYTES", 10)
         assert counts(self.rerun(data, store))[:2] == (2, 0)
 
+    def test_a_cache_that_cannot_be_written_is_said_and_the_run_goes_on(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        data = dataset(tmp_path / "data", 3)
+
+        def full(target: object, text: str) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(cache_module, "write_text_atomic", full)
+        report = report_of([str(data)], contract(), cache=str(tmp_path / "cache"))
+        assert report.cache is not None and report.cache["entries_not_stored"] == 3
+        assert "3 partials could not be stored" in report.notes[-1]
+        assert plain(report) == plain(report_of([str(data)], contract()))
+
     def test_a_cache_that_is_a_file_is_a_usage_error(self, tmp_path: Path) -> None:
         data = dataset(tmp_path / "data", 1)
         (tmp_path / "cache").write_text("not a folder")
