@@ -9,6 +9,8 @@
 #   LABELGATE_FORMATS   report files to write: any of json junit html markdown text (default:
 #                       json junit html)
 #   LABELGATE_REPORTS   their folder (default labelgate-reports)
+#   LABELGATE_CACHE     a folder keeping each file's partial result (--cache): the first run
+#                       below reads what changed, the report files' runs read nothing
 # Writes the annotations (--format github) on stdout, the Markdown report to
 # $GITHUB_STEP_SUMMARY, and status=, reports= to $GITHUB_OUTPUT.
 # Exit status: labelgate's own: 0 pass, 1 the gate blocks, 2 usage error or unreadable data.
@@ -27,6 +29,9 @@ mkdir -p "$reports"
 heads=($head)
 # shellcheck disable=SC2206
 args=(${LABELGATE_ARGS:-})
+if [ -n "${LABELGATE_CACHE:-}" ]; then
+    args=(--cache "$LABELGATE_CACHE" "${args[@]}")
+fi
 if [ -n "${LABELGATE_CONTRACT:-}" ]; then
     args=(--schema "$LABELGATE_CONTRACT" "${args[@]}")
 fi

@@ -3,6 +3,7 @@ fake GITHUB_* environment."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -100,7 +101,11 @@ class TestDefinition:
         assert {"head", "base", "contract", "formats"} <= set(ACTION["inputs"])
         assert ACTION["inputs"]["head"]["required"] is True
         uses = [s["uses"] for s in ACTION["runs"]["steps"] if "uses" in s]
-        assert uses == ["actions/upload-artifact@v4"]
+        assert uses == [
+            "actions/cache/restore@v4",
+            "actions/cache/save@v4",
+            "actions/upload-artifact@v4",
+        ]
 
     def test_the_gate_step_is_the_script(self) -> None:
         (gate,) = [s for s in ACTION["runs"]["steps"] if s.get("id") == "gate"]
@@ -112,10 +117,35 @@ class TestDefinition:
             "args",
             "formats",
             "reports",
+            "cache",
         }
 
 
 class TestRun:
+    def test_the_cache_is_restored_used_and_saved_even_when_the_gate_blocks(
+        self, tmp_path: Path
+    ) -> None:
+        cache = str(tmp_path / "cache")
+        status, seen = run_action(
+            tmp_path, head="oob_0_2_4.parquet", args="--classes 4", cache=cache
+        )
+        assert status == 1, seen["stderr"]
+        assert [u for u, _ in seen["uses"]] == [
+            "actions/cache/restore@v4",
+            "actions/cache/save@v4",
+            "actions/upload-artifact@v4",
+        ]
+        restore, save = seen["uses"][0][1], seen["uses"][1][1]
+        assert restore["path"] == save["path"] == "${{ inputs.cache }}"
+        assert restore["restore-keys"] == "labelgate-${{ runner.os }}-"
+        # the report files' runs come after the gate's: they read nothing it read
+        report = json.loads((tmp_path / "reports" / "report.json").read_text())
+        assert (report["cache"]["files_read"], report["cache"]["files_cached"]) == (0, 1)
+
+    def test_without_cache_no_cache_step_runs(self, tmp_path: Path) -> None:
+        _, seen = run_action(tmp_path, head="clean.parquet", args="--classes 4")
+        assert [u for u, _ in seen["uses"]] == ["actions/upload-artifact@v4"]
+
     def test_validate_blocks_a_bad_file(self, tmp_path: Path) -> None:
         status, seen = run_action(tmp_path, head="oob_0_2_4.parquet", args="--classes 4")
         assert status == 1, seen["stderr"]

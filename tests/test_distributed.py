@@ -112,6 +112,28 @@ def plain(report: Any, *roots: str) -> dict[str, Any]:
     return out
 
 
+def test_cached_cluster_runs_read_only_what_they_lack(
+    shards: tuple[Path, dict[str, Any]], scheduler: str, tmp_path: Path
+) -> None:
+    """--cache with --dask: the files the cache lacks are one task each on the cluster."""
+    folder, _ = shards
+    contract = Contract(num_classes=4)
+    local = plain(report_of([str(folder)], contract))
+    store = str(tmp_path / "cache")
+    for read in (True, False):
+        report = report_of([str(folder)], contract, dask=scheduler, cache=store)
+        section = report.cache
+        assert section is not None
+        files = len(section["files"])
+        assert (section["files_read"], section["files_cached"]) == (
+            (files, 0) if read else (0, files)
+        )
+        doc = plain(report)
+        doc.pop("cache")
+        doc["notes"] = [n for n in doc["notes"] if not n.startswith("cache (")]
+        assert doc == local
+
+
 def test_cluster_report_equals_the_local_report(
     shards: tuple[Path, dict[str, Any]], scheduler: str
 ) -> None:

@@ -112,6 +112,24 @@ class TestCiDefinitions:
             doc["labelgate-gate"]["artifacts"]["reports"]["junit"] == "labelgate-reports/junit.xml"
         )
 
+    def test_gitlab_keeps_the_cache_even_when_the_gate_blocks(self) -> None:
+        job = yaml.safe_load((PIPELINES / "gitlab" / "labelgate.gitlab-ci.yml").read_text())
+        job = job["labelgate-gate"]
+        assert "--cache .labelgate-cache" in job["variables"]["LABELGATE_ARGS"]
+        assert job["cache"]["paths"] == [".labelgate-cache/"] and job["cache"]["when"] == "always"
+
+    def test_github_restores_the_cache_before_the_gate_and_saves_it_after(self) -> None:
+        doc = yaml.safe_load((PIPELINES / "github" / "labelgate-gate.yml").read_text())
+        job = doc["jobs"]["labels"]
+        assert "--cache .labelgate-cache" in job["env"]["LABELGATE_ARGS"]
+        steps = [s.get("uses") or s.get("run", "") for s in job["steps"]]
+        restore = steps.index("actions/cache/restore@v4")
+        gate = next(i for i, s in enumerate(steps) if "pipelines/gate.sh" in s)
+        save = steps.index("actions/cache/save@v4")
+        assert restore < gate < save and job["steps"][save]["if"] == "always()"
+        keys = {job["steps"][i]["with"]["key"] for i in (restore, save)}
+        assert len(keys) == 1  # saved under the key restored, new in every run
+
 
 class TestPreCommitHook:
     def test_entry_as_pre_commit_calls_it(self, tmp_path: Path) -> None:

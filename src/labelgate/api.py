@@ -215,6 +215,7 @@ def validate(
     target_getter: Callable[[Any], Any] | None = None,
     tokenizer: str | None = None,
     max_length: int | None = None,
+    cache: str | None = None,
     **options: Unpack[ContractOptions],
 ) -> ValidationReport:
     """Validate label files, or the labels already in memory.
@@ -249,6 +250,9 @@ def validate(
             loss sees after completion-only masking, truncation at ``max_length`` and the shift
             (``labelgate.inputs.sft``), K the vocabulary's size unless ``classes`` is given.
         max_length: with ``tokenizer``, the trainer's ``max_length``.
+        cache: a folder keeping each Parquet file's partial result under a key of its bytes and
+            of the contract, so that a re-run reads only the files that changed (streaming
+            engine only; docs/ci-gate.md).
         options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
             ``shuffle_seed``, ``world_size``, ``grad_accum``, ``sampler_drop_last``,
@@ -277,6 +281,8 @@ def validate(
         raise UsageError(f"--input-format {input_format} runs the streaming engine")
     if engine != "streaming" and dask is not None:
         raise UsageError(f"--dask runs the streaming engine; the {engine} engine loads a frame")
+    if engine != "streaming" and cache is not None:
+        raise UsageError(f"--cache runs the streaming engine; the {engine} engine loads a frame")
     applied = build_contract(contract, **options)
     settings: dict[str, Any] = {
         "max_examples": max_examples,
@@ -288,6 +294,7 @@ def validate(
         "input_format": input_format,
         "background": background,
         "source_field": source_field,
+        "cache": cache,
     }
     from labelgate.inputs.memory import as_table, is_in_memory
 

@@ -75,6 +75,7 @@ def _validate(args: argparse.Namespace) -> int:
             source_field=args.source_field,
             tokenizer=args.tokenizer,
             max_length=args.max_length,
+            cache=args.cache,
         )
     finally:
         if progress is not None:
@@ -288,6 +289,7 @@ def _diff(args: argparse.Namespace) -> int:
         threshold=args.share_threshold,
         max_examples=args.max_examples,
         strict=args.strict,
+        cache=args.cache,
     )
     return _emit(report, args)
 

@@ -156,6 +156,16 @@ def consumer_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-length", type=positive, metavar="N", help="the trainer's max_length")
 
 
+def cache_option(p: argparse.ArgumentParser) -> None:
+    """--cache DIR, alike for validate and diff."""
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        help="keep each Parquet file's partial result in DIR, keyed by its bytes, the contract "
+        "and labelgate's version: a re-run reads only the files that changed",
+    )
+
+
 def report_options(p: argparse.ArgumentParser) -> None:
     """The report's flags, alike for validate and diff."""
     p.add_argument("--format", choices=FORMATS, default="text", help="report format (default text)")

@@ -10,6 +10,7 @@ from typing import NoReturn
 from labelgate._version import __version__
 from labelgate.api import ENGINES
 from labelgate.cli.options import (
+    cache_option,
     consumer_options,
     contract_options,
     int_between,
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         paths="label file(s), directory or glob",
     )
     report_options(v)
+    cache_option(v)
     consumer_options(v)
     v.add_argument(
         "--engine",
@@ -302,6 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="share shift to report (default 0.05)",
     )
     report_options(df)
+    cache_option(df)
     ex = sub.add_parser(
         "export",
         help="the contract as a schema of another library",

@@ -12,6 +12,7 @@ from labelgate.contract.classmap import normalise_name
 from labelgate.core.catalog import codes_in, entry
 from labelgate.core.findings import apply_severity, finding
 from labelgate.core.report import Finding, Report
+from labelgate.run.changed import file_pairing, narrowed, with_pairing
 from labelgate.run.validation import Validation, run
 
 __all__ = ["DIFF_CODES", "diff"]
@@ -35,16 +36,22 @@ def diff(
     threshold: float = 0.05,
     max_examples: int = 20,
     strict: bool = False,
+    cache: str | None = None,
 ) -> Report:
     """Validate ``head`` fully, and compare it with ``base``.
+
+    Args:
+        cache: a folder keeping each Parquet file's partial result (``labelgate.run.cache``):
+            both revisions read only the files it lacks, and the files are paired by content,
+            then by name, so that rows are compared by id in the files that changed only.
 
     Returns:
         The head's report, with the comparison's findings (LG020-LG025) added and a ``diff``
         section: the class maps, label values, per-class and per-source shares, and row changes
         by id.
     """
-    head_run = run(head, head_contract, max_examples=max_examples, strict=strict)
-    base_run = run(base, base_contract, max_examples=max_examples)
+    head_run = run(head, head_contract, max_examples=max_examples, strict=strict, cache=cache)
+    base_run = run(base, base_contract, max_examples=max_examples, cache=cache)
     with head_run, base_run:
         head_report, head_ctx = head_run.report, head_run.context
         base_report, base_ctx = base_run.report, base_run.context
@@ -94,7 +101,8 @@ def diff(
                     details={"shifts": shares},
                 )
             )
-        rows = _rows_by_id(base_run, head_run)
+        pairing = file_pairing(base_run, head_run, base, head)
+        rows = _rows_by_id(*narrowed(base_run, head_run, pairing))
         found += rows.pop("findings")
         # The head's findings had the overrides applied already; the comparison's get them here.
         findings = apply_severity([*head_report.findings, *found], head_ctx.contract.severity)
@@ -115,7 +123,8 @@ def diff(
             "share_threshold": threshold,
             "rows": rows,
         }
-        return replace(head_report, findings=tuple(findings), diff=summary)
+        report = replace(head_report, findings=tuple(findings), diff=summary)
+        return with_pairing(report, base_report, pairing)
 
 
 def _class_map_changes(

@@ -130,6 +130,8 @@ class Report:
         diff: for ``labelgate diff``, the comparison with the base revision.
         frameworks: for a detection input judged with no framework named, what each framework
             would need and do with it (``labelgate.run.readings.Reading.to_dict``).
+        cache: with ``--cache``, the files read and those whose partial came from the cache
+            (``labelgate.run.cache.FileCache.summary``).
     """
 
     findings: tuple[Finding, ...]
@@ -144,6 +146,7 @@ class Report:
     strict: bool = False
     diff: dict[str, Any] | None = None
     frameworks: tuple[dict[str, Any], ...] = ()
+    cache: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:
@@ -209,4 +212,5 @@ class Report:
             }
             | ({"diff": self.diff} if self.diff is not None else {})
             | ({"frameworks": list(self.frameworks)} if self.frameworks else {})
+            | ({"cache": self.cache} if self.cache is not None else {})
         )

@@ -3,7 +3,7 @@ sequential scan, the duplicate-id pass on a cluster, and footers read where the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from labelgate.inputs.dataset import Dataset, Mapper
@@ -13,8 +13,12 @@ from labelgate.scan import ScanResult
 from labelgate.scan.result import PER_BATCH_MAX
 
 if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
+    from labelgate.run.cache import FileCache
     from labelgate.scan.idkeys import IdKeys
-    from labelgate.scan.plan import Spec
+    from labelgate.scan.partial import Partial
+    from labelgate.scan.plan import Piece, Spec
     from labelgate.scan.result import DuplicateIds
 
 __all__ = [
@@ -69,9 +73,11 @@ def scan_in_pieces(
     progress: Progress | None,
     client: Any = None,
     keyed: IdKeys | None = None,
+    cache: FileCache | None = None,
 ) -> ScanResult:
     """Row groups in parallel, partial results merged in order (see ``labelgate.scan``);
-    on a Dask cluster through ``client`` (see ``labelgate.run.distributed``)."""
+    on a Dask cluster through ``client`` (see ``labelgate.run.distributed``); with ``cache``,
+    only the files whose partial it lacks (see ``labelgate.run.cache``)."""
     from labelgate.scan.partial import failing_only
     from labelgate.scan.plan import plan_pieces
     from labelgate.scan.runner import result_of, run_pieces, threads_default
@@ -87,7 +93,20 @@ def scan_in_pieces(
     compact = None
     if data.plan.kept_batches(rows) > PER_BATCH_MAX:
         compact = failing_only(data.plan.size, rows)
-    if client is not None:
+    if cache is not None:
+        from labelgate.run.cache import scan_cached
+
+        merged = scan_cached(
+            cache,
+            data,
+            pieces,
+            spec,
+            metadata,
+            read=_file_reader(spec, metadata, threads or threads_default(), client),
+            compact=compact,
+            progress=report,
+        )
+    elif client is not None:
         from labelgate.run.distributed import run_on_dask
 
         merged = run_on_dask(client, pieces, spec, progress=report, compact=compact)
@@ -102,6 +121,31 @@ def scan_in_pieces(
             compact=compact,
         )
     return result_of(merged, spec, data.plan, len(data.files), complete=compact is None)
+
+
+def _file_reader(
+    spec: Spec, metadata: list[pq.FileMetaData], threads: int, client: Any
+) -> Callable[[list[Piece]], Iterator[tuple[int, Partial]]]:
+    """What reads the files a cache lacks: each file's pieces, on threads or one task per file
+    on the cluster, yielding (file index, its partial) in order."""
+
+    def on_threads(pieces: list[Piece]) -> Iterator[tuple[int, Partial]]:
+        from labelgate.scan.runner import run_by_file
+
+        return run_by_file(pieces, spec, metadata, threads=threads)
+
+    def on_cluster(pieces: list[Piece]) -> Iterator[tuple[int, Partial]]:
+        from functools import partial
+
+        from labelgate.run.distributed import cluster_map, scan_group
+
+        files: dict[int, list[Piece]] = {}
+        for p in pieces:
+            files.setdefault(p.file_index, []).append(p)
+        done = cluster_map(client, partial(scan_group, spec=spec), list(files.values()))
+        return zip(files, done, strict=True)
+
+    return on_threads if client is None else on_cluster
 
 
 def _spec(data: Dataset, max_examples: int, id_check: bool) -> Spec:

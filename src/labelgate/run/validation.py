@@ -20,6 +20,7 @@ from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
+from labelgate.run.cache import FileCache
 from labelgate.run.frameworks import framework_background, framework_report, framework_rows
 from labelgate.run.fwapplies import framework_applies, minival, repeated_ids
 from labelgate.run.inputs import DETECTION_BATCHES, as_given, read_input, with_format
@@ -101,6 +102,7 @@ def run(
     background: int | None = None,
     source_field: str | None = None,
     found: Sequence[tuple[str, Any, str]] = (),
+    cache: str | None = None,
 ) -> Validation:
     """Validate label files against a contract.
 
@@ -126,6 +128,8 @@ def run(
             (default: the file's name).
         found: what the caller found of the input (field, value, origin), where the contract
             does not say it: a DataFrame's label column, a Dataset's class names.
+        cache: a folder keeping each Parquet file's partial result, so that a re-run reads only
+            the files that changed (``labelgate.run.cache``).
 
     Returns:
         The report (failed checks are findings in it, not exceptions), the context the checks
@@ -209,6 +213,7 @@ def run(
             id_memory,
             facts,
             ids_per_file=per_file,
+            cache=_cache_for(cache, opened),
         )
         if opened is not None:
             done = replace(done, report=as_given(done.report, opened))
@@ -243,6 +248,7 @@ def _validate(
     facts: AnnotationFacts | None = None,
     *,
     ids_per_file: bool = False,
+    cache: FileCache | None = None,
 ) -> Validation:
     """One scan and the checks; ``ids_per_file``: ids are unique within each file, not across
     them (COCO's annotation ids), so the duplicate-id check runs file by file."""
@@ -253,7 +259,9 @@ def _validate(
         raise UsageError(f"--dask runs Parquet row groups as pieces, and here {why_not}")
     with ExitStack() as stack:
         keyed = None  # the ids, keyed by the scan's workers as they decode them (see scan.idkeys)
+        # Ids are keyed as the scan decodes them; files taken from a cache are not decoded.
         keying = why_not is None and client is None and not ids_per_file
+        keying = keying and (cache is None or cache.unused is not None)
         if keying and id_check and columns.id is not None:
             from labelgate.scan.idkeys import IdKeys
             from labelgate.scan.ids import integer_ids
@@ -262,8 +270,13 @@ def _validate(
             limit = None if max_examples == 0 else max_examples
             keyed = IdKeys(data.known_rows or 0, id_memory, integer=integer, limit=limit)
             stack.enter_context(keyed)
+        if cache is not None and cache.unused is None and why_not is not None:
+            cache.unused = why_not
         if why_not is None:
-            scan = scan_in_pieces(data, max_examples, id_check, threads, progress, client, keyed)
+            usable = None if cache is None or cache.unused is not None else cache
+            scan = scan_in_pieces(
+                data, max_examples, id_check, threads, progress, client, keyed, usable
+            )
         else:
             scan = scan_sequentially(data, max_examples, progress)
         duplicates = None
@@ -318,10 +331,22 @@ def _validate(
                 if contract.task in BOX_TASKS and ctx.annotations is None
                 else []
             ),
+            *([] if cache is None else [cache.note()]),
         ),
         strict=strict,
+        cache=None if cache is None else cache.summary(),
     )
     return Validation(report, ctx, data)
+
+
+def _cache_for(folder: str | None, opened: Opened | None) -> FileCache | None:
+    """The run's cache; unused where a reader converted the input (it read every file)."""
+    if folder is None:
+        return None
+    cache = FileCache.at(folder)
+    if opened is not None and opened.converted:
+        cache.unused = f"the {opened.format} input is read whole by its reader"
+    return cache
 
 
 def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:

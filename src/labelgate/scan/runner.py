@@ -30,7 +30,7 @@ from labelgate.scan.result import (
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
-__all__ = ["result_of", "run_pieces", "threads_default"]
+__all__ = ["result_of", "run_by_file", "run_pieces", "threads_default"]
 
 
 def threads_default() -> int:
@@ -69,6 +69,23 @@ def run_pieces(
                 progress(rows)
 
     return merge(reported(), compact)
+
+
+def run_by_file(
+    pieces: list[Piece], spec: Spec, metadata: list[pq.FileMetaData], *, threads: int
+) -> Iterator[tuple[int, Partial]]:
+    """Scan ``pieces`` (whole files, in row order, not necessarily adjacent files) on
+    ``threads`` threads, yielding each file's index and the merged partial of its pieces."""
+    group: list[Partial] = []
+    current = -1
+    for piece, part in zip(pieces, _ordered(pieces, spec, metadata, threads, None), strict=True):
+        if group and piece.file_index != current:
+            yield current, merge(group)
+            group = []
+        current = piece.file_index
+        group.append(part)
+    if group:
+        yield current, merge(group)
 
 
 def _ordered(
