@@ -77,9 +77,8 @@ def find_name_column(sample: pa.Table, label: str, candidates: list[str]) -> Nam
     earlier column.
     """
     best: NameColumn | None = None
-    labels = sample.column(label).to_pylist()
     for column in candidates:
-        judged = _judge(labels, sample.column(column).to_pylist())
+        judged = _judge(_pairs(sample, label, column))
         if judged is None:
             continue
         agreement, rows = judged
@@ -88,13 +87,29 @@ def find_name_column(sample: pa.Table, label: str, candidates: list[str]) -> Nam
     return best
 
 
-def _judge(labels: list[object], names: list[object]) -> tuple[float, int] | None:
+def _pairs(sample: pa.Table, label: str, column: str) -> Counter[tuple[str, str]] | None:
+    """Rows per (label, name) pair, counted by Arrow; ``None`` where the pairs are too many for
+    a name column (fewer than two rows a pair: text that varies row by row)."""
+    import pyarrow as pa
+
+    names = sample.column(column)
+    if pa.types.is_dictionary(names.type):
+        names = names.cast(names.type.value_type)
+    both = pa.table({"l": sample.column(label), "n": names}).drop_null()
+    counted = both.group_by(["l", "n"]).aggregate([([], "count_all")])
+    if 2 * counted.num_rows > both.num_rows:
+        return None
+    out: Counter[tuple[str, str]] = Counter()
+    for value, name, n in zip(*(counted.column(i).to_pylist() for i in range(3)), strict=True):
+        if str(name).strip():
+            out[(str(value).strip(), normalise_name(str(name)))] += n
+    return out
+
+
+def _judge(pairs: Counter[tuple[str, str]] | None) -> tuple[float, int] | None:
     """(agreement, rows judged), or ``None`` where the column is no name column."""
-    pairs: Counter[tuple[str, str]] = Counter(
-        (str(value).strip(), normalise_name(str(name)))
-        for value, name in zip(labels, names, strict=True)
-        if value is not None and name is not None and str(name).strip()
-    )
+    if pairs is None:
+        return None
     rows = sum(pairs.values())
     by_label: defaultdict[str, Counter[str]] = defaultdict(Counter)
     by_name: defaultdict[str, Counter[str]] = defaultdict(Counter)
