@@ -11,6 +11,13 @@
 #   LABELGATE_REPORTS   their folder (default labelgate-reports)
 #   LABELGATE_CACHE     a folder keeping each file's partial result (--cache): the first run
 #                       below reads what changed, the report files' runs read nothing
+#   LABELGATE_BASE_REF  the base revision (a commit or branch): set, the gate runs `labelgate diff`
+#                       against the dataset at that revision, checked out in a worktree of its
+#                       own; the revision is fetched first when the clone lacks it (a shallow
+#                       clone: actions/checkout's default). LABELGATE_BASE is then the dataset's
+#                       path in that revision (default: LABELGATE_HEAD's).
+#   LABELGATE_COMMENT   "true" (default): on a pull request, post or update one comment with the
+#                       verdict (--format pr-comment), with GITHUB_TOKEN; "false": none
 # Writes the annotations (--format github) on stdout, the Markdown report to
 # $GITHUB_STEP_SUMMARY, and status=, reports= to $GITHUB_OUTPUT.
 # Exit status: labelgate's own: 0 pass, 1 the gate blocks, 2 usage error or unreadable data.
@@ -35,8 +42,27 @@ fi
 if [ -n "${LABELGATE_CONTRACT:-}" ]; then
     args=(--schema "$LABELGATE_CONTRACT" "${args[@]}")
 fi
-if [ -n "${LABELGATE_BASE:-}" ]; then
-    command=(labelgate diff "$LABELGATE_BASE" "${heads[@]}" "${args[@]}")
+base=${LABELGATE_BASE:-}
+if [ -n "${LABELGATE_BASE_REF:-}" ]; then
+    ref=$LABELGATE_BASE_REF
+    if ! commit=$(git rev-parse --verify --quiet "$ref^{commit}"); then
+        echo "labelgate action: fetching the base revision $ref"
+        if ! git fetch --quiet --no-tags --depth=1 origin "$ref"; then
+            echo "labelgate action: cannot fetch the base revision '$ref' from origin" >&2
+            exit 2
+        fi
+        commit=$(git rev-parse FETCH_HEAD)
+    fi
+    worktree="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/labelgate-base-$$"
+    if ! git worktree add --quiet --detach "$worktree" "$commit"; then
+        echo "labelgate action: cannot check out the base revision $commit" >&2
+        exit 2
+    fi
+    trap 'git worktree remove --force "$worktree"' EXIT
+    base="$worktree/${base:-$head}"
+fi
+if [ -n "$base" ]; then
+    command=(labelgate diff "$base" "${heads[@]}" "${args[@]}")
 else
     command=(labelgate validate "${heads[@]}" "${args[@]}" --no-progress)
 fi
@@ -58,6 +84,12 @@ if [ "$status" -ne 2 ]; then
         esac
         "${command[@]}" --format "$format" --output "$out" || true
     done
+fi
+if [ "$status" -ne 2 ] && [ "${LABELGATE_COMMENT:-true}" = "true" ] && [ -n "${GITHUB_EVENT_PATH:-}" ]; then
+    # One comment per pull request, updated on each push; its failures never fail the gate.
+    if "${command[@]}" --format pr-comment --output "$reports/comment.md"; [ -s "$reports/comment.md" ]; then
+        "${LABELGATE_PYTHON:-python3}" "$(dirname "$0")/pr_comment.py" "$reports/comment.md" || true
+    fi
 fi
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
     {

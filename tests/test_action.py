@@ -118,6 +118,9 @@ class TestDefinition:
             "formats",
             "reports",
             "cache",
+            "base-ref",
+            "comment",
+            "token",
         }
 
 
@@ -198,3 +201,14 @@ class TestRun:
 )
 def test_docs_and_pipelines_show_uses(path: Path) -> None:
     assert "uses: labelgate/labelgate@" in path.read_text()
+
+
+def test_the_workflow_uses_the_action_from_a_shallow_clone_with_its_comment() -> None:
+    doc = yaml.safe_load((ROOT / "pipelines" / "github" / "labelgate-action.yml").read_text())
+    assert doc["permissions"]["pull-requests"] == "write"
+    steps = doc["jobs"]["labels"]["steps"]
+    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout"))
+    assert "fetch-depth" not in checkout.get("with", {})  # the action fetches the base itself
+    gate = next(s for s in steps if s.get("uses", "").startswith("labelgate/labelgate@"))
+    assert set(gate["with"]) <= set(ACTION["inputs"]) and "base-ref" in gate["with"]
+    assert "git worktree" not in (ROOT / "docs" / "ci-gate.md").read_text().split("```yaml")[1]

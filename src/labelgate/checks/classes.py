@@ -46,10 +46,12 @@ class Shifts:
 
 
 def reference_sources(pairs: Mapping[tuple[int, int, str], tuple[int, int]], k: int) -> set[int]:
-    """Sources whose (label, name) pairs can serve as the reference for the others: those with
-    no label at K, the signature of a 1-based source (a stray bad label elsewhere does not
-    disqualify a source)."""
-    return {s for (s, _, _) in pairs} - {s for (s, v, _) in pairs if v == k}
+    """Sources whose (label, name) pairs can serve as the reference for the others: all but
+    those with a label at K and none at 0, the signature of a 1-based source (a stray label at K
+    in a source that uses 0 does not disqualify it, nor a bad label elsewhere)."""
+    at_k = {s for (s, v, _) in pairs if v == k}
+    at_0 = {s for (s, v, _) in pairs if v == 0}
+    return {s for (s, _, _) in pairs} - (at_k - at_0)
 
 
 def analyse_shifts(ctx: Context) -> Shifts | None:

@@ -90,7 +90,8 @@ def _emit(report: object, args: argparse.Namespace) -> int:
 
     assert isinstance(report, Report)
     to_terminal = args.output is None and sys.stdout.isatty()
-    text = render(report, args.format, color=to_terminal)
+    link = _report_url(args) if args.format == "pr-comment" else None
+    text = render(report, args.format, color=to_terminal, link=link)
     if args.output:
         write_output(args.output, text)
     else:
@@ -101,10 +102,27 @@ def _emit(report: object, args: argparse.Namespace) -> int:
     return EXIT_FAIL if report.failed else EXIT_PASS
 
 
+def _report_url(args: argparse.Namespace) -> str | None:
+    """The full report's link for a pull-request comment: --report-url, else on GitHub Actions
+    the run's page (its artifacts are listed there)."""
+    url: str | None = args.report_url
+    if url is None:
+        env = os.environ
+        parts = [env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
+        if all(parts):
+            url = "{}/{}/actions/runs/{}".format(*parts)
+    if url is not None and (
+        not url.startswith(("https://", "http://")) or any(c in url for c in " ()<>\n\t")
+    ):
+        raise UsageError(f"--report-url must be an http(s) URL without spaces or brackets: {url!r}")
+    return url
+
+
 def _report_outputs(args: argparse.Namespace) -> dict[str, str | None]:
     """The report's outputs: --output, and with --format github the step summary GitHub names in
     the environment, checked against the inputs like any other output."""
     summary = os.environ.get("GITHUB_STEP_SUMMARY") if args.format == "github" else None
+    _report_url(args)  # a bad --report-url is said before anything is read
     return {"--output": args.output, "GITHUB_STEP_SUMMARY": summary or None}
 
 

@@ -178,3 +178,9 @@ def report_options(p: argparse.ArgumentParser) -> None:
         help="offending rows listed per finding (default 20; 0 lists all)",
     )
     p.add_argument("--strict", action="store_true", help="warnings fail too")
+    p.add_argument(
+        "--report-url",
+        metavar="URL",
+        help="pr-comment: the link to the full report (default on GitHub Actions: the run's page, "
+        "where its artifacts are)",
+    )

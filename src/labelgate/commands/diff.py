@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from labelgate.checks.context import Context, join_values
+from labelgate.commands.diffvalues import ClassNames, class_names, comparable, same_maps
 from labelgate.contract import Contract
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.catalog import codes_in, entry
@@ -18,13 +19,6 @@ from labelgate.run.validation import Validation, run
 __all__ = ["DIFF_CODES", "diff"]
 
 DIFF_CODES = {code: entry(code).title for code in codes_in("diff")}
-
-
-def class_names(ctx: Context) -> dict[int, str]:
-    """Index -> name for a revision: its class map, else its (label, name) pairs."""
-    if ctx.contract.class_map is not None:
-        return dict(ctx.contract.class_map.name_of())
-    return dict(ctx.names_seen)
 
 
 def diff(
@@ -56,9 +50,10 @@ def diff(
         head_report, head_ctx = head_run.report, head_run.context
         base_report, base_ctx = base_run.report, base_run.context
         found: list[Finding] = []
-        base_map, head_map = class_names(base_ctx), class_names(head_ctx)
+        base_names, head_names = same_maps(class_names(base_ctx), class_names(head_ctx))
+        base_map, head_map = base_names.names, head_names.names
         found += _class_map_changes(
-            base_map, head_map, base_ctx.contract.version, head_ctx.contract.version
+            base_names, head_names, base_ctx.contract.version, head_ctx.contract.version
         )
         base_values, head_values = _values(base_ctx), _values(head_ctx)
         new_values = sorted(set(head_values) - set(base_values))
@@ -128,8 +123,15 @@ def diff(
 
 
 def _class_map_changes(
-    base: dict[int, str], head: dict[int, str], base_version: str | None, head_version: str | None
+    base_names: ClassNames,
+    head_names: ClassNames,
+    base_version: str | None,
+    head_version: str | None,
 ) -> list[Finding]:
+    """LG020 for a change of the map itself. An index one side lacks is added or dropped only
+    where that side's map is declared: a map read from the data lacks the classes it has no
+    (named) row of, which is LG022's to say, not a change of the map."""
+    base, head = base_names.names, head_names.names
     base_index = {normalise_name(n): i for i, n in base.items()}
     renamed, reordered, added, dropped = [], [], [], []
     for i in sorted(set(base) | set(head)):
@@ -140,9 +142,9 @@ def _class_map_changes(
                 reordered.append(f"{h!r} {moved_from} -> {i}")
             else:
                 renamed.append(f"{i}: {b!r} -> {h!r}")
-        elif b is None and h is not None:
+        elif b is None and h is not None and base_names.declared:
             added.append(f"{i}: {h!r}")
-        elif h is None and b is not None:
+        elif h is None and b is not None and head_names.declared:
             dropped.append(f"{i}: {b!r}")
     out = []
     remap = renamed + reordered
@@ -232,7 +234,8 @@ def _rows_by_id(base: Validation, head: Validation) -> dict[str, Any]:
         data = done.dataset
         out: dict[Any, Any] = {}
         for _, _, batch in data.chunks([column, data.columns.label]):
-            out.update(zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True))
+            ids, labels = batch.column(0).to_pylist(), batch.column(1).to_pylist()
+            out.update(zip(map(comparable, ids), map(comparable, labels), strict=True))
         return out
 
     b, h = labels_by_id(base, bid), labels_by_id(head, hid)

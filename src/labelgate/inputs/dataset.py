@@ -11,6 +11,7 @@ from labelgate.core.batchplan import BatchPlan
 from labelgate.core.labels import is_list_type, is_soft_type
 from labelgate.errors import InputError, UsageError
 from labelgate.inputs.columns import Columns, detect_columns
+from labelgate.inputs.namecolumn import find_name_column, first_rows, text_columns
 from labelgate.inputs.resolved import LABEL_TYPE, Resolution, Resolved
 from labelgate.io import InputFile, read_schema, resolve_inputs, stream_columns
 from labelgate.io.stream import FileSchema
@@ -138,6 +139,12 @@ def open_dataset(
         name=contract.name_column,
         origin=files[0].path,
     )
+    if (
+        columns.name is None
+        and not members
+        and not is_list_type(first.schema.field(columns.label).type)
+    ):
+        columns = _with_name_by_content(columns, files[0], first)
     for f, s in zip(files[1:], schemas[1:], strict=True):
         missing = [c for c in columns.needed() if c not in s.schema.names]
         if missing:
@@ -173,6 +180,20 @@ def open_dataset(
         images=images,
     )
     return Dataset(files, schemas, columns, contract, label_type, plan, known, resolution.freeze())
+
+
+def _with_name_by_content(columns: Columns, file: InputFile, schema: FileSchema) -> Columns:
+    """The name column found by its content (a text column that follows the label), read from
+    the first rows of the first file; ``columns`` as they were where none qualifies."""
+    candidates = text_columns(schema.schema, (columns.label, columns.id, columns.source))
+    if not candidates:
+        return columns
+    batches = stream_columns(file, [columns.label, *candidates], headerless=schema.headerless)
+    sample = first_rows(batches)
+    found = None if sample is None else find_name_column(sample, columns.label, candidates)
+    if found is None:
+        return columns
+    return replace(columns, name=found.column, how=columns.how | {"name": found.how()})
 
 
 def _task(wanted: str | None, label_type: Any, column: str) -> str:

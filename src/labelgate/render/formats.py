@@ -13,11 +13,14 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "render"]
 
-FORMATS = ("text", "json", "junit", "github", "markdown", "html")
+FORMATS = ("text", "json", "junit", "github", "markdown", "pr-comment", "html")
 
 
-def render(report: Report, fmt: str, *, color: bool = False, width: int = 100) -> str:
-    """Render ``report`` in ``fmt`` (one of ``FORMATS``)."""
+def render(
+    report: Report, fmt: str, *, color: bool = False, width: int = 100, link: str | None = None
+) -> str:
+    """Render ``report`` in ``fmt`` (one of ``FORMATS``); ``link``: where the full report is,
+    for ``pr-comment``."""
     renderer: Callable[[Report], str]
     if fmt != "json":  # JSON escapes control characters itself; every human format gets them shown
         report = displayed(report)
@@ -25,6 +28,10 @@ def render(report: Report, fmt: str, *, color: bool = False, width: int = 100) -
         from labelgate.render.text import render_text
 
         return render_text(report, color=color, width=width)
+    if fmt == "pr-comment":
+        from labelgate.render.prcomment import render_pr_comment
+
+        return render_pr_comment(report, link=link)
     if fmt == "json":
         from labelgate.render.json import render_json as renderer
     elif fmt == "junit":

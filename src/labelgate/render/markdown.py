@@ -12,12 +12,12 @@ from labelgate.render.common import (
     verdict,
 )
 
-__all__ = ["render_markdown"]
+__all__ = ["cell", "render_markdown"]
 
 ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
-def _cell(value: object) -> str:
+def cell(value: object) -> str:
     """Text safe inside a Markdown table cell (data may hold pipes, newlines, HTML, or link and
     image syntax: ``[x](javascript:...)``, ``![](http://...)``)."""
     text = str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
@@ -45,9 +45,9 @@ def render_markdown(report: Report) -> str:
     """Verdict, counts, findings with their first examples, per-source and per-class tables."""
     c = report.counts
     title = "labelgate diff" if report.diff is not None else "labelgate validate"
-    files = ", ".join(f"`{_cell(f['path'])}`" for f in report.input["files"][:5])
+    files = ", ".join(f"`{cell(f['path'])}`" for f in report.input["files"][:5])
     base = base_paths(report)
-    against = "" if base is None else f" against base `{_cell(base)}`"
+    against = "" if base is None else f" against base `{cell(base)}`"
     out = [f"## {title}: {verdict(report)}", "", f"Input: {files}{against}", ""]
     out.append(
         f"Rows {c['rows']} = usable {c['usable']} + ignored {c['ignored']} + rejected {c['rejected']}"
@@ -62,30 +62,30 @@ def render_markdown(report: Report) -> str:
     lines = framework_lines(report)
     if lines:
         out += ["Each framework's reading (the verdict counts what fails under all):", ""]
-        out += [f"- {_cell(line)}" for line in lines] + [""]
+        out += [f"- {cell(line)}" for line in lines] + [""]
     if report.findings:
         out += ["| | code | count | finding |", "|---|---|---:|---|"]
         for f in report.findings:
             out.append(
-                f"| {ICON[f.severity]} {f.severity} | {f.code} | {counted(f.count, f.unit)} | {_cell(f.message)} |"
+                f"| {ICON[f.severity]} {f.severity} | {f.code} | {counted(f.count, f.unit)} | {cell(f.message)} |"
             )
         out.append("")
         for f in report.findings:
             if f.severity == "info":
                 continue
-            out.append(f"<details><summary>{f.code}: {_cell(f.fix) or 'details'}</summary>\n")
+            out.append(f"<details><summary>{f.code}: {cell(f.fix) or 'details'}</summary>\n")
             if f.examples:
                 out += ["| row | id | batch | source | value |", "|---:|---|---:|---|---|"]
                 out += [
-                    f"| {_row(e)} | {_cell(_blank(e.id))} | {_batch(e)} | {_cell(_blank(e.source))} "
-                    f"| {_cell(example_value(e))} |"
+                    f"| {_row(e)} | {cell(_blank(e.id))} | {_batch(e)} | {cell(_blank(e.source))} "
+                    f"| {cell(example_value(e))} |"
                     for e in f.examples[:10]
                 ]
             out += ["", "</details>", ""]
     if len(report.sources) > 1:
         out += ["| source | rows | usable | ignored | rejected |", "|---|---:|---:|---:|---:|"]
         out += [
-            f"| {_cell(s['source'])} | {s['rows']} | {s['usable']} | {s['ignored']} | {s['rejected']} |"
+            f"| {cell(s['source'])} | {s['rows']} | {s['usable']} | {s['ignored']} | {s['rejected']} |"
             for s in report.sources
         ]
         out.append("")
@@ -96,7 +96,7 @@ def render_markdown(report: Report) -> str:
             "|---:|---|---:|---:|" + ("---:|" if rejected else ""),
         ]
         out += [
-            f"| {k['index']} | {_cell(k['name'] or '')} | {k['count']} | {k['share']:.1%} |"
+            f"| {k['index']} | {cell(k['name'] or '')} | {k['count']} | {k['share']:.1%} |"
             + (f" {k['rejected']} |" if rejected else "")
             for k in report.classes
         ]
