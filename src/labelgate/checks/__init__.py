@@ -18,7 +18,15 @@ __all__ = ["REGISTRY", "CheckSpec", "Context", "all_checks", "check", "run_check
 
 def all_checks() -> dict[str, CheckSpec]:
     """The registry, every check module imported (importing a module registers its checks)."""
-    from labelgate.checks import batches, classes, formats, model, rows, values  # noqa: F401
+    from labelgate.checks import (  # noqa: F401
+        batches,
+        classes,
+        formats,
+        model,
+        rows,
+        values,
+        witness,
+    )
 
     return REGISTRY
 

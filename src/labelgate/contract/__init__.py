@@ -104,6 +104,8 @@ class Contract:
             ``reduce_zero_label`` makes them (0 -> 255, every other label minus 1).
         name: the dataset's name.
         origin: the file the contract was read from.
+        predictions: a model's predictions on the same rows (Parquet, CSV, JSONL, .npy),
+            relative to the contract: each source judged against them (LG049).
     """
 
     num_classes: int | None = None
@@ -133,6 +135,7 @@ class Contract:
     images: str | None = None
     framework: str | None = None
     reduce_zero_label: bool | None = None
+    predictions: str | None = None
 
     def __post_init__(self) -> None:
         bounded(self.num_classes, "num_classes")
@@ -187,48 +190,53 @@ class Contract:
 
     def to_dict(self) -> dict[str, Any]:
         """The contract as plain data, for reports."""
-        return {
-            "name": self.name,
-            "version": self.version,
-            "origin": self.origin,
-            "task": self.task,
-            "num_classes": self.num_classes,
-            "label_column": self.label_column,
-            "id_column": self.id_column,
-            "source_column": self.source_column,
-            "name_column": self.name_column,
-            "class_names": None
-            if self.class_map is None
-            else {"origin": self.class_map.origin, "entries": len(self.class_map.entries)},
-            "ignore_index": self.ignore_index,
-            "background_index": self.background_index,
-            "batching": self.batching.to_dict(),
-            "class_weights": None if self.class_weights is None else list(self.class_weights),
-            "severity": dict(self.severity),
-            "expected_rows": self.expected_rows,
-            "class_map_fingerprint": self.class_map_fingerprint,
-            "soft_tolerance": self.soft_tolerance,
-            "pandera": None if self.pandera is None else dict(self.pandera),
-            "color_map": None
-            if self.color_map is None
-            else {
-                str(i): f"#{c:06x}" for c, i in sorted(self.color_map.items(), key=lambda kv: kv[1])
-            },
-            "label_columns": None if self.label_columns is None else list(self.label_columns),
-            "label_encoding": self.label_encoding,
-            "model": None
-            if self.model is None
-            else {
-                "origin": self.model.origin,
-                "num_labels": self.model.num_labels,
-                "problem_type": self.model.problem_type,
-            },
-            "framework": self.framework,
-            "reduce_zero_label": self.reduce_zero_label,
-            "value_map": None
-            if self.value_map is None
-            else {str(k): "ignore" if v is None else v for k, v in self.value_map.items()},
-        } | ({"images": self.images} if self.images is not None else {})
+        return (
+            {
+                "name": self.name,
+                "version": self.version,
+                "origin": self.origin,
+                "task": self.task,
+                "num_classes": self.num_classes,
+                "label_column": self.label_column,
+                "id_column": self.id_column,
+                "source_column": self.source_column,
+                "name_column": self.name_column,
+                "class_names": None
+                if self.class_map is None
+                else {"origin": self.class_map.origin, "entries": len(self.class_map.entries)},
+                "ignore_index": self.ignore_index,
+                "background_index": self.background_index,
+                "batching": self.batching.to_dict(),
+                "class_weights": None if self.class_weights is None else list(self.class_weights),
+                "severity": dict(self.severity),
+                "expected_rows": self.expected_rows,
+                "class_map_fingerprint": self.class_map_fingerprint,
+                "soft_tolerance": self.soft_tolerance,
+                "pandera": None if self.pandera is None else dict(self.pandera),
+                "color_map": None
+                if self.color_map is None
+                else {
+                    str(i): f"#{c:06x}"
+                    for c, i in sorted(self.color_map.items(), key=lambda kv: kv[1])
+                },
+                "label_columns": None if self.label_columns is None else list(self.label_columns),
+                "label_encoding": self.label_encoding,
+                "model": None
+                if self.model is None
+                else {
+                    "origin": self.model.origin,
+                    "num_labels": self.model.num_labels,
+                    "problem_type": self.model.problem_type,
+                },
+                "framework": self.framework,
+                "reduce_zero_label": self.reduce_zero_label,
+                "value_map": None
+                if self.value_map is None
+                else {str(k): "ignore" if v is None else v for k, v in self.value_map.items()},
+            }
+            | ({"images": self.images} if self.images is not None else {})
+            | ({"predictions": self.predictions} if self.predictions is not None else {})
+        )
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Contract:
@@ -296,6 +304,7 @@ _TOP_KEYS = {
     "images": str,
     "framework": str,
     "reduce_zero_label": bool,
+    "predictions": str,
 }
 _BATCH_KEYS = {
     "size": int,
@@ -390,6 +399,7 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         images=images_field(data.get("images"), base),
         framework=data.get("framework"),
         reduce_zero_label=data.get("reduce_zero_label"),
+        predictions=images_field(data.get("predictions"), base),
     )
 
 

@@ -275,6 +275,11 @@ def _validate(
         from labelgate.scan.ranks import judge_data_ranks
 
         ranks = judge_data_ranks(data)
+    witness = None
+    if contract.predictions is not None:
+        from labelgate.scan.witness import count_witness
+
+        witness = count_witness(data, contract.predictions, limit=max_examples or 20)
     ctx = Context(
         scan,
         contract,
@@ -286,6 +291,7 @@ def _validate(
         section=section,
         annotations=facts,
         ranks=ranks,
+        witness=witness,
     )
     findings = _name_files(_completed(run_checks(ctx), data), files, scan.file_rows)
     report = Report(
@@ -300,6 +306,7 @@ def _validate(
         classes=tables.class_table(ctx),
         notes=(
             *data.resolved.found(),
+            *([witness.note()] if witness is not None else []),
             *tables.notes(columns, label_type, task, schemas[0], files),
             *(
                 [DETECTION_BATCHES]
