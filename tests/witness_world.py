@@ -4,6 +4,7 @@ on a trusted sample, and sources whose labels carry planted mapping faults and u
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -82,3 +83,59 @@ def noisy(
 
 def confusion(given: I64, predicted: I64, k: int) -> I64:
     return np.bincount(given * k + predicted, minlength=k * k).reshape(k, k).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A generated label file of several sources and the model's logits on its rows."""
+
+    truth: I64
+    given: I64
+    noise: npt.NDArray[np.bool_]
+    sources: list[str]
+    logits: npt.NDArray[np.float64]
+    faults: dict[str, I64]
+
+
+def make_case(
+    world: World,
+    faults: dict[str, str],
+    *,
+    rows: int,
+    noise: float,
+    seed: int,
+) -> Case:
+    """One source per entry of ``faults`` (name -> planted kind), ``rows`` rows each."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    planted: dict[str, I64] = {}
+    for name, kind in faults.items():
+        truth, x = world.sample(rows, rng)
+        f = plant(kind, world.k, rng)
+        planted[name] = f
+        given, touched = noisy(f[truth], noise, world.k, rng)
+        parts.append((truth, given, touched, [name] * rows, world.logits(x)))
+    return Case(
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+        [s for p in parts for s in p[3]],
+        np.concatenate([p[4] for p in parts]),
+        planted,
+    )
+
+
+def write_case(case: Case, folder: Any, *, shuffle_predictions: bool = True) -> tuple[str, str]:
+    """``data.parquet`` (id, label, source) and ``pred.parquet`` (id and K logit columns, in
+    another row order), as paths."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n, k = case.logits.shape
+    data, pred = f"{folder}/data.parquet", f"{folder}/pred.parquet"
+    ids = np.arange(n) * 7 + 3
+    pq.write_table(pa.table({"id": ids, "label": case.given, "source": case.sources}), data)
+    order = np.random.default_rng(0).permutation(n) if shuffle_predictions else np.arange(n)
+    columns = {f"logit_{i}": case.logits[order, i] for i in range(k)}
+    pq.write_table(pa.table({"id": ids[order], **columns}), pred)
+    return data, pred

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ALPHA", "Move", "SourceVerdict", "judge_source", "needed_rows", "tests_for"]
+__all__ = ["ALPHA", "Move", "SourceVerdict", "hypotheses_for", "judge_source", "needed_rows"]
 
 ALPHA = 1e-3  # the family-wise false-alarm rate of one run
 SPLIT_SHARE = 0.3  # a split: two predicted classes each hold this share of one given class
@@ -83,7 +83,7 @@ class SourceVerdict:
     needed: int
 
 
-def tests_for(sources: int, k: int) -> int:
+def hypotheses_for(sources: int, k: int) -> int:
     """The hypotheses a run could test: one per (source, given class, other class)."""
     return max(1, sources * k * max(1, k - 1))
 
@@ -111,7 +111,7 @@ def judge_source(
 
     Args:
         confusion: K x K counts, row = the class the data gives, column = the model's.
-        tests: the run's hypotheses (``tests_for``): the Bonferroni divisor.
+        tests: the run's hypotheses (``hypotheses_for``): the Bonferroni divisor.
         alpha: the run's false-alarm rate.
     """
     from scipy.optimize import linear_sum_assignment

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from labelgate.checks.context import Context, join_values, plural
-from labelgate.checks.mapping import ALPHA, Move, SourceVerdict, judge_source, tests_for
+from labelgate.checks.mapping import ALPHA, Move, SourceVerdict, hypotheses_for, judge_source
 from labelgate.checks.registry import check
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.findings import finding
@@ -27,7 +27,7 @@ def judged_sources(ctx: Context) -> dict[str, SourceVerdict]:
     w = ctx.witness
     if w is None:
         return {}
-    tests = tests_for(len(w.confusion), ctx.k)
+    tests = hypotheses_for(len(w.confusion), ctx.k)
     return {name: judge_source(conf, tests=tests) for name, conf in w.confusion.items()}
 
 
