@@ -96,12 +96,23 @@ def needed_rows(tests: int, alpha: float = ALPHA) -> int:
 
 def _sign_p(a: int, b: int) -> float:
     """P(X >= a) for X ~ Binomial(a + b, 1/2): the chance of ``a`` or more of ``a + b`` rows on
-    the other class when either is as likely."""
+    the other class when either is as likely. Exact (a sum of log terms) up to ``EXACT`` rows;
+    past that the Chernoff bound ``exp(-m KL(a/m || 1/2))``, never smaller than the exact value,
+    so the test stays within its false-alarm rate."""
     if a <= b:
         return 1.0
-    from scipy.stats import binom
+    m = a + b
+    if m <= EXACT:
+        logs = _LOG_FACT[m] - _LOG_FACT[a : m + 1] - _LOG_FACT[m - a :: -1] - m * math.log(2)
+        top = float(logs.max())
+        return min(1.0, math.exp(top) * float(np.exp(logs - top).sum()))
+    q = a / m
+    kl = q * math.log(2 * q) + (1 - q) * math.log(2 * (1 - q)) if q < 1 else math.log(2)
+    return math.exp(-m * kl)
 
-    return float(binom.sf(a - 1, a + b, 0.5))
+
+EXACT = 20_000
+_LOG_FACT = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, EXACT + 1, dtype=np.float64)))))
 
 
 def judge_source(

@@ -227,9 +227,14 @@ def _number_column(column: Any, path: str, kind: Any) -> Any:
 def _classes(column: Any, k: int, path: str) -> I32:
     """A predicted-class column: integers in [0, K); null is no prediction (-1)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     from labelgate.core.arrow import numbers
 
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_integer(column.type):  # the usual case: no float round trip
+        return _checked_classes(numbers(pc.cast(column, pa.int64()), -1), k, path)
     values = _number_column(column, path, pa.float64())
     raw = numbers(values, np.nan)
     whole = np.isfinite(raw)
