@@ -4,8 +4,9 @@ matrix, and whether the data proves it.
 The remap is the one-to-one map of given classes onto predicted ones that the most rows agree
 with (``scipy.optimize.linear_sum_assignment`` on the confusion matrix, maximised). A class the
 remap moves, ``i -> j``, is proven when its rows that the model predicts ``j`` outnumber those it
-predicts ``i`` by more than chance allows: a one-sided sign test on those two counts (conditioned
-on their sum, ``Binomial(a + b, 1/2)``), at ``alpha / tests``, where ``tests`` counts every
+predicts ``i``, and those of any third class, by more than chance allows: a one-sided sign test
+of ``j``'s count ``a`` against the largest other ``b`` (conditioned on their sum,
+``Binomial(a + b, 1/2)``), at ``alpha / tests``, where ``tests`` counts every
 (source, given class, other class) the run could have judged (Bonferroni). Under the null
 hypothesis that, for the rows given class ``i``, the model predicts ``i`` at least as often as any
 one other class (true of correct labels with uniform noise below ``1 - 1/K`` and a model better
@@ -39,7 +40,8 @@ class Move:
         rows: rows given ``given`` predicted ``to``.
         stays: rows given ``given`` predicted ``given``.
         of: rows given ``given`` in the source.
-        p: the sign test's p-value (``rows`` against ``stays``).
+        p: the sign test's p-value (``rows`` against the most rows of any other class,
+            ``given`` included).
         proven: ``p`` at or below the run's threshold.
     """
 
@@ -133,13 +135,17 @@ def judge_source(
     of = conf.sum(axis=1)
     threshold = alpha / tests
     _, target = linear_sum_assignment(conf, maximize=True)
+    typical = float(np.median(of))
     moves: list[Move] = []
     merges: list[Move] = []
     for i in range(k):
         if of[i] == 0:
             continue
         j = int(target[i])
-        if j != i and conf[i, j] > conf[i, i]:
+        # a target the source hardly gives closes no permutation (whose classes all keep
+        # their rows): the given class holds two (a split, judged below)
+        alone = of[j] < RARE_SHARE * typical
+        if j != i and conf[i, j] > conf[i, i] and not alone:
             moves.append(_move(conf, i, j, int(of[i]), threshold))
         others = conf[i].copy()
         others[i] = -1
@@ -173,9 +179,14 @@ def judge_source(
 
 
 def _move(conf: npt.NDArray[np.int64], i: int, j: int, of: int, threshold: float) -> Move:
-    a, b = int(conf[i, j]), int(conf[i, i])
-    p = _sign_p(a, b)
-    return Move(i, j, a, b, of, p, p <= threshold)
+    """``i -> j`` tested against staying and against every other target: ``j``'s rows against
+    the most of ``i``'s own and of any third class's (a weak model that spreads a class over
+    two others proves neither)."""
+    a, stays = int(conf[i, j]), int(conf[i, i])
+    rest = conf[i].copy()
+    rest[j] = -1
+    p = _sign_p(a, int(rest.max()))
+    return Move(i, j, a, stays, of, p, p <= threshold)
 
 
 def _kind(remap: dict[int, int], k: int) -> str:

@@ -50,7 +50,8 @@ class Predictions:
 
     Attributes:
         path: the file.
-        layout: ``"K columns"``, ``"list column"``, ``"class column"`` or ``"array"`` (``.npy``).
+        layout: ``"K columns"``, ``"list column"``, ``"class column"``, or for ``.npy``
+            ``"array"`` (N x K) or ``"class array"`` (N).
         columns: the columns read as the prediction (none for ``.npy``).
         id_column: the id column joined on, or ``None`` (joined by position).
         ids: the ids, one per prediction (an Arrow array), or ``None``.
@@ -80,7 +81,8 @@ class Predictions:
 
     def described(self) -> str:
         """``probabilities in 5 columns (p0..p4)``: how the file was read, in words."""
-        what = "predicted classes" if self.layout == "class column" else _values(self)
+        classes = self.layout in ("class column", "class array")
+        what = "predicted classes" if classes else _values(self)
         where = f" ({', '.join(self.columns[:3])}{'...' if len(self.columns) > 3 else ''})"
         return f"{what}, {self.layout}{where if self.columns else ''}"
 
@@ -167,7 +169,8 @@ def _read_npy(path: str, k: int) -> Predictions:
             "expected (N, K) floats (probabilities or logits) or (N,) integer classes"
         )
     predicted = np.concatenate(blocks) if blocks else np.zeros(0, np.int32)
-    return Predictions(path, "array", (), None, None, predicted, counts[1], counts[0])
+    layout = "class array" if array.ndim == 1 else "array"
+    return Predictions(path, layout, (), None, None, predicted, counts[1], counts[0])
 
 
 def _is_list(t: pa.DataType) -> bool:

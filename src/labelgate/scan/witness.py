@@ -108,12 +108,12 @@ def count_witness(data: Dataset, path: str, *, limit: int = 20) -> WitnessCounts
         )
     join = _IdJoin(pred, path) if pred.id_column is not None else None
     matched = np.zeros(pred.rows, dtype=bool)
-    confusion: dict[str, I64] = {}
+    tally = _Tally(k)
     judged = not_judged = missing = 0
     missing_named: list[Any] = []
     wanted = [c for c in (cols.label, cols.id, cols.source) if c is not None]
     ignore = data.contract.ignore_index
-    for _, first, batch in data.chunks(list(dict.fromkeys(wanted))):
+    for _, first, batch in data.chunks(list(dict.fromkeys(wanted)), encoded=True):
         n = batch.num_rows
         if join is None:
             at = np.arange(first, first + n, dtype=np.int64)
@@ -134,17 +134,9 @@ def count_witness(data: Dataset, path: str, *, limit: int = 20) -> WitnessCounts
         not_judged += int(np.count_nonzero(~usable & ~lost))
         live = usable & ~lost
         judged += int(live.sum())
-        sources = _sources(batch, cols.source, n)
-        for name, rows in sources.items():
-            pick = live & rows
-            if not pick.any():
-                continue
-            cell = c.values[pick] * k + predicted[pick]
-            counts = np.bincount(cell, minlength=k * k).reshape(k, k)
-            if name in confusion:
-                confusion[name] += counts
-            else:
-                confusion[name] = counts.astype(np.int64)
+        sources = tally.sources(batch, cols.source)
+        tally.add(sources[live], c.values[live] * k + predicted[live])
+    confusion = tally.done()
     unmatched = np.flatnonzero(~matched)
     named: tuple[Any, ...] = tuple(
         pred.ids[int(i)].as_py() if pred.ids is not None else int(i) for i in unmatched[:limit]
@@ -171,25 +163,84 @@ def _named(batch: Any, id_column: str | None, first: int, lost: Any, room: int) 
     return [ids[int(r)].as_py() for r in rows]
 
 
-def _sources(batch: Any, column: str | None, n: int) -> dict[str, npt.NDArray[np.bool_]]:
-    """Each source's rows in the batch (all rows in one source without a source column)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+class _Tally:
+    """Each source's K x K counts, from (source, given * K + predicted) codes buffered and
+    counted in bulk: one bincount per buffer, not one K x K array per chunk and source."""
 
-    if column is None:
-        return {NO_SOURCE: np.ones(n, dtype=bool)}
-    col = batch.column(column)
-    if pa.types.is_dictionary(col.type):
-        col = col.dictionary_decode()
-    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-        col = pc.cast(col, pa.string())
-    encoded = pc.dictionary_encode(col)
-    codes = numbers(encoded.indices, -1).astype(np.int64)
-    names = encoded.dictionary.to_pylist()
-    out = {str(name): codes == i for i, name in enumerate(names)}
-    if (codes < 0).any():
-        out[NO_SOURCE] = out.get(NO_SOURCE, np.zeros(n, dtype=bool)) | (codes < 0)
-    return out
+    BUFFER = 1 << 20  # rows counted at once
+    DENSE = 1 << 22  # sources x K x K cells counted in one bincount at the most
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.names: dict[str, int] = {}
+        self.counts: dict[int, I64] = {}
+        self.parts: list[tuple[npt.NDArray[np.int32], I64]] = []
+        self.buffered = 0
+
+    def sources(self, batch: Any, column: str | None) -> npt.NDArray[np.int32]:
+        """Each row's source as an index into the names seen (all rows in one source without a
+        source column; a null source is ``NO_SOURCE``)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        n = batch.num_rows
+        if column is None:
+            return np.full(n, self._index(NO_SOURCE), np.int32)
+        col = batch.column(column)
+        if not pa.types.is_dictionary(col.type):
+            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                col = pc.cast(col, pa.string())
+            col = pc.dictionary_encode(col)
+        codes = numbers(col.indices, -1).astype(np.int64)
+        names = [NO_SOURCE if v is None else str(v) for v in col.dictionary.to_pylist()]
+        null = self._index(NO_SOURCE) if (codes < 0).any() else -1
+        lookup = np.array([*(self._index(v) for v in names), null], np.int32)
+        return lookup[codes]  # code -1 (a null) picks the trailing NO_SOURCE
+
+    def _index(self, name: str) -> int:
+        return self.names.setdefault(name, len(self.names))
+
+    def add(self, sources: npt.NDArray[np.int32], cells: I64) -> None:
+        self.parts.append((sources, cells))
+        self.buffered += len(cells)
+        if self.buffered >= self.BUFFER:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.parts:
+            return
+        sources = np.concatenate([s for s, _ in self.parts])
+        cells = np.concatenate([c for _, c in self.parts])
+        self.parts, self.buffered = [], 0
+        kk = self.k * self.k
+        present = np.unique(sources)
+        if len(self.names) * kk <= self.DENSE:
+            dense = np.bincount(
+                sources.astype(np.int64) * kk + cells, minlength=len(self.names) * kk
+            )
+            per = {int(s): dense[int(s) * kk : (int(s) + 1) * kk] for s in present}
+        else:
+            order = np.argsort(sources, kind="stable")
+            bounds = np.searchsorted(sources[order], present, side="right")
+            starts = np.concatenate(([0], bounds[:-1]))
+            per = {
+                int(s): np.bincount(cells[order[a:b]], minlength=kk)
+                for s, a, b in zip(present, starts, bounds, strict=True)
+            }
+        for s, counted in per.items():
+            if s in self.counts:
+                self.counts[s] += counted
+            else:
+                self.counts[s] = counted.astype(np.int64)
+
+    def done(self) -> dict[str, I64]:
+        """Source name -> K x K counts, in the order the sources first appear (those with rows
+        judged)."""
+        self._flush()
+        k = self.k
+        return {
+            name: self.counts[i].reshape(k, k) for name, i in self.names.items() if i in self.counts
+        }
 
 
 class _IdJoin:
