@@ -120,3 +120,22 @@ class TestFix:
         assert not (tmp_path / "fixed.remap.csv").exists()
         assert "remap proven" not in done.stdout
         assert np.array_equal(pq.read_table(out).column("label").to_numpy(), case.given)
+
+
+class TestGatheredInTraining:
+    def test_batches_of_logits_and_labels_are_judged_once(self) -> None:
+        import pytest
+
+        from labelgate.integrations.witness import Witness
+
+        rng = np.random.default_rng(1)
+        witness = Witness(3, stop=False)
+        swap = np.array([1, 0, 2])
+        for _ in range(4):
+            truth = rng.integers(0, 3, 100)
+            logits = np.eye(3)[truth] * 3 + rng.normal(size=(100, 3))
+            witness.add(logits, swap[truth], sources=["val"] * 100)
+        with pytest.warns(UserWarning, match="two of its classes look swapped"):
+            report = witness.judge()
+        assert report is not None and witness.faulty
+        assert witness.judge() is report  # judged once
