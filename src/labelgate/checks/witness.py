@@ -10,7 +10,7 @@ from labelgate.checks.mapping import ALPHA, Move, SourceVerdict, hypotheses_for,
 from labelgate.checks.registry import check
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.findings import finding
-from labelgate.core.report import Finding
+from labelgate.core.report import Example, Finding
 from labelgate.scan import NO_SOURCE
 
 __all__ = ["judged_sources", "witness_findings"]
@@ -72,7 +72,71 @@ def witness_findings(ctx: Context) -> list[Finding]:
             )
         if v.kind == "too few to judge":
             found.append(_too_few(ctx, where, name, v))
-    return found
+    return found + _label_issues(ctx, verdicts)
+
+
+def _label_issues(ctx: Context, verdicts: dict[str, SourceVerdict]) -> list[Finding]:
+    """The rows whose given label the model contradicts most, by cleanlab's
+    ``filter.find_label_issues`` (``labelgate[cleanlab]``), after each source's complete remap is
+    applied: a permuted source is one finding above, not hundreds of rows here."""
+    w = ctx.witness
+    if w is None or w.rows is None or w.predictions.probs is None or not len(w.rows):
+        return []
+    import numpy as np
+    from cleanlab.filter import find_label_issues
+
+    rows = w.rows
+    labels = rows[:, 2].copy()
+    for s, v in enumerate(verdicts.values()):
+        if v.complete:
+            table = np.arange(ctx.k)
+            for g, t in v.remap.items():
+                table[g] = t
+            mine = rows[:, 1] == s
+            labels[mine] = table[labels[mine]]
+    probs = w.predictions.probs[rows[:, 3]]
+    usable = np.isfinite(probs).all(axis=1)
+    present = np.unique(labels[usable])
+    if not usable.any() or len(present) < 2:
+        return []
+    # cleanlab counts classes from the labels and probabilities it is given: keep K columns,
+    # every class present at least once (it refuses a column no label names)
+    ranked = find_label_issues(
+        labels[usable], probs[usable], return_indices_ranked_by="self_confidence"
+    )
+    if len(ranked) == 0:
+        return []
+    picked = rows[usable][ranked]
+    names = list(verdicts)
+    plan, kept = ctx.scan.plan, ctx.scan.plan.kept_batches(ctx.scan.rows)
+
+    def batch(row: int) -> int | None:
+        b = int(plan.batch_of(row, 1)[0])
+        return b if b < kept else None
+
+    examples = tuple(
+        Example(
+            row=int(r),
+            batch=batch(int(r)),
+            source=None if names[int(s)] == NO_SOURCE else names[int(s)],
+            value=int(g),
+        )
+        for r, s, g, _ in picked[:20]
+    )
+    return [
+        finding(
+            "LG049",
+            count=len(ranked),
+            severity="warning",
+            message=f"{plural(len(ranked), 'row')} whose given label the model contradicts most "
+            "(cleanlab's find_label_issues, ranked by self-confidence, each source's proven "
+            "remap applied first)",
+            fix="Review these rows' labels; predictions from a model trained on trusted sources "
+            "or out of sample make the list worth reading.",
+            examples=examples,
+            details={"kind": "label issues", "rows": len(ranked), "judged": int(usable.sum())},
+        )
+    ]
 
 
 def _cls(ctx: Context, index: int) -> str:

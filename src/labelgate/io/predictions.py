@@ -42,6 +42,7 @@ NAMED = (
 )
 CHUNK = 65_536
 SUM_TOLERANCE = 1e-3
+PROBABILITY_LIMIT = 1 << 25  # values kept for the per-example step at the most (128 MB)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,8 @@ class Predictions:
         predicted: each row's predicted class; -1 where the row has none (null, NaN).
         logits: rows read as logits (softmax applied): they were not non-negative summing to 1.
         probabilities: rows read as probabilities.
+        probs: with ``keep_probabilities``, every row's K probabilities (softmax of a logit
+            row; NaN for a row with no prediction), else ``None``.
     """
 
     path: str
@@ -68,6 +71,7 @@ class Predictions:
     predicted: I32
     logits: int
     probabilities: int
+    probs: npt.NDArray[np.float32] | None = None
 
     @property
     def rows(self) -> int:
@@ -95,7 +99,9 @@ def _values(p: Predictions) -> str:
     return "logits (read through softmax: the same argmax)" if p.logits else "probabilities"
 
 
-def read_predictions(path: str, *, k: int, id_column: str | None) -> Predictions:
+def read_predictions(
+    path: str, *, k: int, id_column: str | None, keep_probabilities: bool = False
+) -> Predictions:
     """Read a predictions file's predicted class per row (and its ids).
 
     Args:
@@ -103,13 +109,15 @@ def read_predictions(path: str, *, k: int, id_column: str | None) -> Predictions
         k: the number of classes the contract says.
         id_column: the data's id column: the predictions' id column of the same name (else one
             named ``id``) is joined on.
+        keep_probabilities: keep every row's K probabilities too (for the per-example step);
+            a predicted-class layout has none to keep.
 
     Raises:
         UsageError: the layout cannot be told, or says another K than the contract's.
         InputError: the file cannot be read.
     """
     if Path(path).suffix.lower() == ".npy":
-        return _read_npy(path, k)
+        return _read_npy(path, k, keep_probabilities)
     (file,) = resolve_inputs([path])
     schema = read_schema(file)
     names = schema.schema.names
@@ -123,15 +131,21 @@ def read_predictions(path: str, *, k: int, id_column: str | None) -> Predictions
         else "class column"
     )
     wanted = [*columns, *([ids] if ids else [])]
+    # rows x K within the limit: the footer's count, else the file's size (a value is a byte or more)
+    known = schema.rows if schema.rows is not None else file.size
+    keep_probabilities = keep_probabilities and known * k <= PROBABILITY_LIMIT
     parts: list[I32] = []
     id_parts: list[Any] = []
     counts = [0, 0]
+    kept: list[npt.NDArray[np.float32]] = []
     for batch in stream_columns(file, wanted, headerless=schema.headerless):
         if layout == "class column":
             parts.append(_classes(batch.column(columns[0]), k, path))
         else:
             values = _matrix(batch, columns, layout, k, path)
             parts.append(_argmax(values, counts))
+            if keep_probabilities:
+                kept.append(softmax_rows(values))
         if ids:
             id_parts.append(batch.column(ids))
     import pyarrow as pa
@@ -140,10 +154,13 @@ def read_predictions(path: str, *, k: int, id_column: str | None) -> Predictions
     joined = None
     if ids:
         joined = pa.chunked_array(id_parts).combine_chunks() if id_parts else pa.array([])
-    return Predictions(path, layout, tuple(columns), ids, joined, predicted, counts[1], counts[0])
+    probs = np.concatenate(kept) if kept else None
+    return Predictions(
+        path, layout, tuple(columns), ids, joined, predicted, counts[1], counts[0], probs
+    )
 
 
-def _read_npy(path: str, k: int) -> Predictions:
+def _read_npy(path: str, k: int, keep: bool) -> Predictions:
     """A ``.npy`` array: (N, K) probabilities or logits, or (N,) predicted classes; memory-mapped
     and read in blocks, no pickles."""
     try:
@@ -170,7 +187,19 @@ def _read_npy(path: str, k: int) -> Predictions:
         )
     predicted = np.concatenate(blocks) if blocks else np.zeros(0, np.int32)
     layout = "class array" if array.ndim == 1 else "array"
-    return Predictions(path, layout, (), None, None, predicted, counts[1], counts[0])
+    probs = None
+    if keep and array.ndim == 2 and array.size <= PROBABILITY_LIMIT:
+        probs = (
+            np.concatenate(
+                [
+                    softmax_rows(np.asarray(array[i : i + CHUNK], np.float64))
+                    for i in range(0, len(array), CHUNK)
+                ]
+            )
+            if len(array)
+            else np.zeros((0, k), np.float32)
+        )
+    return Predictions(path, layout, (), None, None, predicted, counts[1], counts[0], probs)
 
 
 def _is_list(t: pa.DataType) -> bool:
@@ -301,3 +330,17 @@ def _argmax(values: npt.NDArray[np.float64], counts: list[int]) -> I32:
         return np.zeros(0, np.int32)
     safe = np.where(np.isfinite(values), values, -np.inf)
     return np.where(finite, safe.argmax(axis=1), -1).astype(np.int32)
+
+
+def softmax_rows(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
+    """Each row as probabilities: as it is where it is one (non-negative, summing to 1), else the
+    softmax of its logits; NaN where a value is not finite."""
+    finite = np.isfinite(values).all(axis=1, keepdims=True)
+    safe = np.where(finite, values, 0.0)
+    already = (safe >= 0).all(axis=1, keepdims=True) & (
+        np.abs(safe.sum(axis=1, keepdims=True) - 1) <= SUM_TOLERANCE
+    )
+    shifted = np.exp(safe - safe.max(axis=1, keepdims=True)) if len(safe) else safe
+    soft = shifted / shifted.sum(axis=1, keepdims=True) if len(safe) else safe
+    out = np.where(already, safe, soft)
+    return np.where(finite, out, np.nan).astype(np.float32)

@@ -277,9 +277,14 @@ def _validate(
         ranks = judge_data_ranks(data)
     witness = None
     if contract.predictions is not None:
+        from importlib.util import find_spec
+
         from labelgate.scan.witness import count_witness
 
-        witness = count_witness(data, contract.predictions, limit=max_examples or 20)
+        per_example = find_spec("cleanlab") is not None  # labelgate[cleanlab]: rows by id
+        witness = count_witness(
+            data, contract.predictions, limit=max_examples or 20, per_example=per_example
+        )
     ctx = Context(
         scan,
         contract,

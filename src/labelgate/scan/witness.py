@@ -45,6 +45,9 @@ class WitnessCounts:
         without_row_named: the first of them, by id (or position).
         not_judged: rows with a prediction whose label is no class (ignored, null, out of range:
             the other checks' findings).
+        rows: with ``per_example``, each judged row's position, its source's index (into
+            ``confusion``'s order), its given class and its prediction's index (an N x 4 array);
+            else ``None``.
     """
 
     predictions: Predictions
@@ -56,6 +59,7 @@ class WitnessCounts:
     without_row: int = 0
     without_row_named: tuple[Any, ...] = ()
     not_judged: int = 0
+    rows: I64 | None = None
 
     def note(self) -> str:
         """What was joined, in one line for the report's notes."""
@@ -86,9 +90,14 @@ def _listed(named: tuple[Any, ...], count: int) -> str:
     return shown + (f" and {count - len(named)} more" if count > len(named) else "")
 
 
-def count_witness(data: Dataset, path: str, *, limit: int = 20) -> WitnessCounts:
+def count_witness(
+    data: Dataset, path: str, *, limit: int = 20, per_example: bool = False
+) -> WitnessCounts:
     """Join the predictions at ``path`` to the rows of ``data`` and count each source's confusion
     matrix.
+
+    With ``per_example``, every judged row is kept (its position, source, class and prediction)
+    with the predictions' probabilities, for the per-example step (cleanlab).
 
     Raises:
         UsageError: the task has no single class per row, the predictions say another K, their
@@ -100,7 +109,8 @@ def count_witness(data: Dataset, path: str, *, limit: int = 20) -> WitnessCounts
             f"--predictions judges one class per row; this input's task is {data.task}"
         )
     k, cols = data.k, data.columns
-    pred = read_predictions(path, k=k, id_column=cols.id)
+    pred = read_predictions(path, k=k, id_column=cols.id, keep_probabilities=per_example)
+    kept: list[I64] | None = [] if pred.probs is not None else None
     if pred.id_column is not None and cols.id is None:
         raise UsageError(
             f"--predictions {path} has an id column ({pred.id_column!r}) and the data none: "
@@ -136,7 +146,19 @@ def count_witness(data: Dataset, path: str, *, limit: int = 20) -> WitnessCounts
         judged += int(live.sum())
         sources = tally.sources(batch, cols.source)
         tally.add(sources[live], c.values[live] * k + predicted[live])
+        if kept is not None:
+            where = np.flatnonzero(live)
+            kept.append(np.stack([where + first, sources[where], c.values[where], at[where]], 1))
     confusion = tally.done()
+    rows = None
+    if kept is not None:
+        rows = np.concatenate(kept) if kept else np.zeros((0, 4), np.int64)
+        order = {i: n for n, i in enumerate(tally.names[name] for name in confusion)}
+        rows[:, 1] = (
+            np.array([order.get(int(i), -1) for i in range(len(tally.names))])[rows[:, 1]]
+            if len(rows)
+            else rows[:, 1]
+        )
     unmatched = np.flatnonzero(~matched)
     named: tuple[Any, ...] = tuple(
         pred.ids[int(i)].as_py() if pred.ids is not None else int(i) for i in unmatched[:limit]
@@ -152,6 +174,7 @@ def count_witness(data: Dataset, path: str, *, limit: int = 20) -> WitnessCounts
         len(unmatched),
         named,
         not_judged,
+        rows,
     )
 
 
