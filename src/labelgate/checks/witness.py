@@ -121,7 +121,7 @@ def _label_issues(ctx: Context, verdicts: dict[str, SourceVerdict]) -> list[Find
             source=None if names[int(s)] == NO_SOURCE else names[int(s)],
             value=int(g),
         )
-        for r, s, g, _ in picked[:20]
+        for r, s, g, _ in (picked[: w.limit] if w.limit else picked)
     )
     return [
         finding(

@@ -283,7 +283,7 @@ def _validate(
 
         per_example = find_spec("cleanlab") is not None  # labelgate[cleanlab]: rows by id
         witness = count_witness(
-            data, contract.predictions, limit=max_examples or 20, per_example=per_example
+            data, contract.predictions, limit=max_examples, per_example=per_example
         )
     ctx = Context(
         scan,

@@ -48,6 +48,7 @@ class WitnessCounts:
         rows: with ``per_example``, each judged row's position, its source's index (into
             ``confusion``'s order), its given class and its prediction's index (an N x 4 array);
             else ``None``.
+        limit: the rows a finding names at the most (0: all).
     """
 
     predictions: Predictions
@@ -60,6 +61,7 @@ class WitnessCounts:
     without_row_named: tuple[Any, ...] = ()
     not_judged: int = 0
     rows: I64 | None = None
+    limit: int = 20
 
     def note(self) -> str:
         """What was joined, in one line for the report's notes."""
@@ -110,6 +112,7 @@ def count_witness(
         )
     k, cols = data.k, data.columns
     pred = read_predictions(path, k=k, id_column=cols.id, keep_probabilities=per_example)
+    named_at_most = limit or 20  # the unmatched named in the note
     kept: list[I64] | None = [] if pred.probs is not None else None
     if pred.id_column is not None and cols.id is None:
         raise UsageError(
@@ -137,8 +140,9 @@ def count_witness(
         lost = predicted < 0
         if lost.any():
             missing += int(lost.sum())
-            if len(missing_named) < limit:
-                missing_named += _named(batch, cols.id, first, lost, limit - len(missing_named))
+            if len(missing_named) < named_at_most:
+                room = named_at_most - len(missing_named)
+                missing_named += _named(batch, cols.id, first, lost, room)
         c = classify(batch.column(cols.label), num_classes=k, ignore_index=ignore)
         usable = c.status == Status.USABLE
         not_judged += int(np.count_nonzero(~usable & ~lost))
@@ -161,7 +165,8 @@ def count_witness(
         )
     unmatched = np.flatnonzero(~matched)
     named: tuple[Any, ...] = tuple(
-        pred.ids[int(i)].as_py() if pred.ids is not None else int(i) for i in unmatched[:limit]
+        pred.ids[int(i)].as_py() if pred.ids is not None else int(i)
+        for i in unmatched[:named_at_most]
     )
     joined_by = "position" if pred.id_column is None else f"id {pred.id_column!r}"
     return WitnessCounts(
@@ -175,6 +180,7 @@ def count_witness(
         named,
         not_judged,
         rows,
+        limit,
     )
 
 
