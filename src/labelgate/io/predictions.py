@@ -3,8 +3,8 @@
 A predictions file is Parquet, CSV, JSONL or ``.npy``, in one of three layouts: K probability or
 logit columns, one list column of K values per row, or one predicted-class column; beside them,
 optionally, an id column to join on. Only the id column and the prediction columns are read, in
-record batches; what is kept is the predicted class of each row (int32) and the ids, never the
-K values. A row whose K values are non-negative and sum to 1 is a probability row; any other row is
+record batches; what is kept is the predicted class of each row (int32) and the ids; the K
+values only when asked (the per-example step), within ``PROBABILITY_LIMIT``. A row whose K values are non-negative and sum to 1 is a probability row; any other row is
 read as logits: their softmax's argmax, which is the logits' own.
 """
 

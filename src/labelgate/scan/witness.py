@@ -3,7 +3,8 @@
 The predictions (``labelgate.io.predictions``) are joined to the rows by id where the predictions
 file has an id column, else by position. The data is read once more, its label, id and source
 columns only; what is held is the predicted class of each prediction, its id, and a K x K count
-per source. Every row without a prediction, and every prediction without a row, is counted and the
+per source (and, for the per-example step, each judged row's position, source, class and
+prediction). Every row without a prediction, and every prediction without a row, is counted and the
 first of them named.
 """
 
