@@ -67,6 +67,7 @@ class ContractOptions(TypedDict, total=False):
     images: str | None
     framework: str | None
     reduce_zero_label: bool | None
+    predictions: str | None
 
 
 CONTRACT_OPTIONS: tuple[str, ...] = tuple(ContractOptions.__annotations__)
@@ -118,6 +119,7 @@ def build_contract(
         images=options.get("images"),
         framework=options.get("framework"),
         reduce_zero_label=options.get("reduce_zero_label"),
+        predictions=options.get("predictions"),
     )
 
 
@@ -259,7 +261,8 @@ def validate(
             ``normalize``, ``model`` (a Hugging Face model folder or config.json, or a
             ``labelgate.contract.modelmap.ModelMap``), ``framework`` (``torchvision``,
             ``detectron2``, ``mmdet``, ``ultralytics``, ``mmseg``: docs/frameworks.md),
-            ``reduce_zero_label`` (with mmseg) (``ContractOptions``): each overrides the contract's field, as
+            ``reduce_zero_label`` (with mmseg), ``predictions`` (a model's predictions on the
+            same rows, judged per source: LG049, docs/witness.md) (``ContractOptions``): each overrides the contract's field, as
             the CLI's flag of the same name does.
 
     Returns:

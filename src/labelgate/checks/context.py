@@ -14,6 +14,7 @@ from labelgate.core.report import Finding
 from labelgate.io.sources import InputFile
 from labelgate.scan import CodeTally, ScanResult
 from labelgate.scan.result import DuplicateIds
+from labelgate.scan.witness import WitnessCounts
 from labelgate.training.ranks import RankVerdict
 
 __all__ = ["Context", "DuplicateIds", "join_values", "plural", "tally_finding"]
@@ -37,6 +38,7 @@ class Context:
         annotations: what an annotation-format reader found (COCO, YOLO, VOC, ImageFolder, HF).
         ranks: every rank's batches judged, where the batching has several ranks or
             accumulated steps.
+        witness: the labels against a model's predictions (``--predictions``), per source.
     """
 
     scan: ScanResult
@@ -50,6 +52,7 @@ class Context:
     shifts: dict[str, Any] = field(default_factory=dict)
     annotations: AnnotationFacts | None = None
     ranks: RankVerdict | None = None
+    witness: WitnessCounts | None = None
 
     @property
     def k(self) -> int:

@@ -13,7 +13,15 @@ __all__ = ["all_checks", "run_checks"]
 
 def all_checks() -> dict[str, CheckSpec]:
     """The registry, every check module imported (importing a module registers its checks)."""
-    from labelgate.checks import batches, classes, formats, model, rows, values  # noqa: F401
+    from labelgate.checks import (  # noqa: F401
+        batches,
+        classes,
+        formats,
+        model,
+        rows,
+        values,
+        witness,
+    )
 
     return REGISTRY
 

@@ -39,6 +39,7 @@ def _inputs(args: argparse.Namespace, *contracts: Contract) -> list[str | None]:
     for c in contracts:
         if c.class_map is not None and c.class_map.origin != "inline":
             found.append(c.class_map.origin)
+        found.append(c.predictions)
     return found
 
 
@@ -199,6 +200,10 @@ def _fix(args: argparse.Namespace) -> int:
         options = FixOptions(out=args.out, value_maps=maps)
         return _fix_done(args, fix_masks(args.paths[0], contract, options))
     outputs = {"--quarantine": args.quarantine, "--log": args.log}
+    if contract.predictions is not None:  # a proven remap's table goes beside --out
+        from labelgate.commands.fixwitness import remap_table_path
+
+        outputs["--out's remap table"] = str(remap_table_path(args.out))
     data = {Path(p).resolve() for p in args.paths}
     if not args.in_place and Path(args.out).resolve() not in data:
         outputs["--out"] = args.out  # --out on the input itself: fix says to pass --in-place

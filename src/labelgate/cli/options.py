@@ -151,6 +151,8 @@ def consumer_options(p: argparse.ArgumentParser) -> None:
         "a Hugging Face model folder, its config.json or a checkpoint: its classes vs the data's"
     )
     p.add_argument("--model", metavar="PATH", help=model)
+    witness = "a model's predictions on these rows (.parquet/.csv/.jsonl/.npy): each source judged"
+    p.add_argument("--predictions", metavar="PRED", help=witness + " against them (LG049)")
     sft = "prompt-completion data: judge the targets this tokenizer.json makes (with --max-length)"
     p.add_argument("--tokenizer", metavar="DIR", help=sft)
     p.add_argument("--max-length", type=positive, metavar="N", help="the trainer's max_length")

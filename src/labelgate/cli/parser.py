@@ -204,6 +204,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="align the labels to this Hugging Face "
         "model's id2label, by the names of --class-names",
     )
+    fx.add_argument(
+        "--predictions",
+        metavar="PRED",
+        help="a model's predictions on these rows: a source they prove permuted is remapped "
+        "whole, its remap table written beside --out (docs/witness.md)",
+    )
     fx.add_argument("--log", metavar="FILE", help="write the fix log as JSON here")
     fx.add_argument(
         "--format", choices=("text", "json"), default="text", help="fix log format (default text)"

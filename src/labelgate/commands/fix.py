@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from labelgate.commands.fixlabels import fix_labels, label_column, plan_fixes
 from labelgate.commands.fixtypes import I64, IGNORE, REASON, ROW, FixOptions, FixResult, SourceFix
+from labelgate.commands.fixwitness import write_remap_table
 from labelgate.contract import Contract
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.arrow import from_numpy
@@ -123,15 +124,26 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
             # The file just written is validated before it is renamed into place: another run
             # writing the same --out cannot swap it underneath. The fixed file lacks the quarantined
             # rows by design: expected_rows was the input's count.
-            after = (
-                report_of(  # the fixed rows are a table: no framework reads it, its background kept
-                    [str(out_tmp)],
-                    dataclasses.replace(contract, expected_rows=None, framework=None),
-                )
-            )
-        return _result(
+            judged = _after_contract(contract, ctx, quarantined)
+            after = report_of([str(out_tmp)], judged)
+        result = _result(
             options, after, rows_in, fixed, plans, dict(maps_used), dict(sorted(counts.items()))
         )
+        names = {i: n for i in range(data.k) if (n := ctx.class_name(i))}
+        result.remap_table = write_remap_table(options.out, plans, names)
+        return result
+
+
+def _after_contract(contract: Contract, ctx: Any, quarantined: int) -> Contract:
+    """The contract the fixed file is judged by: the input's count no longer expected (the
+    quarantined rows left), and the predictions kept where they join by id (by position, a
+    quarantined row would shift every prediction after it)."""
+    # the fixed rows are a table: no framework reads it (its background index is kept)
+    judged = dataclasses.replace(contract, expected_rows=None, framework=None)
+    w = ctx.witness
+    if w is not None and w.joined_by == "position" and quarantined:
+        judged = dataclasses.replace(judged, predictions=None)
+    return judged
 
 
 def _rejected_by(facts: AnnotationFacts | None) -> tuple[I64, npt.NDArray[np.str_]]:

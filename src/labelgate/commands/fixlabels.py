@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from labelgate.checks.classes import analyse_shifts
 from labelgate.commands.fixtypes import I64, IGNORE, FixOptions, SourceFix
+from labelgate.commands.fixwitness import proven_remaps, witness_plan
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.arrow import from_numpy, numbers
 from labelgate.core.labels import Status, classify, classify_soft
@@ -46,9 +47,12 @@ def plan_fixes(ctx: Any, report: Report, options: FixOptions) -> list[SourceFix]
             n for n, d in lg011.details["sources"].items() if d["proof"] == "pattern"
         }
     plans = []
+    witnessed = proven_remaps(report)
     for s, name in live:
         rows = int(scan.source_rows[s])
-        if name in explicit:
+        if name in witnessed and name not in explicit:
+            plans.append(witness_plan(name, rows, *witnessed[name]))
+        elif name in explicit:
             d = explicit[name]
             plans.append(SourceFix(name, f"shift {d:+d} (given with --shift)", rows, shift=d))
         elif shifts is not None and s in shifts.proven:
@@ -143,6 +147,13 @@ def fix_labels(
         if plan.shift is not None:
             values[in_source] += plan.shift
             changed[row_of[in_source]] = True
+        elif plan.index_remap is not None:
+            table = np.arange(k, dtype=np.int64)
+            for given, to in plan.index_remap.items():
+                table[given] = to
+            moved = in_source & (c.values >= 0) & (c.values < k)
+            values[moved] = table[c.values[moved]]
+            changed[row_of[moved & (values != c.values)]] = True
         elif plan.remap is not None and data.columns.name is not None and c.row_of is None:
             target = _lookup(name_codes, name_dict, plan.remap)
             unknown = in_source & (target < 0)
@@ -165,7 +176,11 @@ def fix_labels(
         reference = _reference(data, plans)
         if reference is not None:
             expected = _lookup(name_codes, name_dict, reference)
-            remapped = np.isin(sources, [p.name for p in plans.values() if p.remap is not None])
+            # a source remapped whole: its name column was written by the same mistaken mapping
+            remapped = np.isin(
+                sources,
+                [p.name for p in plans.values() if p.remap is not None or p.index_remap],
+            )
             wrong = (judged == Status.USABLE) & (name_codes >= 0) & (expected != values) & ~remapped
             reasons[wrong & (reasons == "")] = "LG010"
     return values, changed, reasons.astype(str), sources

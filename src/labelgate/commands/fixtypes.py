@@ -56,6 +56,8 @@ class SourceFix:
     remap: dict[str, int] | None = None
     changed: int = 0
     pending: str | None = None  # a finding that stands unaddressed: the flag that would address it
+    index_remap: dict[int, int] | None = None  # given class -> class, proven by predictions
+    kind: str | None = None  # the index remap's kind (permutation, swapped pair, shift by one)
 
 
 @dataclass(slots=True)
@@ -79,6 +81,7 @@ class FixResult:
     output: str
     quarantine: str | None
     after: Report | None = None
+    remap_table: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fix log as plain data."""
@@ -91,6 +94,7 @@ class FixResult:
             },
             "output": self.output,
             "quarantine": self.quarantine,
+            "remap_table": self.remap_table,
             "sources": [
                 {
                     "source": s.name,
@@ -99,6 +103,9 @@ class FixResult:
                     "changed": s.changed,
                     "shift": s.shift,
                     "remap": s.remap,
+                    "index_remap": None
+                    if s.index_remap is None
+                    else {str(g): t for g, t in sorted(s.index_remap.items())},
                 }
                 for s in self.sources
             ],

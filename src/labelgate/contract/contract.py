@@ -97,6 +97,8 @@ class Contract:
             ``reduce_zero_label`` makes them (0 -> 255, every other label minus 1).
         name: the dataset's name.
         origin: the file the contract was read from.
+        predictions: a model's predictions on the same rows (Parquet, CSV, JSONL, .npy),
+            relative to the contract: each source judged against them (LG049).
     """
 
     num_classes: int | None = None
@@ -126,6 +128,7 @@ class Contract:
     images: str | None = None
     framework: str | None = None
     reduce_zero_label: bool | None = None
+    predictions: str | None = None
 
     def __post_init__(self) -> None:
         bounded(self.num_classes, "num_classes")
@@ -221,7 +224,10 @@ class Contract:
             "value_map": None
             if self.value_map is None
             else {str(k): "ignore" if v is None else v for k, v in self.value_map.items()},
-        } | ({"images": self.images} if self.images is not None else {})
+        } | (
+            ({"images": self.images} if self.images is not None else {})
+            | ({"predictions": self.predictions} if self.predictions is not None else {})
+        )
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> Contract:
@@ -289,6 +295,7 @@ _TOP_KEYS = {
     "images": str,
     "framework": str,
     "reduce_zero_label": bool,
+    "predictions": str,
 }
 _BATCH_KEYS = {
     "size": int,
@@ -383,6 +390,7 @@ def _parse(data: dict[str, Any], *, base: Path, origin: str) -> Contract:
         images=images_field(data.get("images"), base),
         framework=data.get("framework"),
         reduce_zero_label=data.get("reduce_zero_label"),
+        predictions=images_field(data.get("predictions"), base),
     )
 
 

@@ -14,7 +14,8 @@ __all__ = ["class_map_field", "column_field", "columns_field", "images_field", "
 
 
 def images_field(value: str | None, base: Path) -> str | None:
-    """The images folder of a detection input, relative to the contract's folder."""
+    """A path the contract names (the images folder of a detection input, the predictions
+    file), relative to the contract's folder."""
     return None if value is None else str(base / value)
 
 

@@ -352,6 +352,18 @@ CATALOG: tuple[Entry, ...] = (
         "row",
         raised_by="reader",
     ),
+    Entry(
+        "LG049",
+        "source's labels permuted against the model",
+        "a source whose labels a model's out-of-sample predictions (`--predictions`) explain "
+        "far better under a remap than as they are: permuted, a swapped pair, shifted by one "
+        "within [0, K), two given classes the model sees as one (a warning); one class the "
+        "model splits in two, or too few rows to judge, is info; with `labelgate[cleanlab]`, "
+        "the rows the model contradicts most, after the remap (a warning)",
+        "error",
+        "dataset",
+        shown_severity="error; a merge: warning; a split, too few rows: info",
+    ),
 )
 
 _BY_CODE: dict[str, Entry] = {e.code: e for e in CATALOG}

@@ -60,6 +60,7 @@ Code = Literal[
     "LG046",
     "LG047",
     "LG048",
+    "LG049",
 ]
 
 CODES: tuple[Code, ...] = get_args(Code)

@@ -20,7 +20,7 @@ from labelgate.api import ValidationReport
 from labelgate.integrations.gate import LabelsRejected, check_dataset, checked_options
 from labelgate.integrations.loaders import read_loader
 
-__all__ = ["LabelgateCallback", "LabelsRejected"]
+__all__ = ["LabelgateCallback", "LabelsRejected", "WitnessCallback"]
 
 
 class LabelgateCallback(Callback):
@@ -85,3 +85,66 @@ def _loaders(found: Any) -> list[Any]:
     if isinstance(inner, (list, tuple)):
         return [x for x in inner if hasattr(x, "dataset")]
     return [inner] if hasattr(inner, "dataset") else []
+
+
+class WitnessCallback(Callback):
+    """Collect the validation loop's outputs and labels, and judge them against each other after
+    the first validation epoch (the sanity check excluded): a permuted, swapped or shifted
+    mapping is LG049 (docs/witness.md). A warning by default; ``stop=True`` stops the fit.
+
+    ``validation_step`` returns what ``collect`` reads: by default a dict with ``logits`` (or
+    ``preds``) and ``labels`` (or ``y``, ``target``), else the batch's second item is the labels.
+
+    Args:
+        classes: K.
+        stop: stop the fit (``trainer.should_stop``) on a mapping fault.
+        collect: ``(outputs, batch) -> (logits or predicted classes, labels[, sources])``.
+        options: more of ``labelgate.validate``'s options (``class_names``, ``model``...).
+
+    Attributes:
+        witness: what was collected, and ``witness.report`` once judged.
+    """
+
+    def __init__(
+        self,
+        classes: int,
+        *,
+        stop: bool = False,
+        collect: Callable[[Any, Any], tuple[Any, ...]] | None = None,
+        **options: Any,
+    ) -> None:
+        from labelgate.integrations.witness import Witness
+
+        checked_options(options, "WitnessCallback")
+        self.witness = Witness(classes, stop=stop, **options)
+        self.collect = collect or _collect
+
+    def on_validation_batch_end(
+        self, trainer: Any, pl_module: Any, outputs: Any, batch: Any, *args: Any
+    ) -> None:
+        if trainer.sanity_checking or self.witness.report is not None:
+            return
+        self.witness.add(*self.collect(outputs, batch))
+
+    def on_validation_epoch_end(self, trainer: Any, pl_module: Any) -> None:
+        if trainer.sanity_checking or self.witness.report is not None:
+            return
+        self.witness.judge()
+        if self.witness.stop and self.witness.faulty:
+            trainer.should_stop = True
+
+
+def _collect(outputs: Any, batch: Any) -> tuple[Any, Any]:
+    """(logits, labels) from ``validation_step``'s dict, the labels else from the batch."""
+    if not isinstance(outputs, dict):
+        raise TypeError(
+            "WitnessCallback reads validation_step's return: a dict with 'logits' and 'labels' "
+            "(or pass collect=(outputs, batch) -> (logits, labels))"
+        )
+    logits = next((outputs[k] for k in ("logits", "preds") if k in outputs), None)
+    labels = next((outputs[k] for k in ("labels", "y", "target") if k in outputs), None)
+    if labels is None and isinstance(batch, (list, tuple)) and len(batch) > 1:
+        labels = batch[1]
+    if logits is None or labels is None:
+        raise TypeError("validation_step's dict needs 'logits' (or 'preds') and 'labels'")
+    return logits, labels

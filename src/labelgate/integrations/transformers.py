@@ -42,7 +42,12 @@ from labelgate.api import ValidationReport
 from labelgate.contract.modelmap import ModelMap
 from labelgate.integrations.gate import LabelsRejected, check_dataset, checked_options
 
-__all__ = ["LabelgateTrainerCallback", "LabelsRejected", "trainer_batching"]
+__all__ = [
+    "LabelgateTrainerCallback",
+    "LabelsRejected",
+    "WitnessTrainerCallback",
+    "trainer_batching",
+]
 
 
 def trainer_batching(trainer: Any, split: str) -> tuple[dict[str, Any], list[str]]:
@@ -165,3 +170,64 @@ def _calling_trainer() -> Trainer | None:
         return None
     finally:
         del frame
+
+
+class WitnessTrainerCallback(TrainerCallback):
+    """Judge the first evaluation's predictions against its labels (LG049, docs/witness.md): a
+    warning by default, ``stop=True`` to stop training.
+
+    The Trainer hands its callbacks metrics, not logits; the logits reach ``compute_metrics``
+    (an ``EvalPrediction`` of ``predictions`` and ``label_ids``, transformers' ``trainer.py``
+    ``evaluation_loop``). So this callback's ``compute_metrics`` is passed to the Trainer
+    (it wraps yours, given as ``metrics``):
+
+        witness = WitnessTrainerCallback(classes=3, stop=True)
+        trainer = Trainer(model, args, eval_dataset=val, compute_metrics=witness.compute_metrics,
+                          callbacks=[witness])
+
+    Args:
+        classes: K (default: the model's ``config.num_labels``, read on ``on_train_begin``).
+        stop: stop training (``control.should_training_stop``) on a mapping fault.
+        metrics: your own ``compute_metrics``, called as before.
+        options: more of ``labelgate.validate``'s options (``class_names``, ``model``...).
+
+    Attributes:
+        witness: what was collected, and ``witness.report`` once judged.
+    """
+
+    def __init__(
+        self,
+        classes: int | None = None,
+        *,
+        stop: bool = False,
+        metrics: Any = None,
+        **options: Any,
+    ) -> None:
+        from labelgate.integrations.witness import Witness
+
+        checked_options(options, "WitnessTrainerCallback")
+        self.witness = Witness(classes or 0, stop=stop, **options)
+        self.metrics = metrics
+
+    def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        labels = getattr(getattr(kwargs.get("model"), "config", None), "num_labels", None)
+        if not self.witness.classes and labels:
+            self.witness.classes = int(labels)
+
+    def compute_metrics(self, prediction: Any) -> dict[str, Any]:
+        """The Trainer's ``compute_metrics``: judge the first evaluation, then yours."""
+        found = dict(self.metrics(prediction)) if self.metrics is not None else {}
+        if self.witness.report is None:
+            logits = prediction.predictions
+            logits = logits[0] if isinstance(logits, tuple) else logits
+            self.witness.add(logits, prediction.label_ids)
+            self.witness.judge()
+        found["labelgate_mapping_faults"] = sum(
+            f.code == "LG049" and f.severity == "error"
+            for f in (self.witness.report.findings if self.witness.report is not None else ())
+        )
+        return found
+
+    def on_evaluate(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+        if self.witness.stop and self.witness.faulty:
+            control.should_training_stop = True

@@ -30,6 +30,8 @@ def _flags(contract: dict[str, Any], task_given: bool) -> list[str]:
     model = contract.get("model")
     if isinstance(model, dict) and model.get("origin") not in (None, "model.config"):
         out += ["--model", str(model["origin"])]
+    if contract.get("predictions"):
+        out += ["--predictions", str(contract["predictions"])]
     if contract.get("ignore_index") not in (None, -100):
         out += ["--ignore-index", str(contract["ignore_index"])]
     if task_given:

@@ -300,6 +300,16 @@ def _validate(
         from labelgate.scan.ranks import judge_data_ranks
 
         ranks = judge_data_ranks(data)
+    witness = None
+    if contract.predictions is not None:
+        from importlib.util import find_spec
+
+        from labelgate.scan.witness import count_witness
+
+        per_example = find_spec("cleanlab") is not None  # labelgate[cleanlab]: rows by id
+        witness = count_witness(
+            data, contract.predictions, limit=max_examples, per_example=per_example
+        )
     ctx = Context(
         scan,
         contract,
@@ -311,6 +321,7 @@ def _validate(
         section=section,
         annotations=facts,
         ranks=ranks,
+        witness=witness,
     )
     findings = _name_files(_completed(run_checks(ctx), data), files, scan.file_rows)
     report = Report(
@@ -325,6 +336,7 @@ def _validate(
         classes=tables.class_table(ctx, facts),
         notes=(
             *data.resolved.found(),
+            *([witness.note()] if witness is not None else []),
             *tables.notes(columns, label_type, task, schemas[0], files),
             *(
                 [DETECTION_BATCHES]

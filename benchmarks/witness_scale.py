@@ -1,0 +1,107 @@
+"""The witness at scale: 10M rows, K=1000, predictions as a predicted-class column.
+
+    python benchmarks/witness_scale.py [--rows 10000000] [--classes 1000] [--folder /tmp/lgw]
+
+Writes (once) DATA.parquet (label, source: four sources, one of them permuted) and PRED.parquet
+(one predicted-class column, 10% of rows wrong, joined by position), then times in fresh
+processes: pyarrow streaming the two columns (the floor: reading what the witness needs),
+``labelgate validate DATA -k K``, and the same with ``--predictions PRED``. Printed: wall time
+and peak RSS of each, the witness's own cost (the difference), and its ratio to the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from compare import run  # noqa: E402
+
+READ = """
+import sys, pyarrow.parquet as pq, numpy as np
+total = 0
+for path, column in ((sys.argv[1], "label"), (sys.argv[2], "prediction")):
+    for batch in pq.ParquetFile(path, pre_buffer=False).iter_batches(65536, columns=[column]):
+        total += int(np.asarray(batch.column(0)).sum() & 1)
+print(total)
+"""
+
+
+def make(folder: Path, rows: int, k: int) -> tuple[Path, Path]:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data, pred = folder / f"data_{rows}_{k}.parquet", folder / f"pred_{rows}_{k}.parquet"
+    if data.exists() and pred.exists():
+        return data, pred
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(k)
+    with (
+        pq.ParquetWriter(data, pa.schema([("label", pa.int32()), ("source", pa.string())])) as dw,
+        pq.ParquetWriter(pred, pa.schema([("prediction", pa.int32())])) as pw,
+    ):
+        step = 1_000_000
+        for start in range(0, rows, step):
+            n = min(step, rows - start)
+            truth = rng.integers(0, k, n).astype(np.int32)
+            source = rng.integers(0, 4, n)
+            given = np.where(source == 3, perm[truth], truth).astype(np.int32)
+            wrong = rng.random(n) < 0.1
+            predicted = np.where(wrong, rng.integers(0, k, n), truth).astype(np.int32)
+            names = pa.DictionaryArray.from_arrays(
+                pa.array(source.astype(np.int32)), pa.array(["a", "b", "c", "vendor"])
+            )
+            dw.write_table(pa.table({"label": given, "source": names.cast(pa.string())}))
+            pw.write_table(pa.table({"prediction": predicted}))
+    return data, pred
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--classes", type=int, default=1000)
+    parser.add_argument("--folder", default="/tmp/labelgate-witness-bench")
+    args = parser.parse_args()
+    data, pred = make(Path(args.folder), args.rows, args.classes)
+    k = str(args.classes)
+    py = sys.executable
+    floor = run([py, "-c", READ, str(data), str(pred)])
+    plain = run([py, "-m", "labelgate", "validate", str(data), "-k", k, "--format", "json"])
+    witness = run(
+        [
+            py,
+            "-m",
+            "labelgate",
+            "validate",
+            str(data),
+            "-k",
+            k,
+            "--predictions",
+            str(pred),
+            "--format",
+            "json",
+        ]
+    )
+    import json
+
+    found = [f for f in json.loads(witness[2])["findings"] if f["code"] == "LG049"]
+    print(f"{args.rows} rows, K={args.classes}")
+    print(f"read label + prediction columns (pyarrow): {floor[0]:.1f} s, {floor[1]:.0f} MB")
+    print(f"labelgate validate:                        {plain[0]:.1f} s, {plain[1]:.0f} MB")
+    print(f"labelgate validate --predictions:          {witness[0]:.1f} s, {witness[1]:.0f} MB")
+    extra = witness[0] - plain[0]
+    print(
+        f"the witness's own cost: {extra:.1f} s = {extra / floor[0]:.2f} x reading the two columns"
+    )
+    print(
+        f"LG049 findings: {[(f['severity'], f['details'].get('source'), f['details'].get('kind')) for f in found]}"
+    )
+
+
+if __name__ == "__main__":
+    main()
