@@ -323,21 +323,15 @@ def _triage(args: argparse.Namespace) -> int:
 
         return triage_data(args)
     from labelgate.commands.triage import triage_stream
-    from labelgate.errors import InputError
     from labelgate.render.triage import render_triage
 
     if args.log == "-":
         result = triage_stream(sys.stdin.buffer)
     else:
-        try:
-            with Path(args.log).open("rb") as stream:
-                result = triage_stream(stream)
-        except FileNotFoundError:
-            raise InputError("no such file", path=args.log) from None
-        except IsADirectoryError:
-            raise InputError("is a directory, not a log file", path=args.log) from None
-        except PermissionError:
-            raise InputError("permission denied", path=args.log) from None
+        from labelgate.io.files import open_regular
+
+        with open_regular(args.log, "log") as stream:  # - reads a pipe; a device is refused
+            result = triage_stream(stream)
     sys.stdout.write(render_triage(result, args.format))
     return EXIT_PASS if result.first_error is None else EXIT_FAIL
 
