@@ -110,15 +110,23 @@ def _shown(message: str, limit: int = 1000) -> str:
 
 
 def _inputs(args: argparse.Namespace, *contracts: Contract) -> list[str | None]:
-    """Every path a command reads: data, contracts, class maps (the contracts' own included)."""
-    names = ("paths", "schema", "class_names", "base", "head", "base_schema", "base_class_names")
+    """Every path a command reads: data, contracts, class maps (the contracts' own included), the
+    model (a folder covers its config.json and checkpoints), the tokenizer, the images folder,
+    logs and checkpoint folders."""
+    names = ["paths", "schema", "class_names", "base", "head", "base_schema", "base_class_names"]
+    names += ["model", "tokenizer", "images", "checkpoints", "data", "dir"]
+    if args.command == "repro":  # fix's --log is an output, repro's the crashed run's log
+        names.append("log")
     found: list[str | None] = []
     for name in names:
         value = getattr(args, name, None)
-        found += value if isinstance(value, list) else [value]
+        found += value if isinstance(value, list) else [value if isinstance(value, str) else None]
     for c in contracts:
         if c.class_map is not None and c.class_map.origin != "inline":
             found.append(c.class_map.origin)
+        if c.model is not None:
+            found.append(c.model.origin)
+        found.append(c.images)
     return found
 
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from json import JSONDecodeError
+from pathlib import Path
 from typing import Any
 
 from labelgate.contract.bounds import LIMITS
@@ -82,7 +82,11 @@ class ModelMap:
         raw = config.get("id2label")
         if raw is None:
             count = config.get("num_labels", 2)  # transformers' default head is of two labels
-            if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_LABELS:
+            if (
+                isinstance(count, bool)
+                or not isinstance(count, int)
+                or not 0 <= count <= MAX_LABELS
+            ):
                 raise UsageError(
                     f"{origin}: num_labels must be an integer from 0 to {MAX_LABELS:,}, got "
                     f"{_short(count)}"
@@ -96,7 +100,9 @@ class ModelMap:
         for key, name in raw.items():
             index = _index(key, origin, "id2label key")
             if not isinstance(name, str | int | float) or isinstance(name, bool):
-                raise UsageError(f"{origin}: id2label {index} is a {type(name).__name__}, not a name")
+                raise UsageError(
+                    f"{origin}: id2label {index} is a {type(name).__name__}, not a name"
+                )
             entries.append((index, str(name)))
         label2id_raw = config.get("label2id") or {}
         if not isinstance(label2id_raw, Mapping):

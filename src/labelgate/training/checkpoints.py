@@ -270,7 +270,9 @@ def _read_torch(path: Path, out: Contents, *, model: bool, progress: Progress | 
             out.problems.append(f"{path.name}: refused, not loaded: {exc}")
             return
     try:
-        with warnings.catch_warnings():  # torch's warnings on a pickle's protocol: not ours to print
+        with (
+            warnings.catch_warnings()
+        ):  # torch's warnings on a pickle's protocol: not ours to print
             warnings.simplefilter("ignore")
             loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=zipped)
     except pickle.UnpicklingError as exc:

@@ -25,6 +25,7 @@ memory at the size the central directory claims. So, before torch reads anything
 from __future__ import annotations
 
 import io
+import itertools
 import math
 import pickle
 import struct
@@ -135,7 +136,7 @@ class _Scanner(pickle.Unpickler):
 def _members(path: Path, archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
     """The archive's members, each checked against the zip's own records."""
     size = path.stat().st_size
-    directory = archive.start_dir  # type: ignore[attr-defined]
+    directory = archive.start_dir
     spans: list[tuple[int, int, str]] = []
     inflated = 0
     with path.open("rb") as f:
@@ -154,9 +155,9 @@ def _members(path: Path, archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
                 raise Refused(f"member {name!r}: its bytes run past the archive's data")
             if method != info.compress_type:
                 raise Refused(f"member {name!r}: its header and the directory disagree")
-            if not flags & 0x08 and 0xFFFFFFFF not in (csize, usize):
-                if (csize, usize) != (info.compress_size, info.file_size):
-                    raise Refused(f"member {name!r}: its sizes and the directory's disagree")
+            described = not flags & 0x08 and 0xFFFFFFFF not in (csize, usize)
+            if described and (csize, usize) != (info.compress_size, info.file_size):
+                raise Refused(f"member {name!r}: its sizes and the directory's disagree")
             if info.compress_type == zipfile.ZIP_STORED:
                 if info.compress_size != info.file_size:
                     raise Refused(f"member {name!r}: stored, yet of two sizes")
@@ -171,7 +172,7 @@ def _members(path: Path, archive: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
                 raise Refused(f"member {name!r}: compressed by a method torch does not read")
             spans.append((info.header_offset, end, name))
     spans.sort()
-    for (_, end, name), (start, _, other) in zip(spans, spans[1:], strict=False):
+    for (_, end, name), (start, _, other) in itertools.pairwise(spans):
         if start < end:
             raise Refused(f"members {name!r} and {other!r} share bytes")
     return archive.infolist()
