@@ -59,6 +59,10 @@ _ITEMSIZE = {
 }
 
 
+# what zipfile raises on a damaged archive (NotImplementedError: a version or a method it lacks)
+_ZIP_ERRORS = (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError)
+
+
 class Refused(ValueError):
     """Why a checkpoint's archive is not read (one line, naming no byte of the file)."""
 
@@ -186,7 +190,7 @@ def check_archive(path: Path) -> None:
     """
     try:
         archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except _ZIP_ERRORS as exc:
         raise Refused(f"not a readable zip archive ({type(exc).__name__})") from None
     with archive:
         members = {info.filename: info for info in _members(path, archive)}
@@ -198,7 +202,7 @@ def check_archive(path: Path) -> None:
             raise Refused(f"a pickle of {info.file_size:,} bytes (at most {MAX_PICKLE >> 20} MB)")
         try:
             data = archive.read(info)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        except _ZIP_ERRORS as exc:
             raise Refused(f"its pickle cannot be read ({type(exc).__name__})") from None
         prefix = pickles[0][: -len("data.pkl")]
         scanner = _Scanner(data)
