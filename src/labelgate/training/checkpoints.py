@@ -321,8 +321,9 @@ def _read_torch(path: Path, out: Contents, *, model: bool, progress: Progress | 
 
 def _inside_storage(name: str, t: Any) -> None:
     """Refuse a tensor whose bytes reach outside its storage (torch checks this when it builds
-    a tensor; held again here, for a checkpoint is never called sound otherwise)."""
-    if t.is_meta or t.is_sparse or not t.numel():
+    a tensor; held again here, for a checkpoint is never called sound otherwise). Tensors
+    without one strided storage (meta, sparse, nested, quantized) are torch's alone to judge."""
+    if t.is_meta or t.is_sparse or t.is_nested or t.is_quantized or not t.numel():
         return
     last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
     if t.storage_offset() < 0 or min(t.stride(), default=0) < 0:
