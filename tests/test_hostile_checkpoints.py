@@ -432,3 +432,10 @@ class TestSpecialFiles:
         (model / "config.json").symlink_to(tmp_path / "outside.json")
         line = one_error(run_bounded("validate", str(labels), "-k", "3", "--model", str(model)))
         assert "a link that leads outside" in line
+
+    def test_triage_on_dev_zero_and_on_a_fifo(self, tmp_path: Path) -> None:
+        assert "not a regular file" in one_error(run_bounded("triage", "/dev/zero", timeout=30))
+        os.mkfifo(tmp_path / "train.log")  # read once as it streams; no writer: empty, no hang
+        done = run_bounded("triage", str(tmp_path / "train.log"), timeout=30)
+        assert_clean_exit(done, 0)
+        assert "no error found in 0 lines" in done.stdout

@@ -338,7 +338,7 @@ def _triage(args: argparse.Namespace) -> int:
     else:
         from labelgate.io.files import open_regular
 
-        with open_regular(args.log, "log") as stream:  # - reads a pipe; a device is refused
+        with open_regular(args.log, "log", pipes=True) as stream:  # a device is refused
             result = triage_stream(stream)
     sys.stdout.write(render_triage(result, args.format))
     return EXIT_PASS if result.first_error is None else EXIT_FAIL

@@ -64,6 +64,7 @@ def open_regular(
     *,
     within: str | Path | None = None,
     error: type[InputError] = InputError,
+    pipes: bool = False,
 ) -> BinaryIO:
     """``path`` opened for reading, once it is known to be a regular file.
 
@@ -77,6 +78,8 @@ def open_regular(
         within: a folder the file must stay inside once links are resolved (a checkpoint in a
             run's folder): a link that leads out of it is refused.
         error: the error raised.
+        pipes: accept a FIFO or a pipe too (``triage <(zcat train.log.gz)``, read once as it
+            streams): opened without blocking, one with no writer reads as empty, no hang.
 
     Raises:
         ``error``: the path is missing, not a regular file, a link leaving ``within``, or cannot
@@ -99,7 +102,7 @@ def open_regular(
             f"cannot read the {what} ({exc.strerror or one_line(exc)})", path=origin
         ) from None
     mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(mode) and not (pipes and stat.S_ISFIFO(mode)):
         os.close(fd)
         kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else None
         shown = kind or "a device or another special file"
