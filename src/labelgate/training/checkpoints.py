@@ -315,7 +315,8 @@ def _read_torch(path: Path, out: Contents, *, model: bool, progress: Progress | 
         state = _model_state(loaded)
         out.shapes.update({k: tuple(v.shape) for k, v in state.items() if hasattr(v, "shape")})
     step = loaded.get("global_step") if isinstance(loaded, Mapping) else None
-    if isinstance(step, int) and out.step is None:
+    counted = isinstance(step, int) and not isinstance(step, bool) and 0 <= step < 2**63
+    if counted and out.step is None:
         out.step = step
 
 
