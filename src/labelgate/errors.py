@@ -16,6 +16,8 @@ The command line turns UsageError and InputError into one line on stderr and exi
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "ClassMapError",
     "ContractError",
@@ -85,6 +87,22 @@ class LabelError(LabelgateError, ValueError):
     """Targets that PyTorch would reject or that would poison training, found in training code."""
 
 
+# Where pyarrow quotes the data in its messages: the row of a CSV parse error, the cell of a
+# conversion error. A message names the file and the position, never its bytes (a credentials
+# file given as data would have its secret shown).
+_QUOTED_DATA = (
+    (re.compile(r"(Expected \d+ columns?, got \d+):.*"), r"\1"),
+    (re.compile(r"(invalid value) '.*'"), r"\1 (not shown)"),
+)
+
+
 def one_line(exc: BaseException) -> str:
-    """An exception's message on one line (pyarrow's span several), or its type's name."""
-    return " ".join(str(exc).split()) or type(exc).__name__
+    """An exception's message on one line (pyarrow's span several), or its type's name, without
+    the data pyarrow quotes in it."""
+    raw = str(exc)
+    if "(right here)" in raw:  # yajl's (ijson's) errors quote the text around the error
+        raw = raw.splitlines()[0]
+    text = " ".join(raw.split())
+    for pattern, kept in _QUOTED_DATA:
+        text = pattern.sub(kept, text)
+    return text or type(exc).__name__

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from labelgate.cli.parser import EXIT_FAIL, EXIT_PASS
-from labelgate.errors import InputError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -40,15 +39,10 @@ def _log(path: str) -> Iterator[BinaryIO]:
             spool.seek(0)
             yield spool
         return
-    try:
-        with Path(path).open("rb") as stream:
-            yield stream
-    except FileNotFoundError:
-        raise InputError("no such file", path=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a log file", path=path) from None
-    except PermissionError:
-        raise InputError("permission denied", path=path) from None
+    from labelgate.io.files import open_regular
+
+    with open_regular(path, "log") as stream:  # a FIFO or /dev/zero: refused, never read
+        yield stream
 
 
 def read_failure(path: str, args: argparse.Namespace) -> tuple[Triage, FailStep]:

@@ -30,15 +30,23 @@ __all__ = ["COMMANDS"]
 
 
 def _inputs(args: argparse.Namespace, *contracts: Contract) -> list[str | None]:
-    """Every path a command reads: data, contracts, class maps (the contracts' own included)."""
-    names = ("paths", "schema", "class_names", "base", "head", "base_schema", "base_class_names")
+    """Every path a command reads: data, contracts, class maps (the contracts' own included), the
+    model (a folder covers its config.json and checkpoints), the tokenizer, the images folder,
+    the predictions, logs and checkpoint folders."""
+    names = ["paths", "schema", "class_names", "base", "head", "base_schema", "base_class_names"]
+    names += ["model", "tokenizer", "images", "checkpoints", "data", "dir"]
+    if args.command == "repro":  # fix's --log is an output, repro's the crashed run's log
+        names.append("log")
     found: list[str | None] = []
     for name in names:
         value = getattr(args, name, None)
-        found += value if isinstance(value, list) else [value]
+        found += value if isinstance(value, list) else [value if isinstance(value, str) else None]
     for c in contracts:
         if c.class_map is not None and c.class_map.origin != "inline":
             found.append(c.class_map.origin)
+        if c.model is not None:
+            found.append(c.model.origin)
+        found.append(c.images)
         found.append(c.predictions)
     return found
 
@@ -267,21 +275,15 @@ def _triage(args: argparse.Namespace) -> int:
 
         return triage_data(args)
     from labelgate.commands.triage import triage_stream
-    from labelgate.errors import InputError
     from labelgate.render.triage import render_triage
 
     if args.log == "-":
         result = triage_stream(sys.stdin.buffer)
     else:
-        try:
-            with Path(args.log).open("rb") as stream:
-                result = triage_stream(stream)
-        except FileNotFoundError:
-            raise InputError("no such file", path=args.log) from None
-        except IsADirectoryError:
-            raise InputError("is a directory, not a log file", path=args.log) from None
-        except PermissionError:
-            raise InputError("permission denied", path=args.log) from None
+        from labelgate.io.files import open_regular
+
+        with open_regular(args.log, "log", pipes=True) as stream:  # a device is refused
+            result = triage_stream(stream)
     sys.stdout.write(render_triage(result, args.format))
     return EXIT_PASS if result.first_error is None else EXIT_FAIL
 

@@ -17,15 +17,17 @@ dataset (datasets#6446).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from json import JSONDecodeError
 from pathlib import Path
 from typing import Any
 
+from labelgate.contract.bounds import LIMITS
 from labelgate.contract.classmap import normalise_name
 from labelgate.errors import InputError, LabelError, UsageError
+from labelgate.io.bounded import load_json
 from labelgate.io.files import read_small_text
 from labelgate.training.heads import HeadSearch, find_head
 
@@ -33,6 +35,7 @@ __all__ = ["ModelMap", "ModelVerdict", "alignment", "compare", "load_model_map"]
 
 PLACEHOLDER = re.compile(r"LABEL_(\d+)")
 PROBLEMS = ("single_label_classification", "multi_label_classification", "regression")
+MAX_LABELS = LIMITS["num_classes"][1]  # num_labels and every id2label index, bounded before use
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,29 +82,36 @@ class ModelMap:
         raw = config.get("id2label")
         if raw is None:
             count = config.get("num_labels", 2)  # transformers' default head is of two labels
-            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                raise UsageError(f"{origin}: num_labels must be an integer, got {count!r}")
+            if (
+                isinstance(count, bool)
+                or not isinstance(count, int)
+                or not 0 <= count <= MAX_LABELS
+            ):
+                raise UsageError(
+                    f"{origin}: num_labels must be an integer from 0 to {MAX_LABELS:,}, got "
+                    f"{_short(count)}"
+                )
             raw = {str(i): f"LABEL_{i}" for i in range(count)}
         if not isinstance(raw, Mapping):
             raise UsageError(f"{origin}: id2label must be a mapping of index to name")
+        if len(raw) > MAX_LABELS:
+            raise UsageError(f"{origin}: id2label has more than {MAX_LABELS:,} entries")
         entries: list[tuple[int, str]] = []
         for key, name in raw.items():
-            try:
-                index = int(key)
-            except (TypeError, ValueError):
-                raise UsageError(f"{origin}: id2label key {key!r} is not an index") from None
+            index = _index(key, origin, "id2label key")
+            if not isinstance(name, str | int | float) or isinstance(name, bool):
+                raise UsageError(
+                    f"{origin}: id2label {index} is a {type(name).__name__}, not a name"
+                )
             entries.append((index, str(name)))
         label2id_raw = config.get("label2id") or {}
         if not isinstance(label2id_raw, Mapping):
             raise UsageError(f"{origin}: label2id must be a mapping of name to index")
         label2id: list[tuple[str, int]] = []
+        if len(label2id_raw) > MAX_LABELS:
+            raise UsageError(f"{origin}: label2id has more than {MAX_LABELS:,} entries")
         for name, index in label2id_raw.items():
-            if isinstance(index, bool) or not isinstance(index, int | str):
-                raise UsageError(f"{origin}: label2id value {index!r} is not an index")
-            try:
-                label2id.append((str(name), int(index)))
-            except ValueError:
-                raise UsageError(f"{origin}: label2id value {index!r} is not an index") from None
+            label2id.append((str(name), _index(index, origin, "label2id value")))
         problem = config.get("problem_type")
         return cls(
             origin=origin,
@@ -109,6 +119,29 @@ class ModelMap:
             label2id=tuple(label2id),
             problem_type=problem if isinstance(problem, str) else None,
         )
+
+
+def _short(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+def _index(value: object, origin: str, what: str) -> int:
+    """A class index of a config (an int, or its decimal string), within ``[0, MAX_LABELS)``.
+
+    Raises:
+        UsageError: naming the value, cut to 40 characters.
+    """
+    index: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        index = value
+    elif isinstance(value, str) and value.strip().lstrip("-").isdecimal() and len(value) < 20:
+        index = int(value)
+    if index is None or not 0 <= index < MAX_LABELS:
+        raise UsageError(
+            f"{origin}: {what} {_short(value)} is not an index from 0 to {MAX_LABELS - 1:,}"
+        )
+    return index
 
 
 CHECKPOINTS = (".pt", ".pth", ".bin", ".ckpt", ".safetensors")
@@ -142,10 +175,10 @@ def load_model_map(path: str | Path, *, head: str | None = None) -> ModelMap:
             "(.pt, .pth, .bin, .ckpt, .safetensors)",
             path=str(p),
         )
-    text = read_small_text(config, "model config")
+    text = read_small_text(config, "model config", within=p if p.is_dir() else None)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
+        data = load_json(text, str(config))  # nesting and values bounded before parsing
+    except JSONDecodeError as exc:
         raise InputError(
             f"not valid JSON: {exc.msg} (line {exc.lineno})", path=str(config)
         ) from None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from labelgate.core.labels import is_list_type
 from labelgate.errors import UsageError
+from labelgate.io.classnames import safe_to_show
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -111,7 +112,7 @@ def detect_columns(
         if label not in present:
             raise LabelColumnError(
                 f"LG001 label column {label!r} not found in {origin}; columns: "
-                + ", ".join(schema.names)
+                + _shown(schema.names)
             )
         how["label"] = "given"
         found_label = label
@@ -125,9 +126,7 @@ def detect_columns(
                 if _usable_label_type(f.type) and f.name.lower() not in id_like
             ]
             if len(candidates) != 1:
-                listed = (
-                    ", ".join(candidates) if candidates else "none of " + ", ".join(schema.names)
-                )
+                listed = _shown(candidates) if candidates else "none of " + _shown(schema.names)
                 raise LabelColumnError(
                     f"LG001 no label column detected in {origin}: name it with --label-column "
                     f"(integer candidates: {listed})" + _delimiter_hint(schema.names)
@@ -144,7 +143,7 @@ def detect_columns(
             if given not in present:
                 raise UsageError(
                     f"--{role}-column {given!r} not found in {origin}; columns: "
-                    + ", ".join(schema.names)
+                    + _shown(schema.names)
                 )
             resolved[role] = given
             how[role] = "given"
@@ -158,9 +157,17 @@ def detect_columns(
     return Columns(found_label, resolved["id"], resolved["source"], resolved["name"], how)
 
 
+def _shown(names: list[str]) -> str:
+    """Column names for a message, where they read as column names; else only their count (a
+    credentials or token file read as CSV has its secret as its header: never quoted)."""
+    if safe_to_show(names):
+        return ", ".join(names)
+    return f"{len(names)} column(s), names not shown (the header does not read as column names)"
+
+
 def _delimiter_hint(names: list[str]) -> str:
     """A CSV read as one column whose name holds another delimiter: say so."""
-    if len(names) != 1:
+    if len(names) != 1 or not safe_to_show(names):
         return ""
     for mark, word in ((";", "semicolon"), ("\t", "tab"), ("|", "pipe")):
         if mark in names[0]:

@@ -15,11 +15,18 @@ The tokenizer is a ``tokenizer.json`` read with the ``tokenizers`` library, no m
 
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labelgate.errors import InputError, UsageError
+from labelgate.errors import InputError, UsageError, one_line
+from labelgate.io.bounded import MAX_DEPTH, DepthGuard
+from labelgate.io.files import read_small_bytes
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -27,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["SftTargets", "completion_targets"]
 
 IGNORE = -100
+MAX_TOKENIZER = 256 << 20  # bytes of tokenizer.json (a 250,000-token vocabulary is ~35 MB)
 SHOWN = 10
 
 
@@ -79,14 +87,49 @@ def _tokenizer(path: str) -> Any:
         ) from None
     p = Path(path)
     file = p / "tokenizer.json" if p.is_dir() else p
-    if not file.is_file():
+    if not file.exists() and not file.is_symlink():
         raise InputError("no tokenizer.json here", path=str(p))
+    data = read_small_bytes(
+        file, "tokenizer", limit=MAX_TOKENIZER, within=p if p.is_dir() else None
+    )
     try:
-        return Tokenizer.from_file(str(file)), str(file)
+        text = data.decode("utf-8-sig")
+        DepthGuard(MAX_DEPTH, str(file)).feed(data)  # serde's own limit is 128 levels
+        with native_panics(str(file)):
+            return Tokenizer.from_str(text), str(file)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=str(file)) from None
+    except InputError:
+        raise
     except Exception as exc:  # noqa: BLE001 - the library's own parse error, one line
         raise InputError(
             f"not a tokenizer.json: {' '.join(str(exc).split())[:200]}", path=str(file)
         ) from None
+
+
+@contextmanager
+def native_panics(origin: str) -> Iterator[None]:
+    """Turn a panic of the tokenizers library (a Rust ``PanicException``, which derives from
+    ``BaseException``: a split regex that backtracks past Oniguruma's retry limit panics in
+    ``encode``) into one ``InputError``, and keep the panic's own report (Rust writes it to
+    file descriptor 2 itself, backtrace and all) off the terminal."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        except BaseException as exc:
+            if type(exc).__name__ != "PanicException":
+                raise
+            raise InputError(
+                "the tokenizer failed inside its library (a panic, such as a split regex that "
+                "backtracks past the regex engine's limit): not a tokenizer to train with",
+                path=origin,
+            ) from None
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def _read(paths: list[str]) -> pa.Table:
@@ -110,10 +153,30 @@ def _read(paths: list[str]) -> pa.Table:
             else:
                 raise InputError("--tokenizer reads Parquet, JSONL or CSV", path=path)
         except pa.ArrowInvalid as exc:
-            raise InputError(
-                f"cannot read it: {' '.join(str(exc).split())[:200]}", path=path
-            ) from None
+            raise InputError(f"cannot read it: {one_line(exc)[:200]}", path=path) from None
     return pa.concat_tables(tables, promote_options="default")
+
+
+def _encoded(
+    tok: Any, prompts: list[Any], completions: list[Any], max_length: int
+) -> tuple[list[list[int]], list[int], int]:
+    """Each row's shifted targets, the rows left without a completion token, the rows cut."""
+    labels: list[list[int]] = []
+    emptied: list[int] = []
+    truncated = 0
+    for row, (p, c) in enumerate(zip(prompts, completions, strict=True)):
+        p, c = p or "", c or ""
+        prompt_ids = tok.encode(p).ids
+        ids = tok.encode(p + c).ids
+        mask = [0] * len(prompt_ids) + [1] * (len(ids) - len(prompt_ids))
+        if len(ids) > max_length:
+            truncated += 1
+            ids, mask = ids[:max_length], mask[:max_length]
+        shifted = [t if m else IGNORE for t, m in zip(ids, mask, strict=True)][1:]
+        if all(t == IGNORE for t in shifted):
+            emptied.append(row)
+        labels.append(shifted)
+    return labels, emptied, truncated
 
 
 def completion_targets(
@@ -156,21 +219,8 @@ def completion_targets(
     ids_col = id_column or ("id" if "id" in names else None)
     prompts = table.column(prompt).to_pylist()
     completions = table.column(completion).to_pylist()
-    labels: list[list[int]] = []
-    emptied: list[int] = []
-    truncated = 0
-    for row, (p, c) in enumerate(zip(prompts, completions, strict=True)):
-        p, c = p or "", c or ""
-        prompt_ids = tok.encode(p).ids
-        ids = tok.encode(p + c).ids
-        mask = [0] * len(prompt_ids) + [1] * (len(ids) - len(prompt_ids))
-        if len(ids) > max_length:
-            truncated += 1
-            ids, mask = ids[:max_length], mask[:max_length]
-        shifted = [t if m else IGNORE for t, m in zip(ids, mask, strict=True)][1:]
-        if all(t == IGNORE for t in shifted):
-            emptied.append(row)
-        labels.append(shifted)
+    with native_panics(origin):  # once: a panic in any row's encoding
+        labels, emptied, truncated = _encoded(tok, prompts, completions, max_length)
     columns: dict[str, Any] = {"labels": pa.array(labels, pa.list_(pa.int64()))}
     emptied_ids: tuple[Any, ...] = ()
     if ids_col is not None and ids_col in names:

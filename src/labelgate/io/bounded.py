@@ -27,6 +27,8 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_ENTRIES",
     "MAX_LINE",
+    "MAX_STRING",
+    "READ_SIZE",
     "DepthGuard",
     "bounded_lines",
     "guarded_stream",
@@ -38,6 +40,8 @@ __all__ = [
 MAX_DEPTH = 64  # levels of nesting; COCO needs 5 (a polygon), a contract or a class map 4
 MAX_LINE = 1 << 20  # bytes of one text line; the rest of a longer line is skipped, never held
 MAX_ENTRIES = 2_000_000  # values in one small JSON or YAML file (twice the class-name limit)
+MAX_STRING = 16 << 20  # bytes of one string in a streamed JSON file (a COCO RLE is kilobytes)
+READ_SIZE = 1 << 20  # ijson's buf_size for a streamed file: a long string spans few reads
 
 _ESCAPES = re.compile(rb"\\.", re.DOTALL)
 _DROP = bytes(b for b in range(256) if b not in b'"[]{},')
@@ -56,15 +60,23 @@ class DepthGuard:
         path: the file, for the error.
         entries: the most values accepted (counted by their separating commas), or ``None`` for
             no bound (a COCO file streamed by ijson holds millions, one at a time).
+        strings: the longest string accepted, in bytes, or ``None`` for no bound. A streaming
+            parser (yajl, under ijson) lexes a string held over many reads again from its start
+            at each read: a 60 MB string read by 64 KB took 45 s.
     """
 
     def __init__(
-        self, limit: int = MAX_DEPTH, path: str = "the JSON text", entries: int | None = None
+        self,
+        limit: int = MAX_DEPTH,
+        path: str = "the JSON text",
+        entries: int | None = None,
+        strings: int | None = None,
     ) -> None:
-        self.limit, self.path, self.max_entries = limit, path, entries
+        self.limit, self.path, self.max_entries, self.max_string = limit, path, entries, strings
         self.depth = 0
         self.entries = 0
         self._in_string = 0
+        self._string = 0  # bytes of the string open at the end of the text so far
         self._carry = b""
 
     def feed(self, chunk: bytes) -> None:
@@ -81,6 +93,8 @@ class DepthGuard:
         self._carry = b""
         if data.endswith(b"\\"):  # an escape split between two chunks
             data, self._carry = data[:-1], b"\\"
+        if self.max_string is not None:
+            self._long_string(data)
         drop = _DROP if self.max_entries is not None else _DROP_COMMAS
         # two quotes side by side (a string of no mark, or a string's end and the next one's
         # start) leave every other mark on the same side of a string: most strings go
@@ -110,6 +124,22 @@ class DepthGuard:
             if self.entries >= self.max_entries:
                 raise InputError(f"JSON of more than {self.max_entries:,} values", path=self.path)
 
+    def _long_string(self, data: bytes) -> None:
+        """Track the string left open at the end of ``data`` (escapes already removed)."""
+        quotes = data.count(b'"')
+        open_after = (self._in_string + quotes) & 1
+        if not open_after:
+            self._string = 0
+        elif quotes:
+            self._string = len(data) - data.rfind(b'"') - 1
+        else:
+            self._string += len(data)
+        assert self.max_string is not None
+        if self._string > self.max_string:
+            raise InputError(
+                f"a JSON string of more than {self.max_string >> 20} MB", path=self.path
+            )
+
 
 class _Guarded:
     """A binary stream whose bytes pass a ``DepthGuard`` as they are read."""
@@ -129,7 +159,7 @@ def guarded_stream(raw: IO[bytes], path: str, limit: int = MAX_DEPTH) -> Any:
     Raises (on read):
         InputError: the nesting passes ``limit``.
     """
-    return _Guarded(raw, DepthGuard(limit, path))
+    return _Guarded(raw, DepthGuard(limit, path, strings=MAX_STRING))
 
 
 def load_json(text: str | bytes, path: str = "the JSON text", limit: int = MAX_DEPTH) -> Any:

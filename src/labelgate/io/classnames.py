@@ -21,6 +21,7 @@ __all__ = [
     "check_keys",
     "check_names",
     "check_source",
+    "safe_to_show",
 ]
 
 CLASS_MAP_SUFFIXES = (".txt", ".names", ".json", ".yaml", ".yml", ".csv", ".pbtxt")
@@ -43,6 +44,20 @@ _KEY_COLON = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*:\s+\S")  # an HTTP header, a
 _PASSWD = re.compile(r"^[^:\s]*:[^:]*:\d+:\d+:")  # name:x:uid:gid: (/etc/passwd, /etc/group)
 _SECRET_TEXT = re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY|\bAKIA[0-9A-Z]{16}\b|(?i:\bbearer\s+\S)")
 _DIGEST = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9+/=]{20,}")  # an API token's body (ghp_..., sk-..., base64)
+
+
+def safe_to_show(names: Iterable[str]) -> bool:
+    """Whether the names read from a file's header may be quoted in a message: each at most 100
+    characters, none naming a credential or shaped as a setting, a key or a token. A header
+    that is not column names (a credentials file, a token file read as CSV) is not quoted."""
+    for name in names:
+        if len(name) > 100 or credential_key(name) or _shape(name) is not None:
+            return False
+        for run in _TOKEN_RUN.findall(name):
+            if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
+                return False
+    return True
 
 
 def credential_key(key: str) -> bool:

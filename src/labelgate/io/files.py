@@ -1,7 +1,10 @@
 """What labelgate reads and writes, and the rules it keeps doing so (docs/security.md).
 
-- Small files (contracts, class maps) are read only when they are regular files of at most
-  ``MAX_SMALL_FILE`` bytes, as UTF-8 with or without a byte-order mark.
+- Every file is opened through ``open_regular``: a regular file, never a FIFO (opened without
+  waiting for a writer), a device or a folder, and where a folder is named, never a link that
+  leads out of it.
+- Small files (contracts, class maps, model configs) are read only when they are regular files of
+  at most ``MAX_SMALL_FILE`` bytes, as UTF-8 with or without a byte-order mark.
 - YAML is read without aliases: a kilobyte of ``&a [*a, *a, ...]`` cannot expand to gigabytes;
   and nested at most ``bounded.MAX_DEPTH`` levels, counted as nodes are composed.
 - Every output path is checked, after resolving links, against every input (data files, contract,
@@ -17,7 +20,7 @@ import os
 import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from labelgate.errors import InputError, UsageError, one_line
 from labelgate.io.atomic import is_special, write_text_atomic
@@ -32,6 +35,8 @@ __all__ = [
     "check_outputs",
     "escape_controls",
     "load_yaml",
+    "open_regular",
+    "read_small_bytes",
     "read_small_text",
     "write_output",
 ]
@@ -53,34 +58,102 @@ def escape_controls(text: str) -> str:
     return text.translate(_CONTROLS)
 
 
-def read_small_text(path: str | Path, what: str, error: type[InputError] = InputError) -> str:
-    """The text of a small regular file (a contract, a class map), BOM removed.
+def open_regular(
+    path: str | Path,
+    what: str,
+    *,
+    within: str | Path | None = None,
+    error: type[InputError] = InputError,
+    pipes: bool = False,
+) -> BinaryIO:
+    """``path`` opened for reading, once it is known to be a regular file.
+
+    The file is opened without blocking (a FIFO with no writer returns at once) and judged by
+    ``fstat`` on what was opened, so a FIFO, a device (``/dev/zero``) or a folder is refused and
+    never read, whatever its name says.
+
+    Args:
+        path: the file.
+        what: what it is, for the error (``model config``, ``log``).
+        within: a folder the file must stay inside once links are resolved (a checkpoint in a
+            run's folder): a link that leads out of it is refused.
+        error: the error raised.
+        pipes: accept a FIFO or a pipe too (``triage <(zcat train.log.gz)``, read once as it
+            streams): opened without blocking, one with no writer reads as empty, no hang.
 
     Raises:
-        ``error``: the path is missing, not a regular file, over ``MAX_SMALL_FILE`` bytes, or not
-            UTF-8 text.
+        ``error``: the path is missing, not a regular file, a link leaving ``within``, or cannot
+            be opened; the message names the path, never the file's bytes.
     """
     origin = str(path)
+    if within is not None:
+        root = Path(within).resolve()
+        target = Path(path).resolve()
+        if target != root and root not in target.parents:
+            raise error(f"the {what} is a link that leads outside {str(within)!r}", path=origin)
     try:
-        with Path(path).open("rb") as f:
-            mode = os.fstat(f.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                raise error(f"the {what} is not a regular file", path=origin)
-            data = f.read(MAX_SMALL_FILE + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        raise error(f"{what} not found", path=origin) from None
+        raise error(f"{what} not found (no such file)", path=origin) from None
     except IsADirectoryError:
         raise error(f"the {what} is a directory, not a file", path=origin) from None
     except OSError as exc:
         raise error(
             f"cannot read the {what} ({exc.strerror or one_line(exc)})", path=origin
         ) from None
-    if len(data) > MAX_SMALL_FILE:
-        raise error(f"the {what} is over {MAX_SMALL_FILE >> 20} MB", path=origin)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode) and not (pipes and stat.S_ISFIFO(mode)):
+        os.close(fd)
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else None
+        shown = kind or "a device or another special file"
+        raise error(f"the {what} is {shown}, not a regular file", path=origin)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_small_bytes(
+    path: str | Path,
+    what: str,
+    *,
+    limit: int = MAX_SMALL_FILE,
+    within: str | Path | None = None,
+    error: type[InputError] = InputError,
+) -> bytes:
+    """The bytes of a small regular file (``open_regular``), at most ``limit`` of them.
+
+    Raises:
+        ``error``: what ``open_regular`` refuses, or the file is over ``limit`` bytes.
+    """
+    with open_regular(path, what, within=within, error=error) as f:
+        try:
+            data = f.read(limit + 1)
+        except OSError as exc:
+            raise error(
+                f"cannot read the {what} ({exc.strerror or one_line(exc)})", path=str(path)
+            ) from None
+    if len(data) > limit:
+        raise error(f"the {what} is over {limit >> 20} MB", path=str(path))
+    return data
+
+
+def read_small_text(
+    path: str | Path,
+    what: str,
+    error: type[InputError] = InputError,
+    *,
+    within: str | Path | None = None,
+) -> str:
+    """The text of a small regular file (a contract, a class map), BOM removed.
+
+    Raises:
+        ``error``: the path is missing, not a regular file (or a link leaving ``within``), over
+            ``MAX_SMALL_FILE`` bytes, or not UTF-8 text.
+    """
+    data = read_small_bytes(path, what, within=within, error=error)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise error(f"the {what} is not UTF-8 text (byte {exc.start})", path=origin) from None
+        raise error(f"the {what} is not UTF-8 text (byte {exc.start})", path=str(path)) from None
 
 
 def load_yaml(text: str) -> Any:

@@ -1,22 +1,26 @@
 """Checkpoints read without running their code: found in a folder, read to the end, every tensor
 judged finite, the model's parameter shapes handed to the head finder.
 
+- Every file is opened through ``files.open_regular``: a regular file inside the run's folder
+  (a FIFO, a device or a link leading out of the folder is refused, never read).
 - ``.safetensors``: the header (8 bytes of length, then JSON) says every tensor's dtype, shape and
-  byte range; each tensor is read on its own from its offsets, so memory holds one tensor at a
-  time. torch is not used.
-- torch files (``.pt``, ``.pth``, ``.bin``, Lightning's ``.ckpt``): ``torch.load(weights_only=True,
+  byte range, validated in full before any offset is used (``stheader``); each tensor is read
+  a bounded piece at a time, so memory holds at most ``CHUNK`` bytes of it. torch is not used.
+- torch files (``.pt``, ``.pth``, ``.bin``, Lightning's ``.ckpt``): the zip archive, its pickle's
+  nesting and its storages are checked first (``torchzip``), then ``torch.load(weights_only=True,
   mmap=True)``: the unpickler accepts tensors and plain containers only and refuses any other
   object without building it (a pickle that would run code is refused, not run); with ``mmap``
   the tensors stay on disk until each is judged. A file cut short lacks the zip's central
   directory at its end and is named truncated.
+- ``trainer_state.json`` through the bounded JSON reader, each field's type checked.
 """
 
 from __future__ import annotations
 
-import json
 import math
+import os
 import re
-import struct
+import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,6 +30,10 @@ from typing import Any
 import numpy as np
 
 from labelgate.errors import InputError, UsageError
+from labelgate.io.bounded import MAX_DEPTH, load_json
+from labelgate.io.files import open_regular, read_small_bytes
+from labelgate.training.stheader import HeaderError, read_header
+from labelgate.training.torchzip import Refused, check_archive
 
 __all__ = ["Checkpoint", "Contents", "find_checkpoints", "read_checkpoint"]
 
@@ -37,10 +45,9 @@ EPOCH_IN_NAME = re.compile(r"(?:^|[^a-z])epoch[-_=]?(\d+)", re.IGNORECASE)
 NUMBER = re.compile(r"(\d+)(?!.*\d)")
 SKIPPED = ("rng_state", "training_args")  # HF Trainer's RNG states and arguments: no weights
 NESTED = ("state_dict", "model_state_dict", "model", "module")
-MAX_HEADER = 100 << 20  # safetensors' own limit on the header's size
-FLOATS = {"F64": np.float64, "F32": np.float32, "F16": np.float16}
-SIZES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1}
-SIZES |= {"U8": 1, "BOOL": 1, "U16": 2, "U32": 4, "U64": 8, "F8_E4M3": 1, "F8_E5M2": 1}
+FLOATS = {"F64": np.float64, "F32": np.float32, "F16": np.float16, "C64": np.float32}
+CHUNK = 64 << 20  # bytes of one tensor judged at a time
+MAX_STATE = 256 << 20  # bytes of trainer_state.json (a long run's log history is megabytes)
 
 Progress = Callable[[int, int | None], None]
 
@@ -55,6 +62,7 @@ class Checkpoint:
         step: the optimizer steps done when it was written (its name, or its contents).
         epoch: its epoch, where its name says it.
         files: the files read to judge it.
+        root: the run's folder: no file is read that, links resolved, lies outside it.
     """
 
     path: str
@@ -62,6 +70,7 @@ class Checkpoint:
     step: int | None
     epoch: int | None
     files: tuple[str, ...]
+    root: str | None = None
 
 
 @dataclass(slots=True)
@@ -118,7 +127,7 @@ def find_checkpoints(folder: str) -> list[Checkpoint]:
         )
         m = HF_FOLDER.match(d.name)
         assert m is not None
-        found.append(Checkpoint(str(d), "huggingface", int(m.group(1)), None, files))
+        found.append(Checkpoint(str(d), "huggingface", int(m.group(1)), None, files, folder))
     inside = {Path(c.path) for c in found}
     for f in sorted(root.rglob("*")):
         if not f.is_file() or f.suffix not in (*TORCH_SUFFIXES, SAFETENSORS):
@@ -133,7 +142,7 @@ def find_checkpoints(folder: str) -> list[Checkpoint]:
             else "torch"
         )
         step, epoch = _step_of(f.stem)
-        found.append(Checkpoint(str(f), kind, step, epoch, (str(f),)))
+        found.append(Checkpoint(str(f), kind, step, epoch, (str(f),), folder))
     return sorted(found, key=lambda c: c.path)
 
 
@@ -145,81 +154,87 @@ def read_checkpoint(checkpoint: Checkpoint, *, progress: Progress | None = None)
     out = Contents()
     for name in checkpoint.files:
         path = Path(name)
+        try:
+            open_regular(path, "checkpoint file", within=checkpoint.root).close()
+        except InputError as exc:
+            out.problems.append(f"{path.name}: {exc.reason}")
+            continue
         if path.suffix == SAFETENSORS:
             _read_safetensors(path, out, model=True, progress=progress)
         else:
             model = not path.name.startswith(("optimizer", "scheduler"))
             _read_torch(path, out, model=model, progress=progress)
     if checkpoint.kind == "huggingface":
-        _trainer_state(Path(checkpoint.path), out)
+        _trainer_state(Path(checkpoint.path), out, checkpoint.root)
+    out.problems = [" ".join(p.split()) for p in out.problems]  # each problem one line
     return out
 
 
-def _trainer_state(folder: Path, out: Contents) -> None:
+def _trainer_state(folder: Path, out: Contents, root: str | None) -> None:
     state_file = folder / "trainer_state.json"
-    if not state_file.is_file():
+    if not state_file.exists() and not state_file.is_symlink():
         out.problems.append("no trainer_state.json: the Trainer cannot resume from this folder")
         return
     try:
-        state = json.loads(state_file.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        out.problems.append(f"trainer_state.json is not readable JSON (truncated?): {exc}")
+        data = read_small_bytes(state_file, "trainer_state.json", limit=MAX_STATE, within=root)
+        state = load_json(data, str(state_file))
+    except InputError as exc:
+        out.problems.append(f"trainer_state.json: {exc.reason}")
         return
-    step = state.get("global_step")
-    out.step = step if isinstance(step, int) else None
-    for entry in state.get("log_history", []):
+    except ValueError:
+        out.problems.append("trainer_state.json is not readable JSON (truncated?)")
+        return
+    if not isinstance(state, dict):
+        out.problems.append("trainer_state.json is not a JSON object: not the Trainer's state")
+        return
+    step = state.get("global_step", 0)
+    history = state.get("log_history", [])
+    if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step < 2**63:
+        out.problems.append("trainer_state.json: its global_step is not a step count")
+        return
+    if not isinstance(history, list):
+        out.problems.append("trainer_state.json: its log_history is not a list")
+        return
+    out.step = step if "global_step" in state else None
+    for entry in history:
         loss = entry.get("loss") if isinstance(entry, dict) else None
-        if isinstance(loss, (int, float)) and not math.isfinite(loss):
-            out.nan_logged = int(entry.get("step", 0))
-            out.problems.append(
-                f"its trainer_state.json logs a {loss} loss at step {entry.get('step')}"
-            )
+        if isinstance(loss, int | float) and not math.isfinite(loss):
+            at = entry.get("step")
+            known = isinstance(at, int) and not isinstance(at, bool) and 0 <= at < 2**63
+            out.nan_logged = at if known else 0
+            where = f"at step {at}" if known else "at a step it does not say"
+            out.problems.append(f"its trainer_state.json logs a {loss} loss {where}")
             break
 
 
 def _read_safetensors(path: Path, out: Contents, *, model: bool, progress: Progress | None) -> None:
-    size = path.stat().st_size
     with path.open("rb") as f:
-        head = f.read(8)
-        if len(head) < 8:
-            out.problems.append(f"{path.name}: truncated ({size} bytes, no header)")
-            return
-        (length,) = struct.unpack("<Q", head)
-        if length > min(MAX_HEADER, size - 8):
-            out.problems.append(
-                f"{path.name}: truncated or not safetensors (header of {length} bytes)"
-            )
-            return
+        size = os.fstat(f.fileno()).st_size
         try:
-            header = json.loads(f.read(length))
-        except (ValueError, UnicodeDecodeError):
-            out.problems.append(f"{path.name}: the safetensors header is not JSON")
+            data, tensors = read_header(f, size, str(path))
+        except HeaderError as exc:
+            out.problems.append(f"{path.name}: {exc}")
             return
-        header.pop("__metadata__", None)
-        end = max((int(t["data_offsets"][1]) for t in header.values()), default=0)
-        if 8 + length + end > size:
-            out.problems.append(
-                f"{path.name}: truncated: {size} bytes, its header describes {8 + length + end}"
-            )
-            return
+        total = size - data
         done = 0
-        for name, t in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
-            start, stop = (int(x) for x in t["data_offsets"])
-            shape = tuple(int(d) for d in t["shape"])
+        for t in tensors:
             if model:
-                out.shapes[name] = shape
+                out.shapes[t.name] = t.shape
             out.tensors += 1
-            out.largest = max(out.largest, stop - start)
-            f.seek(8 + length + start)
-            buf = f.read(stop - start)
-            bad = _nonfinite(buf, t["dtype"])
+            out.largest = max(out.largest, t.stop - t.start)
+            bad = 0
+            if t.dtype in FLOATS or t.dtype == "BF16":
+                f.seek(data + t.start)
+                step = CHUNK - CHUNK % 8
+                for offset in range(t.start, t.stop, step):
+                    bad += _nonfinite(f.read(min(step, t.stop - offset)), t.dtype)
             if bad:
                 out.problems.append(
-                    f"{path.name}: {bad} non-finite value(s) (NaN or inf) in {name}"
+                    f"{path.name}: {bad} non-finite value(s) (NaN or inf) in {t.name[:200]}"
                 )
-            done += stop - start
+            done += t.stop - t.start
             if progress is not None:
-                progress(done, end)
+                progress(done, total)
 
 
 def _nonfinite(buf: bytes, dtype: str) -> int:
@@ -248,10 +263,19 @@ def _read_torch(path: Path, out: Contents, *, model: bool, progress: Progress | 
             f"({path.stat().st_size} bytes)"
         )
         return
+    if zipped:
+        try:
+            check_archive(path)
+        except Refused as exc:
+            out.problems.append(f"{path.name}: refused, not loaded: {exc}")
+            return
     try:
-        loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=zipped)
+        with (
+            warnings.catch_warnings()
+        ):  # torch's warnings on a pickle's protocol: not ours to print
+            warnings.simplefilter("ignore")
+            loaded = torch.load(path, map_location="cpu", weights_only=True, mmap=zipped)
     except pickle.UnpicklingError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         unsafe = "Weights only load failed" in str(exc) or "Unsupported" in str(exc)
         why = (
             "holds objects that would run code when loaded: refused, not run"
@@ -259,15 +283,19 @@ def _read_torch(path: Path, out: Contents, *, model: bool, progress: Progress | 
             else "not readable"
         )
         detail = _global_named(str(exc))
-        out.problems.append(
-            f"{path.name}: {why}" + (f" ({detail})" if detail else f" ({first[:200]})")
-        )
+        out.problems.append(f"{path.name}: {why}" + (f" ({detail})" if detail else ""))
         return
-    except (RuntimeError, EOFError, OSError, ValueError) as exc:
+    except (RuntimeError, EOFError, OSError, ValueError, TypeError, MemoryError) as exc:
         text = " ".join(str(exc).split())[:200]
         out.problems.append(f"{path.name}: not readable to its end: {text}")
         return
-    tensors = list(_judged_tensors(loaded, model=model))
+    try:
+        tensors = list(_judged_tensors(loaded, model=model))
+        for name, t in _tensors(loaded, ""):
+            _inside_storage(name, t)
+    except Refused as exc:
+        out.problems.append(f"{path.name}: refused: {exc}")
+        return
     total = sum(int(t.numel()) * t.element_size() for _, t in tensors)
     done = 0
     for name, t in tensors:
@@ -287,8 +315,22 @@ def _read_torch(path: Path, out: Contents, *, model: bool, progress: Progress | 
         state = _model_state(loaded)
         out.shapes.update({k: tuple(v.shape) for k, v in state.items() if hasattr(v, "shape")})
     step = loaded.get("global_step") if isinstance(loaded, Mapping) else None
-    if isinstance(step, int) and out.step is None:
+    counted = isinstance(step, int) and not isinstance(step, bool) and 0 <= step < 2**63
+    if counted and out.step is None:
         out.step = step
+
+
+def _inside_storage(name: str, t: Any) -> None:
+    """Refuse a tensor whose bytes reach outside its storage (torch checks this when it builds
+    a tensor; held again here, for a checkpoint is never called sound otherwise). Tensors
+    without one strided storage (meta, sparse, nested, quantized) are torch's alone to judge."""
+    if t.is_meta or t.is_sparse or t.is_nested or t.is_quantized or not t.numel():
+        return
+    last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+    if t.storage_offset() < 0 or min(t.stride(), default=0) < 0:
+        raise Refused(f"tensor {name[:200]} has a negative offset or stride")
+    if (last + 1) * t.element_size() > t.untyped_storage().nbytes():
+        raise Refused(f"tensor {name[:200]} reaches past its storage")
 
 
 def _looks_zip(path: Path) -> bool:
@@ -297,7 +339,10 @@ def _looks_zip(path: Path) -> bool:
 
 
 def _global_named(message: str) -> str | None:
-    m = re.search(r"Unsupported global: GLOBAL ([\w.]+)", message)
+    """What torch's weights-only unpickler refused, named from its message (torch 2.13:
+    ``Trying to load unsupported GLOBAL posix.system whose module posix is blocked``; earlier:
+    ``Unsupported global: GLOBAL posix.system``), without the rest of the message."""
+    m = re.search(r"[Uu]nsupported (?:global: )?GLOBAL ([\w.]{1,200})", message)
     if m:
         return f"it asks for {m.group(1)}"
     m = re.search(r"Unsupported operand \d+|Unsupported class [\w.]+", message)
@@ -327,17 +372,30 @@ def _judged_tensors(loaded: Any, *, model: bool) -> Iterator[tuple[str, Any]]:
 
 
 def _tensors(obj: Any, prefix: str) -> Iterator[tuple[str, Any]]:
-    """Every tensor in a loaded checkpoint, with its dotted path."""
+    """Every tensor in a loaded checkpoint, with its dotted path, in order; iterative, each
+    container visited once (a pickle can make a list hold itself).
+
+    Raises:
+        Refused: containers nested deeper than ``MAX_DEPTH`` (a legacy file's pickle, which
+            ``torchzip`` does not scan).
+    """
     import torch
 
-    if isinstance(obj, torch.Tensor):
-        yield prefix, obj
-    elif isinstance(obj, Mapping):
-        for k, v in obj.items():
-            yield from _tensors(v, f"{prefix}.{k}" if prefix else str(k))
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            yield from _tensors(v, f"{prefix}.{i}" if prefix else str(i))
+    seen: set[int] = set()
+    stack: list[tuple[Any, str, int]] = [(obj, prefix, 0)]
+    while stack:
+        item, name, depth = stack.pop()
+        if isinstance(item, torch.Tensor):
+            yield name, item
+            continue
+        if not isinstance(item, Mapping | list | tuple) or id(item) in seen:
+            continue
+        if depth >= MAX_DEPTH:
+            raise Refused(f"containers nested deeper than {MAX_DEPTH} levels")
+        seen.add(id(item))
+        pairs = item.items() if isinstance(item, Mapping) else enumerate(item)
+        children = [(v, f"{name}.{k}" if name else str(k), depth + 1) for k, v in pairs]
+        stack.extend(reversed(children))
 
 
 def _model_state(loaded: Any) -> Mapping[str, Any]:

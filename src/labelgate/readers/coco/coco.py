@@ -19,7 +19,7 @@ from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
-from labelgate.io.bounded import guarded_stream
+from labelgate.io.bounded import READ_SIZE, guarded_stream
 from labelgate.readers.coco.cocoannotation import NUMBERS, annotation, tally_key
 from labelgate.readers.coco.cocoarrow import ImageColumns, record_images
 from labelgate.readers.coco.cocoblocks import read_blocks
@@ -160,11 +160,13 @@ def read_coco(
         # them (usually categories) in one more C pass.
         with path.open("rb") as f:
             done: set[str] = set()
-            for key, item in _head(ijson.parse(guarded_stream(f, str(path)), use_float=True), done):
+            for key, item in _head(
+                ijson.parse(guarded_stream(f, str(path)), use_float=True, buf_size=READ_SIZE), done
+            ):
                 handlers[key](item)
         with path.open("rb") as f:
             for item in ijson.items(
-                guarded_stream(f, str(path)), "annotations.item", use_float=True
+                guarded_stream(f, str(path)), "annotations.item", use_float=True, buf_size=READ_SIZE
             ):
                 if not isinstance(item, dict):
                     raise InputError("an entry of annotations is not a JSON object", path=str(path))
@@ -192,7 +194,10 @@ def read_coco(
             if key not in done:
                 with path.open("rb") as f:
                     for item in ijson.items(
-                        guarded_stream(f, str(path)), f"{key}.item", use_float=True
+                        guarded_stream(f, str(path)),
+                        f"{key}.item",
+                        use_float=True,
+                        buf_size=READ_SIZE,
                     ):
                         handlers[key](item)
     except (ijson.JSONError, UnicodeDecodeError) as exc:  # yajl passes on a few bad UTF-8 bytes

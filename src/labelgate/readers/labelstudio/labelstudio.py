@@ -26,7 +26,7 @@ from labelgate.contract.classmap import ClassMap, normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError, one_line
-from labelgate.io.bounded import guarded_stream
+from labelgate.io.bounded import READ_SIZE, guarded_stream
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.common.boxes import (
     check_background,
@@ -55,7 +55,9 @@ def _items(path: Path) -> Iterator[dict[str, Any]]:
 
     try:
         with path.open("rb") as f:
-            for item in ijson.items(guarded_stream(f, str(path)), "item", use_float=True):
+            for item in ijson.items(
+                guarded_stream(f, str(path)), "item", use_float=True, buf_size=READ_SIZE
+            ):
                 if isinstance(item, dict):
                     yield item
     except ijson.JSONError as exc:
