@@ -91,3 +91,30 @@ def test_a_label_studio_export_folder_is_read_as_its_export(
     report = json.loads(capsys.readouterr().out)
     assert code == status and report["input"]["annotations"]["format"] == "labelstudio"
     assert "export.json" in report["input"]["annotations"]["detected_because"]
+
+
+def test_a_class_map_shorter_than_the_format_s_says_no_class_not_none(tmp_path: Path) -> None:
+    from labelgate.contract import Contract
+    from labelgate.contract.classmap import load_class_map
+    from labelgate.run.validation import run
+
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "classes.txt").write_text("cat\ndog\nbird\n")
+    (tmp_path / "labels" / "1.txt").write_text("0 0.5 0.5 0.2 0.2\n")
+    names = tmp_path / "names.txt"
+    names.write_text("cat\ndog\n")
+    contract = Contract(class_map=load_class_map(names))
+    report = run([str(tmp_path)], contract, max_examples=0).report
+    lg030 = next(f for f in report.findings if f.code == "LG030")
+    assert "2: no class vs 'bird'" in lg030.message and "None" not in lg030.message
+
+
+def test_the_html_report_counts_one_problem_in_the_singular(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["validate", str(SAMPLES / "clean.parquet"), "--classes", "4"]
+    args += ["--class-names", str(SAMPLES / "classes_duplicate.txt"), "--format", "html"]
+    capsys.readouterr()
+    assert main(args) == 1
+    html = capsys.readouterr().out
+    assert "<td>1 problem</td>" in html and "1 problems" not in html

@@ -11,7 +11,14 @@ import re
 from html import escape
 
 from labelgate.core.report import Example, Report
-from labelgate.render.common import base_paths, example_value, framework_lines, plain, verdict
+from labelgate.render.common import (
+    base_paths,
+    counted,
+    example_value,
+    framework_lines,
+    plain,
+    verdict,
+)
 
 __all__ = ["render_html"]
 
@@ -287,7 +294,7 @@ def render_html(report: Report) -> str:
         for f in report.findings:
             parts.append(
                 f'<tr><td>{_e(f.code)}</td><td class="{_e(f.severity)}">{_e(f.severity)}</td>'
-                f'<td>{f.count} {_e(f.unit)}</td><td>{_prose(f.message)}</td><td class="fix">{_prose(f.fix)}</td></tr>'
+                f'<td>{_e(counted(f.count, f.unit))}</td><td>{_prose(f.message)}</td><td class="fix">{_prose(f.fix)}</td></tr>'
             )
         parts.append("</table>")
         for f in report.findings:

@@ -4,7 +4,7 @@ task and class map found (with their origin), and the report naming the user's i
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from functools import partial
@@ -165,7 +165,11 @@ def with_format(resolution: Resolution, opened: Opened) -> None:
     a, b = given.name_of(), own.name_of()
     differ = sorted(i for i in set(a) | set(b) if a.get(i) != b.get(i))
     if differ:
-        shown = "; ".join(f"{i}: {a.get(i)!r} vs {b.get(i)!r}" for i in differ[:5])
+
+        def named(m: Mapping[int, str], i: int) -> str:
+            return repr(m[i]) if i in m else "no class"
+
+        shown = "; ".join(f"{i}: {named(a, i)} vs {named(b, i)}" for i in differ[:5])
         opened.facts.hit(
             "LG030",
             message=f"the class map given ({given.origin}) and the format's own "

@@ -59,6 +59,7 @@ class LabelRows:
             message=message,
             fix=fix,
         )
+        self.facts.rejected_by[self.rows] = "LG031"  # the sink's one stream: its row is global
         self.add(ident, None, source)
         self.counts[REJECTED] += 1
 
