@@ -118,3 +118,12 @@ def test_the_html_report_counts_one_problem_in_the_singular(
     assert main(args) == 1
     html = capsys.readouterr().out
     assert "<td>1 problem</td>" in html and "1 problems" not in html
+
+
+@pytest.mark.parametrize("name", ["a.json", "a.xml", "a.csv", "a.parquet"])
+def test_an_empty_file_is_empty_whatever_its_suffix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    (tmp_path / name).write_bytes(b"")
+    err = refused(capsys, "validate", str(tmp_path / name), "--classes", "2")
+    assert "file is empty (0 bytes)" in err

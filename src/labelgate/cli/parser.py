@@ -72,9 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
         "validate",
         summary="check label files against PyTorch's rules for class-index targets",
         description=(
-            "Check label files (Parquet, CSV, JSONL; files, directories or globs, read in sorted "
-            "path order as one logical file) against PyTorch's contract for class-index targets. "
-            "Exit status: 0 pass, 1 a check failed, 2 usage error or unreadable input."
+            "Check labels against PyTorch's contract for class-index targets: tables (Parquet, "
+            "CSV, JSONL; files, directories or globs, read in sorted path order as one logical "
+            "file), annotation formats and dataset roots (COCO, YOLO, VOC, CVAT, Label Studio, "
+            "LabelMe, detection CSVs, ImageFolder, Hugging Face datasets, masks), and training "
+            "shards (WebDataset, TFRecord, MDS, LitData), each detected by its content "
+            "(--input-format names one). Exit status: 0 pass, 1 a check failed, 2 usage error or "
+            "unreadable input."
         ),
         paths="label file(s), directory or glob",
     )

@@ -106,6 +106,8 @@ def detect(path: str, task: str | None = None) -> Detected:
     if not p.exists() and not p.is_symlink() and not _pattern(path):
         raise InputError("no such file or directory", path=path)
     claims = _claims(path, task)
+    if not claims and p.is_file() and p.stat().st_size == 0:
+        raise InputError("file is empty (0 bytes)", path=path)  # as a table's reader says
     if not claims:
         kind = "folder" if p.is_dir() else f"{p.suffix or 'extensionless'} file"
         contract = p.suffix.lower() in (".yaml", ".yml")
