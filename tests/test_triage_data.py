@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -480,3 +481,42 @@ args = TrainingArguments(output_dir=sys.argv[2], per_device_train_batch_size=4,
     report_to=[], train_sampling_strategy="sequential", use_cpu=True, disable_tqdm=False)
 Trainer(model=M(), args=args, train_dataset=DS()).train()
 """
+
+
+class TestBatchSizeOfTheRun:
+    """A default that changes the verdict is said: without --batch-size, the log's own size is
+    read (an argparse print, the HF Trainer's summary), else the default is named as assumed."""
+
+    def run(self, tmp_path: Path, head: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
+        from labelgate.cli import main
+
+        data = planted(tmp_path, rows=200)
+        log = tmp_path / "train.log"
+        steps = [f"step {i} loss 0.5" for i in range(4)]
+        log.write_text("\n".join([*head, *steps, *TRACEBACK]) + "\n")
+        capsys.readouterr()
+        main(["triage", str(log), "--data", data, "-k", "4", "--format", "json"])
+        return json.loads(capsys.readouterr().out)
+
+    @pytest.mark.parametrize(
+        "shown",
+        [
+            "Namespace(batch_size=8, lr=0.1)",
+            "  Instantaneous batch size per device = 8",
+            "python train.py --batch-size 8 --epochs 3",
+            '{"train_batch_size": 8, "seed": 1}',
+        ],
+    )
+    def test_the_log_s_batch_size_is_read_and_said(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], shown: str
+    ) -> None:
+        doc = self.run(tmp_path, ["starting", shown], capsys)
+        assert doc["batch_size_note"].startswith("batch size 8: read from the log (line 2)")
+        assert doc["data"]["explained"] is True  # row 37 in batch 4 of 8 rows
+
+    def test_without_one_the_default_is_named_as_assumed(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        doc = self.run(tmp_path, ["starting"], capsys)
+        assert doc["batch_size_note"].startswith("batch size 32: assumed")
+        assert doc["data"]["explained"] is False  # batch 4 of 32 rows misses row 37: said

@@ -45,10 +45,14 @@ def _log(path: str) -> Iterator[BinaryIO]:
         yield stream
 
 
-def read_failure(path: str, args: argparse.Namespace) -> tuple[Triage, FailStep]:
-    """The log's first failure and the step it stopped, ``--step``/``--epoch``/``--rank`` overriding."""
+def read_failure(
+    path: str, args: argparse.Namespace
+) -> tuple[Triage, FailStep, tuple[int, int] | None]:
+    """The log's first failure, the step it stopped (``--step``/``--epoch``/``--rank``
+    overriding) and the batch size the log shows (with its line), if any."""
     from dataclasses import replace
 
+    from labelgate.commands.logbatch import batch_size_in
     from labelgate.commands.logstep import FailStep, read_step
     from labelgate.commands.triage import read_lines, triage_stream
 
@@ -57,6 +61,8 @@ def read_failure(path: str, args: argparse.Namespace) -> tuple[Triage, FailStep]
         stream.seek(0)
         until = result.first_error["line"] if result.first_error else None
         where = read_step(read_lines(stream), until=until, rank=result.rank)
+        stream.seek(0)
+        shown = batch_size_in(read_lines(stream), until=until)
     if args.step is not None:
         where = FailStep(
             args.step,
@@ -72,7 +78,29 @@ def read_failure(path: str, args: argparse.Namespace) -> tuple[Triage, FailStep]
     rank = getattr(args, "rank", None)
     if rank is not None:
         where = replace(where, rank=rank)
-    return result, where
+    return result, where, shown
+
+
+def batched(
+    args: argparse.Namespace, contract: Contract, shown: tuple[int, int] | None
+) -> tuple[Contract, str | None]:
+    """The batch size the failing step is replayed with, and a note of where it came from: the
+    one given (``--batch-size``, the contract) is used as it is; else the log's; else the
+    default, said, since another size puts the failing rows in another batch."""
+    from dataclasses import replace
+
+    if args.batch_size is not None or getattr(args, "schema", None):
+        return contract, None
+    if shown is not None:
+        size, line = shown
+        batching = replace(contract.batching, size=size)
+        note = f"batch size {size}: read from the log (line {line}); --batch-size N overrides it"
+        return replace(contract, batching=batching), note
+    return contract, (
+        f"batch size {contract.batching.size}: assumed, as no --batch-size was given and the log "
+        "shows none; with the run's own size the failing rows may be in another batch, so give "
+        "--batch-size N"
+    )
 
 
 def triage_data(args: argparse.Namespace) -> int:
@@ -80,8 +108,8 @@ def triage_data(args: argparse.Namespace) -> int:
     from labelgate.commands.crashbatch import failing_batch, loader_spec
     from labelgate.render.crash import render_triage_data
 
-    contract = _contract(args)
-    result, where = read_failure(args.log, args)
+    result, where, shown = read_failure(args.log, args)
+    contract, note = batched(args, _contract(args), shown)
     spec = loader_spec(
         contract,
         world_size=args.world_size,
@@ -92,7 +120,7 @@ def triage_data(args: argparse.Namespace) -> int:
     crash = (
         failing_batch(args.data, contract, spec, where, family=result.family) if failed else None
     )
-    sys.stdout.write(render_triage_data(result, where, crash, args.format))
+    sys.stdout.write(render_triage_data(result, where, crash, args.format, note))
     return EXIT_FAIL if failed else EXIT_PASS
 
 
@@ -146,7 +174,8 @@ def crash_extras(args: argparse.Namespace, contract: Contract) -> dict[str, Any]
     extras: dict[str, Any] = {}
     where = None
     if args.log:
-        result, where = read_failure(args.log, args)
+        result, where, shown = read_failure(args.log, args)
+        contract, note = batched(args, contract, shown)
         spec = loader_spec(
             contract,
             world_size=args.world_size,
@@ -156,6 +185,8 @@ def crash_extras(args: argparse.Namespace, contract: Contract) -> dict[str, Any]
         crash = failing_batch(args.paths, contract, spec, where, family=result.family)
         line = result.first_error["line"] if result.first_error else None
         extras["crash"] = {"family": result.family, "first_error_line": line} | {
+            "batch_size": spec.batch_size,
+            "batch_size_note": note,
             "step": crash.step,
             "verdict": crash.verdict,
             "explained": crash.explained,

@@ -30,15 +30,22 @@ def _step_text(where: FailStep) -> str:
     return f"failing step: {read} ({cause}; read from {source}{rank})"
 
 
-def render_triage_data(t: Triage, where: FailStep, crash: CrashBatch | None, fmt: str) -> str:
-    """``triage --data``: triage's own verdict, then the step, the batch's rows and the verdict."""
+def render_triage_data(
+    t: Triage, where: FailStep, crash: CrashBatch | None, fmt: str, note: str | None = None
+) -> str:
+    """``triage --data``: triage's own verdict, then the step, the batch's rows and the verdict;
+    ``note``: where the batch size came from, when it was not given."""
     if fmt == "json":
         doc = t.to_dict() | {
             "failing_step": where.to_dict(),
             "data": crash.to_dict() if crash else None,
         }
+        if note is not None:
+            doc["batch_size_note"] = note
         return json.dumps(doc, indent=2) + "\n"
     lines = [render_triage(t, "text").rstrip("\n"), _step_text(where)]
+    if note is not None:
+        lines.append(f"note: {note}")
     if crash is None:
         return "\n".join(lines) + "\n"
     for b in crash.batches:
