@@ -273,8 +273,31 @@ class TestMaskBounds:
             "validate", str(tmp_path), "-k", "2", "--input-format", "masks", "--format", "json"
         )
         assert_clean_exit(r, 1)
-        assert "18446744073709551615" in r.stdout
         assert "9223372036854775807" not in r.stdout
+        lg031 = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "LG031"]
+        value = lg031[0]["examples"][0]["value"]
+        assert type(value) is int and value == 2**64 - 1  # the number, not a sentence
+        assert "past int64" in lg031[0]["message"]
+
+    def test_numpy_integers_are_numbers_in_json(self) -> None:
+        from labelgate.core.report import Example, Finding, Report
+        from labelgate.render.json import render_json
+
+        values = [np.uint64(2**64 - 1), np.int64(-(2**63)), np.uint8(4)]
+        finding = Finding(
+            code="LG004",
+            severity="error",
+            count=3,
+            message="m",
+            fix="f",
+            examples=tuple(Example(row=i, value=v) for i, v in enumerate(values)),
+        )
+        report = Report((finding,), {}, {}, {}, {}, {}, [], [])
+        doc = json.loads(report.to_json())
+        assert json.loads(render_json(report)) == doc
+        shown = [e["value"] for e in doc["findings"][0]["examples"]]
+        assert shown == [2**64 - 1, -(2**63), 4]
+        assert all(type(v) is int for v in shown)
 
 
 class TestTypesOfMetadata:
