@@ -55,8 +55,9 @@ def read_failure(path: str, args: argparse.Namespace) -> tuple[Triage, FailStep]
     """The log's first failure and the step it stopped, ``--step``/``--epoch``/``--rank`` overriding."""
     from dataclasses import replace
 
+    from labelgate.commands.loglines import read_lines
     from labelgate.commands.logstep import FailStep, read_step
-    from labelgate.commands.triage import read_lines, triage_stream
+    from labelgate.commands.triage import triage_stream
 
     with _log(path) as stream:
         result = triage_stream(stream)
