@@ -18,7 +18,8 @@ from labelgate.render.hints import COMMAND
 from tests.conftest import SAMPLES, run_cli
 from tests.test_samples import table
 
-pytestmark = pytest.mark.slow  # every sample, in every format
+# every sample, in every format; one worker runs them all (the reports are made once, for the module)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("reports_read")]
 
 # Words Python writes for itself: None, nan, inf, a recursive list; "NaN loss" is English.
 REPR = re.compile(r"\bNone\b|\bnan\b|(?<![\w-])-?inf\b|\[\.\.\.\]")
