@@ -15,6 +15,7 @@ from labelgate.contract import Contract
 from labelgate.contract.modelmap import ModelMap, compare, load_model_map
 from labelgate.errors import ContractError, InputError, UsageError
 from tests.conftest import run_cli
+from tests.support.frameworks import cpu_arguments, tiny_bert, token_rows
 
 NLI = ["entailment", "neutral", "contradiction"]
 
@@ -206,21 +207,10 @@ class TestTrainerCallback:
     pytest.importorskip("accelerate")
 
     def train(self, id2label: dict[int, str]) -> Any:
-        import tempfile
-
         from labelgate.integrations.transformers import LabelgateTrainerCallback
 
         tf, ds = self.transformers, self.datasets
-        cfg = tf.BertConfig(
-            vocab_size=20,
-            hidden_size=8,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=16,
-            max_position_embeddings=16,
-            id2label=id2label,
-            label2id={v: k for k, v in id2label.items()},
-        )
+        cfg = tiny_bert(id2label=id2label, label2id={v: k for k, v in id2label.items()})
         features = ds.Features(
             {
                 "input_ids": ds.Sequence(ds.Value("int64")),
@@ -228,23 +218,11 @@ class TestTrainerCallback:
                 "labels": ds.ClassLabel(names=["neg", "pos"]),
             }
         )
-        rows = {
-            "input_ids": [[1, 2, 3, 4]] * 4,
-            "attention_mask": [[1] * 4] * 4,
-            "labels": [0, 1, 0, 1],
-        }
-        with tempfile.TemporaryDirectory() as out:
+        with cpu_arguments(max_steps=2, per_device_train_batch_size=2) as arguments:
             trainer = tf.Trainer(
                 model=tf.BertForSequenceClassification(cfg),
-                args=tf.TrainingArguments(
-                    output_dir=out,
-                    max_steps=2,
-                    report_to=[],
-                    use_cpu=True,
-                    save_strategy="no",
-                    per_device_train_batch_size=2,
-                ),
-                train_dataset=ds.Dataset.from_dict(rows, features=features),
+                args=arguments,
+                train_dataset=ds.Dataset.from_dict(token_rows([0, 1, 0, 1]), features=features),
             )
             trainer.add_callback(LabelgateTrainerCallback(trainer))
             self.trainer = trainer
