@@ -64,7 +64,9 @@ def _set(key: str, value: Any) -> Any:
 
 def _box(i: int, value: Any) -> Any:
     def apply(item: dict[str, Any], band: float) -> None:
-        item["bbox"][i] = value
+        box = item.get("bbox")
+        if isinstance(box, list):  # an earlier fault may have nulled or dropped the box
+            box[i] = value
 
     return apply
 
@@ -73,8 +75,8 @@ def _edge(past: float) -> Any:
     """The box moved to end ``past`` pixels beyond its image's right edge."""
 
     def apply(item: dict[str, Any], band: float) -> None:
-        box = item["bbox"]
-        if type(box[2]) is float:
+        box = item.get("bbox")
+        if isinstance(box, list) and type(box[2]) is float:
             box[0] = W - box[2] + past
 
     return apply
@@ -270,10 +272,6 @@ def test_background_is_never_cleared(tmp_path: Path) -> None:
     faults=st.dictionaries(
         st.integers(0, 149), st.lists(st.sampled_from(sorted(FAULTS)), max_size=3), max_size=25
     ),
-)
-@pytest.mark.xfail(
-    strict=True,
-    reason="an annotation without bbox raises KeyError in the fast path's comparison helper after the merge of the rejected-box rows; open in the closing note",
 )
 def test_any_faults_anywhere_read_as_the_per_annotation_read(
     tmp_path: Path, seed: int, faults: dict[int, list[str]]
