@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -60,6 +61,11 @@ def shared_real_world() -> Path:
 
 # A bare environment: the source tree and the system's PATH, nothing from the caller's shell
 BARE_ENV = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+
+
+def digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes: that it was left as it was."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def run_cli(

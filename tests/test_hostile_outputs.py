@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import threading
@@ -17,12 +16,8 @@ from PIL import Image
 from labelgate import UsageError
 from labelgate.io.atomic import atomic_path, folder_lock, scratch_path
 from labelgate.io.files import check_inside
-from tests.conftest import run_cli
+from tests.conftest import digest, run_cli
 from tests.limits import assert_clean_exit, finish_bounded, start_bounded
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture

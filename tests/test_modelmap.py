@@ -94,28 +94,19 @@ class TestCompare:
         v = compare(m, k=3, names=data_names(NLI), task="multiclass")
         assert v.errors == () and "LABEL_0..LABEL_2" in v.warnings[0]
 
-    def test_problem_type_against_the_task(self) -> None:
-        v = compare(
-            model(NLI, problem_type="multi_label_classification"),
-            k=3,
-            names=None,
-            task="multiclass",
-        )
-        assert "BCEWithLogitsLoss" in v.errors[0]
-        v = compare(
-            model(NLI, problem_type="single_label_classification"),
-            k=3,
-            names=None,
-            task="multilabel",
-        )
-        assert "CrossEntropyLoss" in v.errors[0]
-        v = compare(
-            model(NLI, problem_type="multi_label_classification"),
-            k=3,
-            names=None,
-            task="multilabel",
-        )
-        assert v.errors == ()
+    @pytest.mark.parametrize(
+        ("problem_type", "task", "error"),
+        [
+            ("multi_label_classification", "multiclass", "BCEWithLogitsLoss"),
+            ("single_label_classification", "multilabel", "CrossEntropyLoss"),
+            ("multi_label_classification", "multilabel", None),
+        ],
+    )
+    def test_problem_type_against_the_task(
+        self, problem_type: str, task: str, error: str | None
+    ) -> None:
+        v = compare(model(NLI, problem_type=problem_type), k=3, names=None, task=task)
+        assert (v.errors == ()) if error is None else (error in v.errors[0])
 
     def test_label2id_contradicting_id2label(self) -> None:
         raw = config(NLI)
