@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -62,16 +63,63 @@ def shared_real_world() -> Path:
     return SHARED_REAL_WORLD
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m labelgate ARGS`` in a fresh process, as a user would."""
+# A bare environment: the source tree and the system's PATH, nothing from the caller's shell
+BARE_ENV = {"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"}
+
+
+def digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes: that it was left as it was."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m labelgate ARGS`` in a fresh process, as a user would (``env``: its whole
+    environment, ``BARE_ENV`` for one without the caller's)."""
     return subprocess.run(
         [sys.executable, "-m", "labelgate", *args],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def cli_here(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``labelgate ARGS`` run by ``labelgate.cli.main`` in this process, its output captured: for
+    tests of what a command decides (its verdict, status and output), where a fresh process per
+    call would only pay the imports again (GX's alone take seconds). ``run_cli`` is for tests of
+    the process itself: its start, imports, signals, environment."""
+    import contextlib
+    import io
+
+    from labelgate.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env = {k: os.environ.get(k) for k in env or {}}
+    here = Path.cwd()
+    try:
+        os.environ.update(env or {})
+        if cwd is not None:
+            os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = main(list(args))
+            except SystemExit as exc:  # argparse's usage errors and --help
+                status = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        os.chdir(here)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return subprocess.CompletedProcess(["labelgate", *args], status, out.getvalue(), err.getvalue())
 
 
 def assert_cluster_report_is_local(*args: str) -> None:

@@ -22,6 +22,18 @@ def run_bounded(
     """``python -m labelgate ARGS`` with its address space capped at ``memory_mb`` (an input that
     blows up memory fails the test by a MemoryError, exit 3, or a kill, not by swapping the
     machine) and its wall time at ``timeout`` seconds."""
+    process = start_bounded(*args, memory_mb=memory_mb, env=env, cwd=cwd)
+    return finish_bounded(process, timeout=timeout, stdin=stdin)
+
+
+def start_bounded(
+    *args: str,
+    memory_mb: int = 1536,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.Popen[bytes]:
+    """``python -m labelgate ARGS`` started under ``run_bounded``'s memory cap, not waited for
+    (runs that must overlap); ``finish_bounded`` waits for it under the time bound."""
 
     def cap() -> None:
         limit = memory_mb << 20
@@ -36,21 +48,33 @@ def run_bounded(
     environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(SRC), environ.get("PYTHONPATH", "")) if p
     )
-    result = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "labelgate", *args],
-        input=stdin,
-        capture_output=True,
-        timeout=timeout,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         preexec_fn=cap,
         env=environ,
         cwd=cwd,
-        check=False,
     )
+
+
+def finish_bounded(
+    process: subprocess.Popen[bytes], *, timeout: float = 120, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Wait for a ``start_bounded`` run at most ``timeout`` seconds (then kill it and raise
+    ``subprocess.TimeoutExpired``), and give its output as text."""
+    try:
+        out, err = process.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
     return subprocess.CompletedProcess(
-        result.args,
-        result.returncode,
-        result.stdout.decode("utf-8", "replace"),
-        result.stderr.decode("utf-8", "replace"),
+        process.args,
+        process.returncode,
+        out.decode("utf-8", "replace"),
+        err.decode("utf-8", "replace"),
     )
 
 

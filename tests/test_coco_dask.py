@@ -18,7 +18,8 @@ from labelgate.run.validation import report_of
 from .conftest import assert_cluster_report_is_local
 from .test_coco_blocks import document
 
-pytestmark = pytest.mark.slow  # a cluster: the full tier only
+# a cluster: the full tier only; one worker runs them all (one cluster, for the module)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("coco_dask")]
 
 distributed = pytest.importorskip("dask.distributed")
 

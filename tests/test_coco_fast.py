@@ -64,8 +64,9 @@ def _set(key: str, value: Any) -> Any:
 
 def _box(i: int, value: Any) -> Any:
     def apply(item: dict[str, Any], band: float) -> None:
-        if isinstance(item.get("bbox"), list):  # a box fault after "no box" or "null box" is moot
-            item["bbox"][i] = value
+        box = item.get("bbox")
+        if isinstance(box, list):  # an earlier fault may have nulled or dropped the box
+            box[i] = value
 
     return apply
 

@@ -20,7 +20,8 @@ from labelgate.run.validation import report_of
 
 from .conftest import assert_cluster_report_is_local, moto_s3, run_cli, run_cli_without
 
-pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+# subprocesses, engines or clusters: the full tier only; one worker runs them all (one cluster and one S3 server, for the module)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("distributed")]
 
 distributed = pytest.importorskip("dask.distributed")
 

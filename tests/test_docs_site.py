@@ -18,7 +18,8 @@ import pytest
 
 from tests.conftest import ROOT
 
-pytestmark = pytest.mark.slow  # builds the site, executing the tutorial notebook
+# builds the site, executing the tutorial notebook; one worker runs them all (the site is built once, for the module)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs_site")]
 
 WIDTH = 1400
 

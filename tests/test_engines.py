@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import labelgate
 from labelgate import ClassMap, Contract, Report
-from tests.conftest import SAMPLES, run_cli
+from tests.conftest import SAMPLES, cli_here
 from tests.test_pandera_engine import ENGINE_SAMPLES, same_verdict
 
 pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
@@ -50,8 +50,8 @@ class TestIssueCases:
     def test_fails_as_the_default_engine_does(
         self, engine: str, args: list[str], code: str
     ) -> None:
-        default = run_cli("validate", *args, "--format", "json", cwd=SAMPLES)
-        through = run_cli("validate", *args, "--engine", engine, "--format", "json", cwd=SAMPLES)
+        default = cli_here("validate", *args, "--format", "json", cwd=SAMPLES)
+        through = cli_here("validate", *args, "--engine", engine, "--format", "json", cwd=SAMPLES)
         assert default.returncode == through.returncode == 1, through.stderr
         assert f'"code": "{code}"' in through.stdout
 
@@ -59,8 +59,8 @@ class TestIssueCases:
     @pytest.mark.parametrize("command", ENGINE_SAMPLES, ids=lambda c: c[19:70])
     def test_every_sample_exits_alike(self, engine: str, command: str) -> None:
         args = command.split()[1:]
-        default = run_cli(*args, cwd=SAMPLES)
-        through = run_cli(*args, "--engine", engine, cwd=SAMPLES)
+        default = cli_here(*args, cwd=SAMPLES)
+        through = cli_here(*args, "--engine", engine, cwd=SAMPLES)
         assert default.returncode == through.returncode, through.stderr
 
 

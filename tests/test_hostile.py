@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import stat
 import tempfile
@@ -17,13 +16,9 @@ from hypothesis import strategies as st
 
 from labelgate import ClassMap, Contract, ContractError
 from labelgate.cli import main
-from tests.conftest import SAMPLES, run_cli
+from tests.conftest import SAMPLES, digest, run_cli
 
 pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.fixture

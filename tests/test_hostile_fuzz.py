@@ -194,16 +194,22 @@ def test_cvat(tmp_path: Path, cut: int, insert: str, texts: list[str]) -> None:
     judged(lambda: labelgate.validate(str(path), input_format="cvat"))
 
 
+def beside(folder: Path, companion: Path) -> Path:
+    """``folder`` made anew (each example of a test shares its ``tmp_path``), holding a copy of
+    the file the mutated one is read with (a labelling config, a class list)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    shutil.copy(companion, folder / companion.name)
+    return folder
+
+
 LABEL_STUDIO = json.loads((FORMATS / "labelstudio_good" / "export.json").read_text())
 
 
 @SETTINGS
 @given(text=mutated(LABEL_STUDIO))
 def test_label_studio(tmp_path: Path, text: str) -> None:
-    folder = tmp_path / "ls"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir()
-    shutil.copy(FORMATS / "labelstudio_good" / "label_config.xml", folder / "label_config.xml")
+    folder = beside(tmp_path / "ls", FORMATS / "labelstudio_good" / "label_config.xml")
     (folder / "export.json").write_text(text)
     judged(lambda: labelgate.validate(str(folder / "export.json"), input_format="labelstudio"))
 
@@ -214,10 +220,7 @@ LABELME = json.loads((FORMATS / "labelme_good" / "img_0.json").read_text())
 @SETTINGS
 @given(text=mutated(LABELME))
 def test_labelme(tmp_path: Path, text: str) -> None:
-    folder = tmp_path / "labelme"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir()
-    shutil.copy(FORMATS / "labelme_good" / "labels.txt", folder / "labels.txt")
+    folder = beside(tmp_path / "labelme", FORMATS / "labelme_good" / "labels.txt")
     (folder / "img_0.json").write_text(text)
     judged(lambda: labelgate.validate(str(folder), input_format="labelme"))
 

@@ -176,20 +176,52 @@ class TestResourceBounds:
         assert_clean_exit(r, 2)
         assert "1,000,001 classes, over the 1,000,000" in r.stderr
 
-    def test_values_are_counted_in_small_json_and_yaml(self, tmp_path: Path) -> None:
+    def test_values_are_counted_in_small_json_and_yaml(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         from labelgate import ClassMapError, load_class_map
 
+        path = tmp_path / "many.json"
+        path.write_text("[" + "1," * 2_100_000 + "1]")
+        with pytest.raises(ClassMapError, match="more than 2,000,000 values"):
+            load_class_map(path)
+        # YAML's nodes are counted as PyYAML composes them (a minute for two million): the same
+        # count against a bound of 2,000
+        monkeypatch.setattr("labelgate.io.bounded.MAX_ENTRIES", 2_000)
         for suffix in (".json", ".yaml"):
             path = tmp_path / f"many{suffix}"
-            path.write_text("[" + "1," * 2_100_000 + "1]")
-            with pytest.raises(ClassMapError, match="more than 2,000,000 values"):
+            path.write_text("[" + "1," * 2_100 + "1]")
+            with pytest.raises(ClassMapError, match="more than 2,000 values"):
                 load_class_map(path)
+        path.write_text("[" + "1," * 1_900 + "1]")
+        with pytest.raises(ClassMapError, match=r"must hold class names \(strings\)"):
+            load_class_map(path)  # under the bound: read, and judged on what it holds
 
     def test_triage_of_a_nul_stream_is_bounded(self) -> None:
         start = time.monotonic()
         r = run_bounded("triage", "-", stdin=b"\x00" * (64 << 20), memory_mb=1024, timeout=60)
         assert_clean_exit(r, 0)
         assert time.monotonic() - start < 30
+
+    def test_triage_of_one_long_line_reads_at_disk_speed(self, tmp_path: Path) -> None:
+        log = tmp_path / "one-line.log"
+        with log.open("wb") as f:  # 200 MiB, no newline until the end
+            f.write(b"RuntimeError: CUDA error: device-side assert triggered ")
+            chunk = b"x" * (1 << 20)
+            for _ in range(200):
+                f.write(chunk)
+            f.write(b"\n")
+        size = log.stat().st_size
+        start = time.monotonic()
+        r = run_bounded("triage", str(log), "--format", "json", memory_mb=512, timeout=60)
+        elapsed = time.monotonic() - start
+        assert_clean_exit(r, 1)
+        doc = json.loads(r.stdout)
+        assert doc["family"] == "index_out_of_range"
+        assert len(doc["first_error"]) <= 1 << 20  # the 1 MiB line window, kept
+        # before: 8-28 MB/s (each block searched again with the line's held start); now the
+        # disk's speed: a floor of 40 MB/s, with 3 s for the start, holds on a busy machine
+        assert elapsed < 3 + size / 40e6, f"{size / elapsed / 1e6:.0f} MB/s"
 
     def test_imagefolder_with_links_back_up_ends(self, tmp_path: Path) -> None:
         for name in ("cat", "dog"):
@@ -273,8 +305,72 @@ class TestMaskBounds:
             "validate", str(tmp_path), "-k", "2", "--input-format", "masks", "--format", "json"
         )
         assert_clean_exit(r, 1)
-        assert "18446744073709551615" in r.stdout
         assert "9223372036854775807" not in r.stdout
+        lg031 = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "LG031"]
+        value = lg031[0]["examples"][0]["value"]
+        assert type(value) is int and value == 2**64 - 1  # the number, not a sentence
+        assert "past int64" in lg031[0]["message"]
+
+    def test_numpy_integers_are_numbers_in_json(self) -> None:
+        from labelgate.core.report import Example, Finding, Report
+        from labelgate.render.json import render_json
+
+        values = [np.uint64(2**64 - 1), np.int64(-(2**63)), np.uint8(4)]
+        finding = Finding(
+            code="LG004",
+            severity="error",
+            count=3,
+            message="m",
+            fix="f",
+            examples=tuple(Example(row=i, value=v) for i, v in enumerate(values)),
+        )
+        report = Report((finding,), {}, {}, {}, {}, {}, [], [])
+        doc = json.loads(report.to_json())
+        assert json.loads(render_json(report)) == doc
+        shown = [e["value"] for e in doc["findings"][0]["examples"]]
+        assert shown == [2**64 - 1, -(2**63), 4]
+        assert all(type(v) is int for v in shown)
+
+
+class TestLargestIds:
+    """Memory and time bounded by the ids present, not by the largest id."""
+
+    @staticmethod
+    def coco(path: Path, top: int) -> Path:
+        doc = {
+            "images": [{"id": 1, "file_name": "x.jpg", "width": 10, "height": 10}],
+            "annotations": [
+                {"id": 1, "image_id": 1, "category_id": top, "bbox": [0, 0, 2, 2], "area": 4}
+            ],
+            "categories": [{"id": 1, "name": "a"}, {"id": top, "name": "b"}],
+        }
+        path.write_text(json.dumps(doc))
+        return path
+
+    def test_a_coco_category_id_of_2_63_minus_1(self, tmp_path: Path) -> None:
+        path = self.coco(tmp_path / "c.json", 2**63 - 1)
+        # before: 21 GB and ten minutes (a list of names by index up to the largest id)
+        r = run_bounded("validate", str(path), "--format", "json", memory_mb=1024, timeout=60)
+        assert_clean_exit(r, 0)
+        assert json.loads(r.stdout)["contract"]["num_classes"] == 2  # the ids made contiguous
+        r = run_bounded("validate", str(path), "-k", "3", memory_mb=1024, timeout=60)
+        assert_clean_exit(r, 1)
+        r = run_bounded(
+            "validate", str(path), "--framework", "torchvision", memory_mb=1024, timeout=60
+        )
+        assert_clean_exit(r, 2)  # K = the largest id + 1 under torchvision: refused, not built
+        assert "9223372036854775807" in r.stderr and "past the 10,000,000 classes" in r.stderr
+
+    def test_two_coco_files_whose_tables_differ_at_a_huge_id(self, tmp_path: Path) -> None:
+        one = self.coco(tmp_path / "a.json", 2**63 - 1)
+        two = self.coco(tmp_path / "b.json", 2)
+        r = run_bounded(
+            "validate", str(one), str(two), "--format", "json", memory_mb=1024, timeout=60
+        )
+        assert_clean_exit(r, 0, 1)
+        (lg030,) = [f for f in json.loads(r.stdout)["findings"] if f["code"] == "LG030"]
+        # counted as a list of names by index would count them, without listing them
+        assert f"at {2**63 - 2} of {2**63} indices, from index 2" in lg030["message"]
 
 
 class TestTypesOfMetadata:

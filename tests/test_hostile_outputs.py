@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import threading
@@ -15,13 +14,10 @@ import pytest
 from PIL import Image
 
 from labelgate import UsageError
-from labelgate.io.atomic import atomic_path, scratch_path
+from labelgate.io.atomic import atomic_path, folder_lock, scratch_path
 from labelgate.io.files import check_inside
-from tests.conftest import run_cli
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+from tests.conftest import digest, run_cli
+from tests.limits import assert_clean_exit, finish_bounded, start_bounded
 
 
 @pytest.fixture
@@ -123,6 +119,38 @@ class TestLinksInsideAnOutputFolder:
         assert r.returncode == 2, r.stderr
         assert "outside the output folder" in r.stderr and "Traceback" not in r.stderr
         assert digest(mask) == before
+
+
+class TestConcurrentWritersOfOneFolder:
+    def test_a_held_folder_refuses_a_second_writer(self, tmp_path: Path) -> None:
+        out = tmp_path / "new" / "out"
+        with folder_lock(out, "--out"):
+            assert out.is_dir()
+            with (
+                pytest.raises(UsageError, match="being written by another"),
+                folder_lock(out, "--out"),
+            ):
+                pass
+        with folder_lock(out, "--out"):  # released: the next run writes
+            pass
+
+    def test_five_fix_runs_into_one_out_folder(self, tmp_path: Path) -> None:
+        masks = tmp_path / "masks"
+        masks.mkdir()
+        mask = (np.arange(32 * 32).reshape(32, 32) % 3).astype(np.uint8)
+        for i in range(40):
+            np.save(masks / f"m{i:02}.npy", mask)
+        out = tmp_path / "fixed"
+        args = ("fix", str(masks), "-k", "2", "--input-format", "masks", "--map-value", "2=1")
+        runs = [start_bounded(*args, "--out", str(out), memory_mb=1536) for _ in range(5)]
+        results = [finish_bounded(r, timeout=120) for r in runs]
+        for r in results:  # before: a run validated the others' temporary files (LG031, exit 1)
+            assert_clean_exit(r, 0, 2)
+            assert r.returncode == 0 or "being written by another labelgate run" in r.stderr
+        assert any(r.returncode == 0 for r in results)
+        assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in masks.iterdir())
+        for written in out.iterdir():  # every file whole and remapped
+            assert np.array_equal(np.load(written), np.minimum(mask, 1))
 
 
 class TestEnvironmentAndApiOutputs:

@@ -3,10 +3,18 @@ stops the run before step 1, a clean one trains."""
 
 from __future__ import annotations
 
-import tempfile
 from typing import Any
 
 import pytest
+
+from tests.support.frameworks import (
+    cpu_arguments,
+    lightning_classifier,
+    lightning_trainer,
+    targets_dataset,
+    tiny_bert,
+    token_rows,
+)
 
 pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
 
@@ -17,39 +25,13 @@ class TestLightning:
     L = pytest.importorskip("lightning")
 
     def fit(self, targets: list[int], **options: Any) -> tuple[Any, Any]:
-        from torch.utils.data import DataLoader, TensorDataset
+        from torch.utils.data import DataLoader
 
         from labelgate.integrations.lightning import LabelgateCallback
 
-        class Model(self.L.LightningModule):  # type: ignore[name-defined,misc]
-            def __init__(self) -> None:
-                super().__init__()
-                self.layer = torch.nn.Linear(4, 3)
-
-            def training_step(self, batch: Any, i: int) -> Any:
-                x, y = batch
-                return torch.nn.functional.cross_entropy(self.layer(x), y)
-
-            def configure_optimizers(self) -> Any:
-                return torch.optim.SGD(self.parameters(), lr=0.1)
-
-        class Data(TensorDataset):
-            @property
-            def targets(self) -> Any:
-                return self.tensors[1]
-
-        data = Data(torch.randn(len(targets), 4), torch.tensor(targets))
         callback = LabelgateCallback(classes=3, **options)
-        trainer = self.L.Trainer(
-            max_steps=2,
-            callbacks=[callback],
-            logger=False,
-            enable_checkpointing=False,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            accelerator="cpu",
-        )
-        trainer.fit(Model(), DataLoader(data, batch_size=4))
+        trainer = lightning_trainer(callback)
+        trainer.fit(lightning_classifier(), DataLoader(targets_dataset(targets), batch_size=4))
         return trainer, callback
 
     def test_clean_dataset_trains(self) -> None:
@@ -75,57 +57,34 @@ class TestTransformers:
         from labelgate.integrations.transformers import LabelgateTrainerCallback
 
         ds = self.datasets.Dataset.from_dict(rows)
-        with tempfile.TemporaryDirectory() as out:
-            args = self.transformers.TrainingArguments(
-                output_dir=out,
-                max_steps=2,
-                per_device_train_batch_size=batch,
-                report_to=[],
-                use_cpu=True,
-                save_strategy="no",
-                logging_strategy="no",
-            )
+        args = {"max_steps": 2, "per_device_train_batch_size": batch, "logging_strategy": "no"}
+        with cpu_arguments(**args) as arguments:
             trainer = self.transformers.Trainer(
                 model=model,
-                args=args,
+                args=arguments,
                 train_dataset=ds,
                 callbacks=[LabelgateTrainerCallback(batch_size=batch)],
             )
             trainer.train()
         return trainer
 
-    def config(self) -> Any:
-        return self.transformers.BertConfig(
-            vocab_size=20,
-            hidden_size=8,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=16,
-            max_position_embeddings=16,
-            num_labels=2,
-        )
-
-    def sequence(self, labels: list[int]) -> dict[str, Any]:
-        n = len(labels)
-        return {"input_ids": [[1, 2, 3, 4]] * n, "attention_mask": [[1] * 4] * n, "labels": labels}
-
     def test_sequence_classification(self) -> None:
         from labelgate.integrations import LabelsRejected
 
-        model = self.transformers.BertForSequenceClassification(self.config())
-        assert self.train(model, self.sequence([0, 1, 0, 1])).state.global_step == 2
-        model = self.transformers.BertForSequenceClassification(self.config())
+        model = self.transformers.BertForSequenceClassification(tiny_bert(num_labels=2))
+        assert self.train(model, token_rows([0, 1, 0, 1])).state.global_step == 2
+        model = self.transformers.BertForSequenceClassification(tiny_bert(num_labels=2))
         with pytest.raises(LabelsRejected, match=r"LG004 .*>= K=2"):  # K from config.num_labels
-            self.train(model, self.sequence([0, 1, 2, 1]))
+            self.train(model, token_rows([0, 1, 2, 1]))
 
     def test_token_classification_with_minus_100(self) -> None:
         from labelgate.integrations import LabelsRejected
 
         rows = {"input_ids": [[1, 2, 3, 4]] * 2, "attention_mask": [[1] * 4] * 2}
-        model = self.transformers.BertForTokenClassification(self.config())
+        model = self.transformers.BertForTokenClassification(tiny_bert(num_labels=2))
         good = rows | {"labels": [[0, 1, -100, -100], [1, 0, 1, -100]]}
         assert self.train(model, good, batch=1).state.global_step == 2
-        model = self.transformers.BertForTokenClassification(self.config())
+        model = self.transformers.BertForTokenClassification(tiny_bert(num_labels=2))
         bad = rows | {"labels": [[0, 1, -100, -100], [-100, -100, -100, -100]]}
         with pytest.raises(LabelsRejected, match="LG007"):  # every token of batch 1 ignored
             self.train(model, bad, batch=1)
@@ -139,47 +98,13 @@ class TestLightningReadsTheLoader:
     def fit(self, train: Any, val: Any = None, **options: Any) -> tuple[Any, Any]:
         from labelgate.integrations.lightning import LabelgateCallback
 
-        class Model(self.L.LightningModule):  # type: ignore[name-defined,misc]
-            def __init__(self) -> None:
-                super().__init__()
-                self.layer = torch.nn.Linear(4, 3)
-
-            def training_step(self, batch: Any, i: int) -> Any:
-                x, y = batch
-                return torch.nn.functional.cross_entropy(self.layer(x), y)
-
-            def validation_step(self, batch: Any, i: int) -> None:
-                x, y = batch
-                self.log("val_loss", torch.nn.functional.cross_entropy(self.layer(x), y))
-
-            def configure_optimizers(self) -> Any:
-                return torch.optim.SGD(self.parameters(), lr=0.1)
-
         callback = LabelgateCallback(classes=3, **options)
-        trainer = self.L.Trainer(
-            max_steps=2,
-            callbacks=[callback],
-            logger=False,
-            enable_checkpointing=False,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            num_sanity_val_steps=0,
-            accelerator="cpu",
-        )
+        trainer = lightning_trainer(callback, num_sanity_val_steps=0)
         self.trainer = trainer
-        trainer.fit(Model(), train, val)
+        trainer.fit(lightning_classifier(validation=True), train, val)
         return trainer, callback
 
-    @staticmethod
-    def data(targets: list[int]) -> Any:
-        from torch.utils.data import TensorDataset
-
-        class Data(TensorDataset):
-            @property
-            def targets(self) -> Any:
-                return self.tensors[1]
-
-        return Data(torch.randn(len(targets), 4), torch.tensor(targets))
+    data = staticmethod(targets_dataset)
 
     def test_all_ignored_batch_at_the_loaders_size(self) -> None:
         from torch.utils.data import DataLoader
@@ -265,28 +190,10 @@ class TestTrainerReadsItsOwnDatasets:
         from labelgate.integrations.transformers import LabelgateTrainerCallback
 
         tf = self.transformers
-        config = tf.BertConfig(
-            vocab_size=20,
-            hidden_size=8,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=16,
-            max_position_embeddings=16,
-            num_labels=3,
-        )
-        model = tf.BertForSequenceClassification(config)
+        model = tf.BertForSequenceClassification(tiny_bert(num_labels=3))
         ds = self.datasets.Dataset.from_dict(rows)
         evals = None if eval_rows is None else self.datasets.Dataset.from_dict(eval_rows)
-        with tempfile.TemporaryDirectory() as out:
-            arguments = tf.TrainingArguments(
-                output_dir=out,
-                max_steps=2,
-                report_to=[],
-                use_cpu=True,
-                save_strategy="no",
-                logging_strategy="no",
-                **args,
-            )
+        with cpu_arguments(max_steps=2, logging_strategy="no", **args) as arguments:
             trainer = tf.Trainer(model=model, args=arguments, train_dataset=ds, eval_dataset=evals)
             self.callback = LabelgateTrainerCallback(trainer)
             trainer.add_callback(self.callback)
@@ -294,10 +201,7 @@ class TestTrainerReadsItsOwnDatasets:
             trainer.train()
         return trainer
 
-    @staticmethod
-    def rows(labels: list[int]) -> dict[str, Any]:
-        n = len(labels)
-        return {"input_ids": [[1, 2, 3, 4]] * n, "attention_mask": [[1] * 4] * n, "labels": labels}
+    rows = staticmethod(token_rows)
 
     def test_per_device_batch_size_is_read(self) -> None:
         trainer = self.train(self.rows([0, 1, 2, 0] * 4), per_device_train_batch_size=4)
@@ -320,26 +224,10 @@ class TestTrainerReadsItsOwnDatasets:
         from labelgate.integrations.transformers import LabelgateTrainerCallback
 
         tf = self.transformers
-        config = tf.BertConfig(
-            vocab_size=20,
-            hidden_size=8,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=16,
-            max_position_embeddings=16,
-            num_labels=3,
-        )
-        with tempfile.TemporaryDirectory() as out:
+        with cpu_arguments(max_steps=1, per_device_train_batch_size=2) as arguments:
             trainer = tf.Trainer(
-                model=tf.BertForSequenceClassification(config),
-                args=tf.TrainingArguments(
-                    output_dir=out,
-                    max_steps=1,
-                    report_to=[],
-                    use_cpu=True,
-                    save_strategy="no",
-                    per_device_train_batch_size=2,
-                ),
+                model=tf.BertForSequenceClassification(tiny_bert(num_labels=3)),
+                args=arguments,
                 train_dataset=self.datasets.Dataset.from_dict(self.rows([0, 1])),
                 eval_dataset=self.datasets.Dataset.from_dict(self.rows([7])),
                 callbacks=[LabelgateTrainerCallback()],

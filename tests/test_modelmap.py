@@ -15,6 +15,7 @@ from labelgate.contract import Contract
 from labelgate.contract.modelmap import ModelMap, compare, load_model_map
 from labelgate.errors import ContractError, InputError, UsageError
 from tests.conftest import run_cli
+from tests.support.frameworks import cpu_arguments, tiny_bert, token_rows
 
 NLI = ["entailment", "neutral", "contradiction"]
 
@@ -93,28 +94,19 @@ class TestCompare:
         v = compare(m, k=3, names=data_names(NLI), task="multiclass")
         assert v.errors == () and "LABEL_0..LABEL_2" in v.warnings[0]
 
-    def test_problem_type_against_the_task(self) -> None:
-        v = compare(
-            model(NLI, problem_type="multi_label_classification"),
-            k=3,
-            names=None,
-            task="multiclass",
-        )
-        assert "BCEWithLogitsLoss" in v.errors[0]
-        v = compare(
-            model(NLI, problem_type="single_label_classification"),
-            k=3,
-            names=None,
-            task="multilabel",
-        )
-        assert "CrossEntropyLoss" in v.errors[0]
-        v = compare(
-            model(NLI, problem_type="multi_label_classification"),
-            k=3,
-            names=None,
-            task="multilabel",
-        )
-        assert v.errors == ()
+    @pytest.mark.parametrize(
+        ("problem_type", "task", "error"),
+        [
+            ("multi_label_classification", "multiclass", "BCEWithLogitsLoss"),
+            ("single_label_classification", "multilabel", "CrossEntropyLoss"),
+            ("multi_label_classification", "multilabel", None),
+        ],
+    )
+    def test_problem_type_against_the_task(
+        self, problem_type: str, task: str, error: str | None
+    ) -> None:
+        v = compare(model(NLI, problem_type=problem_type), k=3, names=None, task=task)
+        assert (v.errors == ()) if error is None else (error in v.errors[0])
 
     def test_label2id_contradicting_id2label(self) -> None:
         raw = config(NLI)
@@ -206,21 +198,10 @@ class TestTrainerCallback:
     pytest.importorskip("accelerate")
 
     def train(self, id2label: dict[int, str]) -> Any:
-        import tempfile
-
         from labelgate.integrations.transformers import LabelgateTrainerCallback
 
         tf, ds = self.transformers, self.datasets
-        cfg = tf.BertConfig(
-            vocab_size=20,
-            hidden_size=8,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=16,
-            max_position_embeddings=16,
-            id2label=id2label,
-            label2id={v: k for k, v in id2label.items()},
-        )
+        cfg = tiny_bert(id2label=id2label, label2id={v: k for k, v in id2label.items()})
         features = ds.Features(
             {
                 "input_ids": ds.Sequence(ds.Value("int64")),
@@ -228,23 +209,11 @@ class TestTrainerCallback:
                 "labels": ds.ClassLabel(names=["neg", "pos"]),
             }
         )
-        rows = {
-            "input_ids": [[1, 2, 3, 4]] * 4,
-            "attention_mask": [[1] * 4] * 4,
-            "labels": [0, 1, 0, 1],
-        }
-        with tempfile.TemporaryDirectory() as out:
+        with cpu_arguments(max_steps=2, per_device_train_batch_size=2) as arguments:
             trainer = tf.Trainer(
                 model=tf.BertForSequenceClassification(cfg),
-                args=tf.TrainingArguments(
-                    output_dir=out,
-                    max_steps=2,
-                    report_to=[],
-                    use_cpu=True,
-                    save_strategy="no",
-                    per_device_train_batch_size=2,
-                ),
-                train_dataset=ds.Dataset.from_dict(rows, features=features),
+                args=arguments,
+                train_dataset=ds.Dataset.from_dict(token_rows([0, 1, 0, 1]), features=features),
             )
             trainer.add_callback(LabelgateTrainerCallback(trainer))
             self.trainer = trainer

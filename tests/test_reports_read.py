@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 
 from labelgate import cli
+from labelgate.cli import handlers
 from labelgate.core.report import Report
 from labelgate.render import FORMATS, render
 from labelgate.render.hints import COMMAND
 from tests.conftest import SAMPLES, run_cli
 from tests.test_samples import table
 
-pytestmark = pytest.mark.slow  # every sample, in every format
+# every sample, in every format; one worker runs them all (the reports are made once, for the module)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("reports_read")]
 
 # Words Python writes for itself: None, nan, inf, a recursive list; "NaN loss" is English.
 REPR = re.compile(r"\bNone\b|\bnan\b|(?<![\w-])-?inf\b|\[\.\.\.\]")
@@ -38,7 +40,7 @@ def report_of(command: str, monkeypatch: pytest.MonkeyPatch) -> Report:
         kept.append(report)
         return 0
 
-    monkeypatch.setattr(cli, "_emit", keep)
+    monkeypatch.setattr(handlers, "_emit", keep)
     monkeypatch.chdir(SAMPLES)
     status = cli.main(shlex.split(command)[1:])
     assert status == 0 and len(kept) == 1, command

@@ -20,11 +20,10 @@ import pytest
 from labelgate.commands.logstep import FailStep
 from labelgate.commands.resume import judge_checkpoints
 from labelgate.training.checkpoints import Checkpoint, find_checkpoints, read_checkpoint
+from tests.conftest import BARE_ENV, run_cli
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def net(k: int = 4) -> Any:
@@ -48,14 +47,7 @@ def save(path: Path, model: Any, opt: Any) -> None:
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "labelgate", *args],
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
-        cwd=cwd,
-        check=False,
-    )
+    return run_cli(*args, cwd=cwd, env=BARE_ENV)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from labelgate.commands.logstep import FailStep, read_step
 from labelgate.contract import Batching, Contract
 from labelgate.errors import UsageError
 from labelgate.training.loaderorder import LoaderSpec, distributed_indices, epoch_order
+from tests.conftest import BARE_ENV, run_cli
 
 torch = pytest.importorskip("torch")
 pa = pytest.importorskip("pyarrow")
@@ -25,7 +26,6 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 from torch.utils.data import DataLoader, DistributedSampler  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 BAD_ROW = 37
 
 
@@ -322,13 +322,7 @@ class TestJoin:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "labelgate", *args],
-        capture_output=True,
-        text=True,
-        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
+    return run_cli(*args, env=BARE_ENV)
 
 
 class TestCommand:

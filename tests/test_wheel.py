@@ -17,7 +17,8 @@ import pytest
 
 from tests.conftest import ROOT, SAMPLES
 
-pytestmark = pytest.mark.slow  # builds and installs a wheel
+# builds and installs a wheel; one worker runs them all (the wheel is built once, for the module)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("wheel")]
 
 
 @pytest.fixture(scope="module")

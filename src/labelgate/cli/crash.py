@@ -53,8 +53,9 @@ def read_failure(
     from dataclasses import replace
 
     from labelgate.commands.logbatch import batch_size_in
+    from labelgate.commands.loglines import read_lines
     from labelgate.commands.logstep import FailStep, read_step
-    from labelgate.commands.triage import read_lines, triage_stream
+    from labelgate.commands.triage import triage_stream
 
     with _log(path) as stream:
         result = triage_stream(stream)

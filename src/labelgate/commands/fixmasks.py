@@ -21,8 +21,9 @@ import numpy.typing as npt
 
 from labelgate.commands.fix import FixOptions, FixResult, SourceFix
 from labelgate.contract import Contract
+from labelgate.contract.classmap import ClassMap
 from labelgate.errors import UsageError
-from labelgate.io.atomic import atomic_path
+from labelgate.io.atomic import atomic_path, folder_lock
 from labelgate.io.files import check_inside
 from labelgate.run.validation import report_of
 
@@ -37,7 +38,6 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
             new value does not fit a mask's pixel type.
         InputError: no mask file is found.
     """
-    from labelgate.readers.masks.maskdecode import LOSSY_SUFFIXES, unreadable
     from labelgate.readers.masks.masklayout import dataset_meta, mask_paths
 
     table: dict[int, int | None] = dict(contract.value_map or {})
@@ -61,6 +61,26 @@ def fix_masks(path: str, contract: Contract, options: FixOptions) -> FixResult:
         raise UsageError("--classes K is required (or num_classes in the contract)")
     ignore = contract.ignore_index
     lookup = {old: ignore if new is None else new for old, new in table.items()}
+    # one writer at a time: a run that validated the folder while another wrote into it would read
+    # the other's temporary files, and two writers would leave a mix
+    with folder_lock(out, "--out"):
+        return _fix_into(out, path, contract, base, files, lookup, colours, names)
+
+
+def _fix_into(
+    out: Path,
+    path: str,
+    contract: Contract,
+    base: Path,
+    files: list[Path],
+    lookup: dict[int, int],
+    colours: Mapping[int, int] | None,
+    names: ClassMap | None,
+) -> FixResult:
+    """Write every mask's remapped copy into ``out`` (held), then validate the folder."""
+    from labelgate.readers.masks.maskdecode import LOSSY_SUFFIXES, unreadable
+
+    root = Path(path)
     changed: Counter[str] = Counter()
     left: Counter[str] = Counter()
     written = 0

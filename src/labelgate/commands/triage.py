@@ -6,14 +6,14 @@ of later errors and the last step markers are kept.
 
 from __future__ import annotations
 
-import codecs
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from labelgate.commands.families import FAMILIES, KINDS
+from labelgate.commands.loglines import read_lines
 from labelgate.commands.logpatterns import (
     ASSERT,
     ASYNC_FOOTER,
@@ -30,10 +30,8 @@ from labelgate.commands.logpatterns import (
     MARKS,
     MAX_BLOCK,
     MAX_CONSEQUENCES,
-    MAX_LINE,
     MESSAGE,
     NOTEBOOK_HEADER,
-    NULS,
     NUMBERED,
     PASTED,
     PLAIN_START,
@@ -113,48 +111,6 @@ class Triage:
             "avoid": self.avoid,
             "lines": self.lines,
         }
-
-
-def log_encoding(head: bytes) -> str:
-    """The encoding of a log from its first bytes: UTF-16 with a BOM (PowerShell's ``>``), or
-    without one (every other byte NUL), UTF-8 with or without a BOM."""
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "utf-16"
-    if head.startswith(b"\xef\xbb\xbf"):
-        return "utf-8-sig"
-    pairs = len(head) // 2
-    if pairs >= 8:
-        odd, even = head[1::2].count(0), head[0::2].count(0)
-        if odd > 0.4 * pairs and even < 0.1 * pairs:
-            return "utf-16-le"
-        if even > 0.4 * pairs and odd < 0.1 * pairs:
-            return "utf-16-be"
-    return "utf-8"
-
-
-def read_lines(stream: BinaryIO) -> Iterator[str]:
-    """Decode a byte stream line by line in its own encoding (``log_encoding``), invalid
-    bytes replaced, a run of NULs taken as one line break, each line cut at ``MAX_LINE`` characters."""
-    head = stream.read(4096)
-    decoder = codecs.getincrementaldecoder(log_encoding(head))(errors="replace")
-    pending, skipping, block = "", False, head
-    while True:
-        final = not block
-        pending += decoder.decode(block, final=final)
-        *lines, pending = NULS.sub("\n", pending).split("\n")  # a run of NULs: one break
-        for line in lines:
-            if not skipping:
-                yield line.rstrip("\r")
-            skipping = False
-        if len(pending) > MAX_LINE:  # an over-long line: keep its start, skip the rest
-            if not skipping:
-                yield pending[:MAX_LINE]
-            pending, skipping = "", True
-        if final:
-            if pending and not skipping:
-                yield pending.rstrip("\r")
-            return
-        block = stream.read(1 << 16)
 
 
 def normalise(text: str) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 
 from labelgate.errors import LabelError
 
-__all__ = ["SCHEMA_VERSION", "Example", "Finding", "Report"]
+__all__ = ["SCHEMA_VERSION", "Example", "Finding", "Report", "json_default"]
 
 SCHEMA_VERSION = 1
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -191,7 +191,7 @@ class Report:
         """The JSON document of ``to_dict`` (docs/report.md)."""
         import json
 
-        return json.dumps(self.to_dict(), indent=indent, default=str)
+        return json.dumps(self.to_dict(), indent=indent, default=json_default)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as the versioned JSON document described in docs/report.md."""
@@ -214,3 +214,19 @@ class Report:
             | ({"frameworks": list(self.frameworks)} if self.frameworks else {})
             | ({"cache": self.cache} if self.cache is not None else {})
         )
+
+
+def json_default(value: object) -> object:
+    """What JSON writes for a value it has no type for: an integer of any kind (numpy's
+    ``uint64`` included) as the number, however large (JSON sets no bound; docs/report.md says
+    how a reader that parses numbers into doubles keeps it), a numpy float as the float, anything
+    else as its text."""
+    import operator
+
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        pass
+    if hasattr(value, "dtype") and hasattr(value, "item"):  # a numpy scalar: float, bool
+        return value.item()
+    return str(value)

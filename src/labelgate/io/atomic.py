@@ -18,7 +18,7 @@ from pathlib import Path
 
 from labelgate.errors import UsageError
 
-__all__ = ["atomic_path", "is_special", "scratch_path", "write_text_atomic"]
+__all__ = ["atomic_path", "folder_lock", "is_special", "scratch_path", "write_text_atomic"]
 
 
 @contextlib.contextmanager
@@ -85,6 +85,40 @@ def _in_place(target: Path) -> Iterator[Path]:
             shutil.copyfileobj(src, dst)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path, what: str) -> Iterator[None]:
+    """Hold ``folder`` (created where missing) for one writer: each file written into it is whole
+    (``atomic_path``), but a second run writing the same folder at once would read the first's
+    temporary files, or leave the folder a mix of both. A run that finds the folder held refuses
+    at once, before it writes anything (an advisory ``flock`` on the folder, released when the
+    process ends, however it ends; where the platform has none, the folder is not held).
+
+    Raises:
+        UsageError: the folder cannot be made, or another process holds it.
+    """
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError as exc:
+        raise UsageError(f"{str(folder)!r}: cannot write there ({exc.strerror})") from None
+    try:
+        try:
+            import fcntl
+        except ImportError:  # Windows: no flock
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise UsageError(
+                f"{what} {str(folder)!r} is being written by another labelgate run: run again "
+                "when it ends, or name another folder"
+            ) from None
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 @contextlib.contextmanager

@@ -135,8 +135,7 @@ def _split_lists(facts: AnnotationFacts, root: Path, splits: Sequence[Split]) ->
         return None
     tables = {}
     for name, cmap in found.items():
-        names = cmap.name_of()
-        tables[name] = [names.get(i, "") for i in range(max(names, default=-1) + 1)]
+        tables[name] = cmap.name_of()  # by index: its gaps are not spelled out
     check_tables(facts, tables)
     return next(iter(found.values()))
 

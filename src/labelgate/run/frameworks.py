@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labelgate.contract import Contract
+from labelgate.contract.bounds import LIMITS
 from labelgate.contract.classmap import ClassMap
 from labelgate.contract.frameworks import (
     ULTRALYTICS_CONVERT,
@@ -25,6 +26,7 @@ from labelgate.contract.frameworks import (
     framework_of,
 )
 from labelgate.core.report import Finding, Report
+from labelgate.errors import InputError
 from labelgate.run.fwapplies import minival, repeated_ids, unique_ids
 
 if TYPE_CHECKING:
@@ -183,6 +185,14 @@ def _coco_as_is(opened: Opened, own: ClassMap, fw: Framework) -> Opened:
     'N/A' (``_COCO_CATEGORIES``: 91 entries for 80 classes)."""
     names = own.name_of()
     top = max(names)
+    most = LIMITS["num_classes"][1]
+    if top + 1 > most:  # checked before the gaps are listed: they would be top - len(names)
+        raise InputError(
+            f"the category id {top} makes K = {top + 1:,} as {fw.name} reads COCO (the largest "
+            f"id + 1), past the {most:,} classes a model may have: category ids this large are "
+            "not class indices; renumber the categories, or validate without --framework",
+            path=own.origin,
+        )
     gaps = [i for i in range(1, top) if i not in names]
     if not gaps:
         return opened

@@ -12,6 +12,7 @@ read says so (``Read.ids_per_file``), and the duplicate-id check runs file by fi
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -121,7 +122,7 @@ class CocoReader(Reader):
         files, notes = coco_inputs(paths)
         facts.notes.extend(notes)
         found: ClassMap | None = None
-        tables: dict[str, list[str]] = {}
+        tables: dict[str, Mapping[int, str]] = {}
         totals: Counter[str] = Counter()
         for path, source in files:
             written = len(sink.paths)
@@ -144,8 +145,7 @@ class CocoReader(Reader):
             facts.counts.clear()
             found = found or own
             if own is not None:
-                names = own.name_of()
-                tables[source] = [names.get(i, "") for i in range(max(names, default=-1) + 1)]
+                tables[source] = own.name_of()  # by index: its gaps are not spelled out
         facts.counts.update(totals)
         if (
             options.source_field is not None

@@ -5,6 +5,7 @@ and a name the class map holds."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -167,27 +168,54 @@ def tally(details: dict[str, Any], key: str, value: str) -> None:
         seen[value] = seen.get(value, 0) + 1
 
 
-def check_tables(facts: AnnotationFacts, tables: Mapping[str, Sequence[str]]) -> None:
+def check_tables(
+    facts: AnnotationFacts, tables: Mapping[str, Mapping[int, str] | Sequence[str]]
+) -> None:
     """Count the files read together whose class tables differ from the first file's (LG030):
-    the same index would name another class in each, or a name would have no index."""
-    items = list(tables.items())
+    the same index would name another class in each, or a name would have no index. A table is
+    a list of names by index, or a map of index to name (a COCO table of ids, whose gaps are
+    never spelled out: its cost is its entries, not its largest id)."""
+    items = [(source, _table(names)) for source, names in tables.items()]
     if len(items) < 2:
         return
     first, base = items[0]
     for source, names in items[1:]:
-        if list(names) == list(base):
+        count, at = _differ(base, names) if names != base else (0, 0)
+        if not count:
             continue
-        differ = [
-            i
-            for i in range(max(len(base), len(names)))
-            if (base[i] if i < len(base) else None) != (names[i] if i < len(names) else None)
-        ]
         facts.hit(
             "LG030",
             Example(row=-1, id=source, source=source),
             message=f"files read together whose class tables differ ({source!r} and {first!r} "
-            f"at {len(differ)} of {max(len(base), len(names))} indices, from index {differ[0]})",
+            f"at {count} of {max(base[1], names[1])} indices, from index {at})",
             fix="give every file one class table (the same names in the same order): rows "
             "from each would otherwise train another class under the same index",
             unit="files",
         )
+
+
+def _table(names: Mapping[int, str] | Sequence[str]) -> tuple[dict[int, str], int]:
+    """A class table as its named indices and its length (the largest index + 1)."""
+    if isinstance(names, Mapping):
+        return dict(names), max(names, default=-1) + 1
+    return dict(enumerate(names)), len(names)
+
+
+def _differ(a: tuple[dict[int, str], int], b: tuple[dict[int, str], int]) -> tuple[int, int]:
+    """How many indices of two tables differ, and the first: an index past a table's end
+    differs from one inside the other (a gap inside a table names ""). Counted from the
+    entries: the indices past the shorter table's end that the longer leaves unnamed are
+    counted, not listed."""
+    (da, na), (db, nb) = a, b
+
+    def name(d: dict[int, str], n: int, i: int) -> str | None:
+        return d.get(i, "") if i < n else None
+
+    keyed = sorted(i for i in da.keys() | db.keys() if name(da, na, i) != name(db, nb, i))
+    lo, hi = min(na, nb), max(na, nb)
+    longer = da if na > nb else db
+    unnamed = (hi - lo) - sum(1 for i in longer if lo <= i < hi)
+    first = keyed[:1]
+    if unnamed:
+        first.append(next(i for i in itertools.count(lo) if i not in longer))
+    return len(keyed) + unnamed, min(first, default=0)

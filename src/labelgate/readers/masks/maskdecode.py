@@ -52,6 +52,8 @@ class Decoded:
         stray: rare values lying on class edges (a lossy save), with their pixel count.
         error: why the file cannot be read as a mask (``None`` when it can).
         mapped: whether the values come from colours through the colour map.
+        past: the largest value as written, when the mask holds values past int64 (``error``
+            says so): the example's value, a number however large.
     """
 
     path: str
@@ -64,6 +66,7 @@ class Decoded:
     stray: tuple[int, int] = (0, 0)
     error: str | None = None
     mapped: bool = False
+    past: int | None = None
 
 
 def decode(path: Path | str, root: Path | str, colour_map: Mapping[int, int] | None) -> Decoded:
@@ -151,7 +154,8 @@ def _summarise(
         return Decoded(rel, None, EMPTY, mode, shape, error=f"values of type {array.dtype}")
     elif array.dtype == np.uint64 and array.size and int(array.max()) >> 63:
         top = int(array.max())  # as written: no int64 target holds it, clamping would invent one
-        return Decoded(rel, None, EMPTY, mode, shape, error=f"values past int64 (up to {top})")
+        error = "values past int64"
+        return Decoded(rel, None, EMPTY, mode, shape, error=error, past=top)
     values, pixels, heads, lengths = _histogram(array)
     stray = _stray(array, values, pixels, (heads, lengths))
     if lossy and stray == (0, 0):

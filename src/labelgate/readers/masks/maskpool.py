@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -62,18 +63,7 @@ def _decode_packed(chunk: Chunk) -> Packed:
 
 def _stripped(d: Decoded) -> Decoded:
     """``d`` without its histogram (sent once, in the chunk's arrays)."""
-    return Decoded(
-        d.path,
-        None if d.values is None else EMPTY,
-        EMPTY,
-        d.mode,
-        d.shape,
-        d.channels,
-        d.colours,
-        d.stray,
-        d.error,
-        d.mapped,
-    )
+    return replace(d, values=None if d.values is None else EMPTY, pixels=EMPTY)
 
 
 def _unpacked(packed: Packed) -> Iterator[Decoded]:
@@ -89,9 +79,7 @@ def _unpacked(packed: Packed) -> Iterator[Decoded]:
         if d is None:
             yield Decoded(path, vals, px, mode, shape)
         else:
-            yield Decoded(
-                path, vals, px, mode, shape, d.channels, d.colours, d.stray, d.error, d.mapped
-            )
+            yield replace(d, values=vals, pixels=px, mode=mode, shape=shape)
 
 
 def decoded(

@@ -182,10 +182,14 @@ def _account(
     counts["masks"] += 1
     counts[f"mode {d.mode}"] += 1 if d.mode else 0
     if d.error is not None:
+        # a value past int64 is the example's value, a number as written; other reasons are words
+        past = d.past is not None
         facts.hit(
             "LG031",
-            Example(row=row, id=d.path, value=d.error),
-            message="mask files that cannot be read as class indices",
+            Example(row=row, id=d.path, value=d.past if past else d.error),
+            message="mask files holding values past int64, which no class index reaches"
+            if past
+            else "mask files that cannot be read as class indices",
             fix="re-export these masks as single-channel PNG (mode L or P) or integer .npy arrays",
             unit="masks",
         )

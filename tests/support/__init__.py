@@ -1,0 +1,2 @@
+"""What several test modules build the same way: tiny models and runs of the training frameworks
+(``frameworks``), training logs (``logs``)."""
