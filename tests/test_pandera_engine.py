@@ -46,7 +46,8 @@ ENGINE_SAMPLES = [
 
 def on_sample(command: str, engine: Callable[..., Report]) -> tuple[Report, Report]:
     """A sample's table command run by the default engine and by ``engine``."""
-    from labelgate.cli import _contract, build_parser
+    from labelgate.cli import build_parser
+    from labelgate.cli.handlers import _contract
 
     args = build_parser().parse_args(shlex.split(command)[1:])
     cwd = Path.cwd()
