@@ -222,10 +222,16 @@ def litdata_sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
     root = tmp_path_factory.mktemp("litdata")
     made = {"plain": root / "plain", "footer": root / "footer"}
-    litdata.optimize(
-        fn=_sample, inputs=list(range(12)), output_dir=str(made["plain"]), chunk_size=4,
-        num_workers=0,
-    )  # fmt: skip
+    import multiprocessing
+
+    method = multiprocessing.get_start_method(allow_none=True)
+    try:
+        litdata.optimize(
+            fn=_sample, inputs=list(range(12)), output_dir=str(made["plain"]), chunk_size=4,
+            num_workers=0,
+        )  # fmt: skip
+    finally:  # optimize sets the process's start method to spawn (data_processor.py, force=True)
+        multiprocessing.set_start_method(method, force=True)
     writer = BinaryWriter(str(made["footer"]), chunk_size=4)
     for i in range(12):  # bytes and int leaves: 0.2.76 keeps the rows as an Arrow footer
         writer[i] = {"image": bytes([i]) * 9, "label": _sample(i)["label"]}

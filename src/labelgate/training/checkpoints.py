@@ -285,9 +285,19 @@ def _read_torch(path: Path, out: Contents, *, model: bool, progress: Progress | 
         detail = _global_named(str(exc))
         out.problems.append(f"{path.name}: {why}" + (f" ({detail})" if detail else ""))
         return
-    except (RuntimeError, EOFError, OSError, ValueError, TypeError, MemoryError) as exc:
+    except (
+        RuntimeError,
+        EOFError,
+        OSError,
+        ValueError,
+        TypeError,
+        MemoryError,
+        IndexError,  # torch's weights-only unpickler on a stack a damaged pickle left short
+        KeyError,
+        AttributeError,
+    ) as exc:
         text = " ".join(str(exc).split())[:200]
-        out.problems.append(f"{path.name}: not readable to its end: {text}")
+        out.problems.append(f"{path.name}: not readable to its end: {text or type(exc).__name__}")
         return
     try:
         tensors = list(_judged_tensors(loaded, model=model))
