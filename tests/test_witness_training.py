@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.support.frameworks import lightning_trainer
+
 pytestmark = pytest.mark.slow  # the frameworks' imports and a fit: the full tier only
 
 torch = pytest.importorskip("torch")
@@ -53,16 +55,7 @@ class TestLightning:
         if permuted:
             vy = torch.as_tensor(PERMUTED)[vy]
         callback = WitnessCallback(classes=K, **options)
-        trainer = self.L.Trainer(
-            max_epochs=3,
-            callbacks=[callback],
-            logger=False,
-            enable_checkpointing=False,
-            enable_progress_bar=False,
-            enable_model_summary=False,
-            accelerator="cpu",
-            num_sanity_val_steps=0,
-        )
+        trainer = lightning_trainer(callback, max_steps=-1, max_epochs=3, num_sanity_val_steps=0)
         trainer.fit(
             Model(),
             DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True),

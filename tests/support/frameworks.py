@@ -70,12 +70,12 @@ def lightning_classifier(*, validation: bool = False) -> Any:
 
 
 def lightning_trainer(callback: Any, **options: Any) -> Any:
-    """A two-step CPU ``lightning.Trainer`` with ``callback``, without logger, checkpoints,
-    progress bar or model summary."""
+    """A CPU ``lightning.Trainer`` with ``callback`` (two steps unless ``options`` say otherwise),
+    without logger, checkpoints, progress bar or model summary."""
     import lightning
 
+    options.setdefault("max_steps", 2)
     return lightning.Trainer(
-        max_steps=2,
         callbacks=[callback],
         logger=False,
         enable_checkpointing=False,
