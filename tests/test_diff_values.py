@@ -197,3 +197,34 @@ class TestValues:
         empty = ClassNames({}, declared=False)
         assert same_maps(named, empty) == (named, named)
         assert same_maps(empty, named) == (named, named)
+
+
+def test_a_head_that_relabels_many_rows_is_judged_by_base_s_name_column(tmp_path: Path) -> None:
+    """300 of 2,000 rows relabelled with their names kept: HEAD's own names no longer follow its
+    labels on 98% of rows, so BASE's column is the names, and each relabelled row is LG010."""
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from labelgate.commands.diff import diff
+    from labelgate.contract import Contract
+
+    names = ["cat", "dog", "bird", "fish"]
+    rng = random.Random(0)
+    labels = [rng.randrange(4) for _ in range(2000)]
+    relabelled = set(rng.sample(range(2000), 300))
+    head = [(v + 1) % 4 if i in relabelled else v for i, v in enumerate(labels)]
+    shown = [names[v] for v in labels]
+    for side, values in (("base", labels), ("head", head)):
+        table = pa.table({"id": list(range(2000)), "label": values, "name": shown})
+        pq.write_table(table, tmp_path / f"{side}.parquet")
+    report = diff(
+        [str(tmp_path / "base.parquet")],
+        [str(tmp_path / "head.parquet")],
+        Contract(num_classes=4),
+        Contract(num_classes=4),
+    )
+    lg010 = next(f for f in report.findings if f.code == "LG010")
+    assert lg010.count == 300
+    assert any("BASE's, found there by its content" in n for n in report.notes)

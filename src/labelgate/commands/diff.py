@@ -13,12 +13,36 @@ from labelgate.contract.classmap import normalise_name
 from labelgate.core.catalog import codes_in, entry
 from labelgate.core.findings import apply_severity, finding
 from labelgate.core.report import Finding, Report
+from labelgate.errors import LabelgateError
 from labelgate.run.changed import file_pairing, narrowed, with_pairing
 from labelgate.run.validation import Validation, run
 
 __all__ = ["DIFF_CODES", "diff"]
 
 DIFF_CODES = {code: entry(code).title for code in codes_in("diff")}
+
+
+def _named_as_base(contract: Contract, base_run: Any, head: list[str]) -> Contract:
+    """HEAD's contract with BASE's name column, where BASE's content showed one and HEAD's
+    tables hold that column too: a head that relabels many rows (its names no longer follow
+    its labels on nearly all of them) is judged by the column BASE shows to be the names, so
+    each row whose name now disagrees is LG010 by id."""
+    columns = base_run.dataset.columns
+    found = columns.name
+    if contract.name_column is not None or found is None or columns.how.get("name") == "given":
+        return contract
+    if base_run.context.annotations is not None:
+        return contract  # an annotation reader's rows: their names are its own
+    from labelgate.inputs.dataset import read_schemas
+    from labelgate.io.sources import resolve_inputs
+
+    try:
+        schemas = read_schemas(resolve_inputs(head))
+    except LabelgateError:
+        return contract  # HEAD's own run says what is wrong with it
+    if not schemas or not all(found in s.schema.names for s in schemas):
+        return contract
+    return replace(contract, name_column=found)
 
 
 def diff(
@@ -46,8 +70,29 @@ def diff(
     """
     head_run = run(head, head_contract, max_examples=max_examples, strict=strict, cache=cache)
     base_run = run(base, base_contract, max_examples=max_examples, cache=cache)
+    given = head_contract.name_column
+    if given is None and head_run.dataset.columns.name is None:
+        named = _named_as_base(head_contract, base_run, head)
+        if named.name_column is not None:  # HEAD read again, by BASE's name column
+            head_run.close()
+            head_contract = named
+            try:
+                head_run = run(head, named, max_examples=max_examples, strict=strict, cache=cache)
+            except BaseException:
+                base_run.close()
+                raise
     with head_run, base_run:
         head_report, head_ctx = head_run.report, head_run.context
+        if given is None and head_contract.name_column is not None:
+            said = f"name column {head_contract.name_column!r}: given"
+            notes = tuple(
+                f"name column {head_contract.name_column!r}: BASE's, found there by its content "
+                "(a text column that follows the label), and read in HEAD as the names"
+                if n == said
+                else n
+                for n in head_report.notes
+            )
+            head_report = replace(head_report, notes=notes)
         base_report, base_ctx = base_run.report, base_run.context
         found: list[Finding] = []
         base_names, head_names = same_maps(class_names(base_ctx), class_names(head_ctx))
