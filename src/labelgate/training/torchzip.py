@@ -105,7 +105,11 @@ class _Storage:
         self.key, self.nbytes, self.itemsize = key, nbytes, itemsize
 
 
-class _Scanner(pickle.Unpickler):
+class _Scanner(pickle._Unpickler):
+    """The pickle walked by Python's own unpickler, whose memo is a dict: the C one sizes its
+    memo array by the largest index a ``LONG_BINPUT`` names, so four bytes of a damaged pickle
+    ask for gigabytes."""
+
     def __init__(self, data: bytes) -> None:
         super().__init__(io.BytesIO(data))
         self.storages: dict[str, _Storage] = {}
