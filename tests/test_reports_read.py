@@ -15,7 +15,7 @@ from labelgate import cli
 from labelgate.cli import handlers
 from labelgate.core.report import Report
 from labelgate.render import FORMATS, render
-from labelgate.render.hints import COMMAND
+from labelgate.render.hints import COMMAND, command_line
 from tests.conftest import SAMPLES, run_cli
 from tests.test_samples import table
 
@@ -175,3 +175,58 @@ class TestPrintedCommandsRun:
         # no contradiction: the value map changed labels, so no line says none changed
         assert "0 labels changed" not in result.stdout
         assert "value map -1 -> ignore_index: 4 targets" in result.stdout
+
+
+CHEX = "id,No Finding,Edema,Cardiomegaly\np1,1,,0\np2,0,-1,1\np3,1,0,0\n"
+CHEX_COLUMNS = "No Finding,Edema,Cardiomegaly"
+
+
+class TestPrintedCommandsOfEveryKind:
+    """A multi-label input held one class per column, and a detection input whose class map the
+    file itself declares: each command printed, in findings and in the fix log, runs as printed."""
+
+    @pytest.fixture
+    def chex(self, tmp_path: Path) -> Path:
+        path = tmp_path / "chex.csv"
+        path.write_text(CHEX)
+        return path
+
+    def harvest(self, *args: str, cwd: Path) -> list[str]:
+        result = run_cli(*args, "--format", "json", cwd=cwd)
+        assert result.returncode in (0, 1), result.stderr
+        found = json.loads(result.stdout)["findings"]
+        return [m[1] for f in found for t in (f["message"], f["fix"]) for m in COMMAND.finditer(t)]
+
+    def test_label_columns_commands_carry_their_columns(self, chex: Path) -> None:
+        commands = self.harvest(
+            "validate", "chex.csv", "--label-columns", CHEX_COLUMNS, cwd=chex.parent
+        )
+        (lg034,) = commands
+        words = shlex.split(lg034)
+        assert words[words.index("--label-columns") + 1] == CHEX_COLUMNS
+        assert "--class-names" not in words
+        result = run_cli(*words[1:], cwd=chex.parent)
+        assert result.returncode == 0, result.stderr
+
+    def test_the_fix_log_validate_line_carries_the_columns(self, chex: Path) -> None:
+        result = run_cli(
+            "fix", "chex.csv", "--label-columns", CHEX_COLUMNS, "--map-value=-1=0",
+            "--map-value", "blank=0", "--out", "fixed.parquet", cwd=chex.parent,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        (line,) = [x for x in result.stdout.splitlines() if x.startswith("labelgate validate")]
+        command, verdict = line.rsplit(": ", 1)
+        assert f"--label-columns '{CHEX_COLUMNS}'" in command and verdict.startswith("passes")
+        assert run_cli(*shlex.split(command)[1:], cwd=chex.parent).returncode == 0
+
+    def test_a_class_map_the_file_declares_is_not_passed_as_a_file(
+        self, reports: dict[str, Report], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """CVAT's ``<meta>`` labels are the map: ``path (<meta> labels)`` is no file to name."""
+        report = report_of("labelgate validate formats/cvat_bad.xml", monkeypatch)
+        assert "(<meta> labels)" in report.contract["class_names"]["origin"]
+        line = command_line("validate", ["formats/cvat_bad.xml"], report.contract)
+        assert "--class-names" not in line
+        assert run_cli(*shlex.split(line)[1:], cwd=SAMPLES).returncode in (0, 1)
+        given = reports["labelgate validate clean.parquet --classes 4 --class-names classes.txt"]
+        assert "--class-names classes.txt" in command_line("validate", ["x"], given.contract)

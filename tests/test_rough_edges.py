@@ -127,3 +127,46 @@ def test_an_empty_file_is_empty_whatever_its_suffix(
     (tmp_path / name).write_bytes(b"")
     err = refused(capsys, "validate", str(tmp_path / name), "--classes", "2")
     assert "file is empty (0 bytes)" in err
+
+
+def test_splits_whose_class_folders_differ_name_the_missing_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from PIL import Image
+
+    for split, classes in (
+        ("train", ("cat", "dog", "fox", "owl")),
+        ("test", ("cat", "dog", "owl")),
+    ):
+        for name in classes:
+            (tmp_path / split / name).mkdir(parents=True)
+            Image.new("RGB", (4, 4)).save(tmp_path / split / name / "0.png")
+    main(["validate", str(tmp_path), "--format", "json"])
+    (lg033,) = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["code"] == "LG033"]
+    assert "split 'train' has 4 class folders and 'test' 3 ('test' lacks 'fox')" in lg033["message"]
+    assert "from index 2" in lg033["message"]
+
+
+def test_image_findings_name_the_file_and_lg043_its_two_sizes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from PIL import Image
+
+    Image.new("RGB", (64, 48)).save(tmp_path / "wrong.png")
+    (tmp_path / "noise.png").write_bytes(b"not an image" * 10)
+    files = [("wrong.png", 100, 80), ("gone.jpg", 10, 10), ("noise.png", 10, 10)]
+    images = [
+        {"id": i, "file_name": f, "width": w, "height": h} for i, (f, w, h) in enumerate(files, 1)
+    ]
+    boxes = [
+        {"id": 10 + i, "image_id": i, "category_id": 0, "bbox": [1, 1, 2, 2]} for i in (1, 2, 3)
+    ]
+    coco = {"images": images, "annotations": boxes, "categories": [{"id": 0, "name": "a"}]}
+    (tmp_path / "ann.json").write_text(json.dumps(coco))
+    main(["validate", str(tmp_path / "ann.json"), "--classes", "1"])
+    out = capsys.readouterr().out
+    assert (
+        "id 'image 1', file 'wrong.png', value '100 x 80 in the annotation, 64 x 48 loaded'" in out
+    )
+    assert "id 'image 2', file 'gone.jpg'" in out  # LG041
+    assert "id 'image 3', file 'noise.png'" in out  # LG042

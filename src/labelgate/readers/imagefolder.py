@@ -143,15 +143,28 @@ def _compare(facts: AnnotationFacts, lists: dict[str, list[str]]) -> None:
             (i for i, (a, b) in enumerate(zip(base, classes, strict=False)) if a != b),
             min(len(base), len(classes)),
         )
+        differ = [
+            f"{a!r} lacks {_listed(b)}"
+            for a, b in ((split, set(base) - set(classes)), (base_split, set(classes) - set(base)))
+            if b
+        ]
         facts.hit(
             "LG033",
             Example(row=-1, id=split, source=split),
             message=f"split {split!r} has {len(classes)} class folders and {base_split!r} "
-            f"{len(base)}; from index {shifted} the same index names another class in each",
+            f"{len(base)} ({'; '.join(differ)}); from "
+            f"index {shifted} the same index names another class in each",
             fix="give every split the same class folders (an empty one raises; add images or "
             "build class_to_idx once and pass it to each split)",
             unit="splits",
         )
+
+
+def _listed(names: set[str], shown: int = 5) -> str:
+    """Folder names, sorted, the first ``shown`` of them and how many more."""
+    first = sorted(names)
+    more = f" and {len(first) - shown} more" if len(first) > shown else ""
+    return ", ".join(repr(n) for n in first[:shown]) + more
 
 
 _ANNOTATIONS = (".json", ".xml", ".csv", ".parquet", ".jsonl", ".yaml", ".yml", ".npy")

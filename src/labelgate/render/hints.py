@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from labelgate.core.report import Finding, Report
+from labelgate.inputs.resolved import GIVEN
 
 __all__ = ["COMMAND", "command_line", "complete_commands"]
 
@@ -18,34 +19,48 @@ COMMAND = re.compile(r"`(labelgate (?:fix|validate|smoke|repro|diff|export|pin)(
 _HEAD = re.compile(r"^labelgate (fix|validate|smoke|repro)\b")
 
 
-def _flags(contract: dict[str, Any], task_given: bool) -> list[str]:
+# A flag of the run and its value (None for a switch); a value may start with "-" (-1) or "--".
+Flag = tuple[str, str | None]
+
+
+def _class_map_flags(contract: dict[str, Any]) -> list[Flag]:
+    """The flags that give the class map again: the file the user named, or the class columns; a
+    map a reader found in the input itself (CVAT's ``<meta>``, COCO's categories) comes again."""
+    columns = contract.get("label_columns")
+    if columns:
+        return [("--label-columns", ",".join(str(c) for c in columns))]
+    names = contract.get("class_names")
+    if not isinstance(names, dict) or names.get("origin") in (None, "inline"):
+        return []
+    found = (contract.get("resolved") or {}).get("class_map", {}).get("from", GIVEN)
+    return [("--class-names", str(names["origin"]))] if found == GIVEN else []
+
+
+def _flags(contract: dict[str, Any], task_given: bool) -> list[Flag]:
     """The flags that say again what this run was told: the contract file, or K and the options
     that change how targets are judged."""
     if contract.get("origin"):
-        return ["--schema", str(contract["origin"])]
-    out = ["--classes", str(contract["num_classes"])]
-    names = contract.get("class_names")
-    if isinstance(names, dict) and names.get("origin") not in (None, "inline"):
-        out += ["--class-names", str(names["origin"])]
+        return [("--schema", str(contract["origin"]))]
+    out: list[Flag] = [("--classes", str(contract["num_classes"])), *_class_map_flags(contract)]
     model = contract.get("model")
     if isinstance(model, dict) and model.get("origin") not in (None, "model.config"):
-        out += ["--model", str(model["origin"])]
+        out.append(("--model", str(model["origin"])))
     if contract.get("predictions"):
-        out += ["--predictions", str(contract["predictions"])]
+        out.append(("--predictions", str(contract["predictions"])))
     if contract.get("ignore_index") not in (None, -100):
-        out += ["--ignore-index", str(contract["ignore_index"])]
+        out.append(("--ignore-index", str(contract["ignore_index"])))
     if task_given:
-        out += ["--task", str(contract["task"])]
+        out.append(("--task", str(contract["task"])))
     found = contract.get("columns_found", {})
     for role in ("label", "id", "source", "name"):
         column = contract.get(f"{role}_column")
         if column is not None and found.get(role) == "given":
-            out += [f"--{role}-column", str(column)]
+            out.append((f"--{role}-column", str(column)))
     return out
 
 
 def _completed(
-    command: str, paths: Sequence[str], flags: list[str], input_format: str | None
+    command: str, paths: Sequence[str], flags: list[Flag], input_format: str | None
 ) -> str:
     head = _HEAD.match(command)
     if head is None:  # diff, export, pin: other inputs; the text names them
@@ -53,11 +68,9 @@ def _completed(
     given = shlex.split(command)[2:]
     named = {g.split("=")[0] for g in given if g.startswith("--")}
     added: list[str] = []
-    for i, flag in enumerate(flags):  # a flag and its value, unless the command has the flag
-        if flag.startswith("--") and flag.split("=")[0] not in named:
-            takes = "=" not in flag and i + 1 < len(flags) and not flags[i + 1].startswith("--")
-            # a value may be negative (--ignore-index -1): only a flag name starts with "--"
-            added += [flag, flags[i + 1]] if takes else [flag]
+    for flag, value in flags:  # a flag and its value, unless the command has the flag
+        if flag not in named:
+            added += [flag] if value is None else [flag, value]
     if input_format and input_format not in ("auto", "table") and "--input-format" not in named:
         added += ["--input-format", input_format]
     if head[1] == "fix" and "--out" not in named:

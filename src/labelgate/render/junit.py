@@ -29,7 +29,7 @@ def _example(e: Example) -> str:
     if e.value is not None or e.row >= 0:
         parts.append(f"value {example_value(e)}")
     if e.file is not None:
-        parts.append(f"{e.file} row {e.file_row}")
+        parts.append(e.file if e.file_row is None else f"{e.file} row {e.file_row}")
     return ", ".join(parts)
 
 

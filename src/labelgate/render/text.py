@@ -39,6 +39,8 @@ def _examples(f: Finding) -> list[str]:
 
 def _record(e: Example) -> list[str]:
     parts = [f"id {quoted(e.id)}"]
+    if e.file is not None:  # an image a detection file names: its file name as written
+        parts.append(f"file {quoted(e.file)}")
     if e.source is not None:
         parts.append(f"source {quoted(e.source)}")
     if e.value is not None:

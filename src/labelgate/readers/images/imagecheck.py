@@ -235,8 +235,15 @@ def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> 
     return None
 
 
-def _name(r: ImageRecord) -> Example:
-    return Example(row=-1, id=r.name, file=r.file)
+def _name(r: ImageRecord, value: str | None = None) -> Example:
+    return Example(row=-1, id=r.name, file=r.file, value=value)
+
+
+def _sizes(want: tuple[float, float], loaded: tuple[int, int], stored: tuple[int, int]) -> str:
+    """The two sizes LG043 compares: the annotation's, and the image's as loaded (and as stored,
+    where its EXIF orientation turns it)."""
+    shown = f"{want[0]:g} x {want[1]:g} in the annotation, {loaded[0]} x {loaded[1]} loaded"
+    return shown if loaded == stored else f"{shown} ({stored[0]} x {stored[1]} stored)"
 
 
 def _missing(facts: AnnotationFacts, r: ImageRecord, why: str) -> None:
@@ -279,7 +286,7 @@ def _judge(facts: AnnotationFacts, r: ImageRecord, p: Probe) -> None:
         message = "images whose width and height differ from their annotation's"
     facts.hit(
         "LG043",
-        _name(r),
+        _name(r, _sizes(want, p.oriented, p.size)),
         message=message,
         fix="record each image's width and height as loaded (EXIF orientation applied), or "
         "re-export the images; boxes drawn on the recorded size land elsewhere",
