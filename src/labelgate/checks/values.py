@@ -231,14 +231,28 @@ def nothing_usable(ctx: Context) -> list[Finding]:
                 fix="Check the export that wrote this file: an empty label file trains nothing.",
             )
         ]
-    if int(scan.row_status[Status.USABLE]) > 0:
+    if ctx.unit != "rows":
+        # A mask (a token row) with one bad pixel (token) is a rejected row, yet its other
+        # values train: nothing is usable only when no value is.
+        if int(scan.value_status[Status.USABLE]) > 0:
+            return []
+        row, value = ("mask", "pixel") if ctx.unit == "pixels" else ("row", "token")
+        message = (
+            f"none of the {plural(scan.rows, row)} has a usable {value}: every loss would be NaN "
+            "or fail"
+        )
+    elif int(scan.row_status[Status.USABLE]) > 0:
         return []
+    else:
+        message = (
+            f"none of the {scan.rows} rows has a usable target: every loss would be NaN or fail"
+        )
     return [
         finding(
             "LG008",
             count=scan.rows,
             unit="rows",
-            message=f"none of the {scan.rows} rows has a usable target: every loss would be NaN or fail",
+            message=message,
             fix="Check the ignore_index and the label column: nothing here can be trained on.",
         )
     ]

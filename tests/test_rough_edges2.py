@@ -1,0 +1,56 @@
+"""What a new user trips on, second round: findings beside the point, in-memory inputs people
+have, and trimmed lists without a mark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import labelgate
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
+
+
+def codes(report: labelgate.ValidationReport) -> set[str]:
+    return {f.code for f in report.findings}
+
+
+def masks(folder: Path, *fills: int, stray: int | None = None) -> Path:
+    """One 8x8 ``.npy`` mask per fill value; ``stray`` replaces each mask's first pixel."""
+    folder.mkdir()
+    for i, fill in enumerate(fills):
+        mask = np.full((8, 8), fill, np.int64)
+        if stray is not None:
+            mask[0, 0] = stray
+        np.save(folder / f"m{i}.npy", mask)
+    return folder
+
+
+class TestNothingUsable:
+    def test_a_bad_pixel_in_every_mask_is_not_nothing_usable(self, tmp_path: Path) -> None:
+        report = labelgate.validate(str(masks(tmp_path / "m", 0, 1, stray=9)), classes=3)
+        assert "LG004" in codes(report) and "LG008" not in codes(report)
+
+    def test_masks_of_bad_pixels_only_are(self, tmp_path: Path) -> None:
+        report = labelgate.validate(str(masks(tmp_path / "m", 9, 9)), classes=3)
+        (lg008,) = [f for f in report.findings if f.code == "LG008"]
+        assert lg008.message.startswith("none of the 2 masks has a usable pixel")
+
+    def test_the_voc_sample_without_its_ignore_index(self) -> None:
+        # every mask holds 255 borders, every mask is a rejected row: most pixels still train
+        report = labelgate.validate(str(SAMPLES / "masks/voc_good"), classes=21)
+        assert "LG004" in codes(report) and "LG008" not in codes(report)
+
+    @pytest.mark.parametrize(
+        ("rows", "lg008"), [([[0, 1, 9], [1, 9]], False), ([[9], [-100, 9]], True)]
+    )
+    def test_token_rows(self, tmp_path: Path, rows: list[list[int]], lg008: bool) -> None:
+        pa = pytest.importorskip("pyarrow")
+        pq = pytest.importorskip("pyarrow.parquet")
+        path = tmp_path / "t.parquet"
+        pq.write_table(pa.table({"label": pa.array(rows)}), path)
+        report = labelgate.validate(str(path), classes=3)
+        assert report.contract["task"] == "tokens"
+        assert ("LG008" in codes(report)) is lg008
