@@ -54,3 +54,28 @@ class TestNothingUsable:
         report = labelgate.validate(str(path), classes=3)
         assert report.contract["task"] == "tokens"
         assert ("LG008" in codes(report)) is lg008
+
+
+class TestCategoricalLabels:
+    """A pandas Categorical label column, in memory and through a Parquet file written from it."""
+
+    def reports(self, tmp_path: Path, values: list[object]) -> list[labelgate.ValidationReport]:
+        pd = pytest.importorskip("pandas")
+        frame = pd.DataFrame({"label": pd.Categorical(values)})
+        path = tmp_path / "c.parquet"
+        frame.to_parquet(path)
+        return [labelgate.validate(frame, classes=3), labelgate.validate(str(path), classes=3)]
+
+    @pytest.mark.parametrize("values", [[0, 1, 2, 1], ["0", "1", "2", "1"]])
+    def test_integer_categories_are_read_as_their_values(
+        self, tmp_path: Path, values: list[object]
+    ) -> None:
+        for report in self.reports(tmp_path, values):
+            assert report.counts["usable"] == 4
+            assert [c["count"] for c in report.classes] == [1, 2, 1]
+
+    def test_category_names_are_said_to_be_names(self, tmp_path: Path) -> None:
+        for report in self.reports(tmp_path, ["cat", "dog", "cat", "bird"]):
+            (lg002,) = [f for f in report.findings if f.code == "LG002"]
+            assert "(a categorical column of category names)" in lg002.message
+            assert "dictionary<" not in lg002.message and "class names?" in lg002.fix
