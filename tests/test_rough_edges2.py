@@ -79,3 +79,26 @@ class TestCategoricalLabels:
             (lg002,) = [f for f in report.findings if f.code == "LG002"]
             assert "(a categorical column of category names)" in lg002.message
             assert "dictionary<" not in lg002.message and "class names?" in lg002.fix
+
+
+class TestPythonLists:
+    def test_a_list_of_ints_is_a_label_column(self) -> None:
+        report = labelgate.validate([0, 1, 2, 1], classes=3)
+        assert report.counts["usable"] == 4 and not codes(report) - {"LG013"}
+
+    def test_a_tuple_with_a_bad_target_is_judged(self) -> None:
+        report = labelgate.validate((0, 1, 5), classes=3)
+        assert report.counts["rejected"] == 1 and "LG004" in codes(report)
+
+    def test_lists_of_ints_are_token_rows(self) -> None:
+        report = labelgate.validate([[0, 1], [2]], classes=3)
+        assert report.contract["task"] == "tokens" and report.counts["tokens"] == 3
+
+    def test_numpy_scalars_are_targets(self) -> None:
+        assert labelgate.validate([np.int64(1), np.int64(2)], classes=3).counts["usable"] == 2
+
+    def test_mixed_types_are_one_line(self) -> None:
+        with pytest.raises(
+            labelgate.errors.UsageError, match=r"holds values of 2 types \(int, str\)"
+        ):
+            labelgate.validate([0, "a"], classes=3)
