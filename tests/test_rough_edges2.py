@@ -102,3 +102,41 @@ class TestPythonLists:
             labelgate.errors.UsageError, match=r"holds values of 2 types \(int, str\)"
         ):
             labelgate.validate([0, "a"], classes=3)
+
+
+class TestSmokeTrim:
+    def test_a_trimmed_row_list_says_how_many_more(self) -> None:
+        from labelgate.commands.smoke import BatchFailure, SmokeRun
+        from labelgate.core.report import Example
+        from labelgate.render.smoke import SmokeVerdict, render_smoke
+
+        rows = tuple(Example(row=i, id=None, batch=0, source=None, value=9) for i in range(20))
+        failure = BatchFailure(0, "index_out_of_range", "IndexError", (), rows, offending=30)
+        run = SmokeRun(path="t.parquet", expected=1, processed=1, failures=[failure])
+        text = render_smoke(SmokeVerdict(run, None, []), "text")
+        assert text.count("    row ") == 5 and "    (and 25 more)\n" in text
+
+    def test_an_untrimmed_list_has_no_mark(self) -> None:
+        from labelgate.commands.smoke import BatchFailure, SmokeRun
+        from labelgate.core.report import Example
+        from labelgate.render.smoke import SmokeVerdict, render_smoke
+
+        rows = (Example(row=2, id=103, batch=0, source=None, value=4),)
+        failure = BatchFailure(0, "index_out_of_range", "IndexError", (), rows, offending=1)
+        run = SmokeRun(path="t.parquet", expected=1, processed=1, failures=[failure])
+        assert "more)" not in render_smoke(SmokeVerdict(run, None, []), "text")
+
+    @pytest.mark.slow
+    def test_the_smoke_run_counts_every_offending_row(self, tmp_path: Path) -> None:
+        pytest.importorskip("torch")
+        pa = pytest.importorskip("pyarrow")
+        pq = pytest.importorskip("pyarrow.parquet")
+        from labelgate.commands.smoke import run_smoke
+        from labelgate.inputs.dataset import open_dataset
+
+        path = tmp_path / "t.parquet"
+        pq.write_table(pa.table({"label": [9] * 30 + [0, 1]}), path)
+        run = run_smoke(open_dataset([str(path)], labelgate.Contract(num_classes=3)), device="cpu")
+        (failure,) = run.failures
+        assert (len(failure.examples), failure.offending) == (20, 30)
+        assert failure.to_dict()["offending"] == 30
