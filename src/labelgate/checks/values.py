@@ -33,6 +33,10 @@ def unusable_type(ctx: Context) -> list[Finding]:
     if t is None:
         return []
     kind = ctx.label_type
+    if kind.startswith("dictionary<values="):  # a pandas Categorical: its categories are read
+        values = kind.removeprefix("dictionary<values=").partition(",")[0]
+        names = " of category names" if "string" in values else ""
+        kind = f"{values} (a categorical column{names})"
     past = [e.value for e in t.examples if _past_int64(e.value)]
     if past and len(past) == len(t.examples):
         fix = (
@@ -231,14 +235,21 @@ def nothing_usable(ctx: Context) -> list[Finding]:
                 fix="Check the export that wrote this file: an empty label file trains nothing.",
             )
         ]
-    if int(scan.row_status[Status.USABLE]) > 0:
+    if ctx.unit != "rows":  # a mask with one bad pixel is a rejected row, yet the rest trains
+        if int(scan.value_status[Status.USABLE]) > 0:
+            return []
+        row, value = ("mask", "pixel") if ctx.unit == "pixels" else ("row", "token")
+        message = f"none of the {plural(scan.rows, row)} has a usable {value}"
+    elif int(scan.row_status[Status.USABLE]) > 0:
         return []
+    else:
+        message = f"none of the {scan.rows} rows has a usable target"
     return [
         finding(
             "LG008",
             count=scan.rows,
             unit="rows",
-            message=f"none of the {scan.rows} rows has a usable target: every loss would be NaN or fail",
+            message=message + ": every loss would be NaN or fail",
             fix="Check the ignore_index and the label column: nothing here can be trained on.",
         )
     ]

@@ -38,7 +38,8 @@ class BatchFailure:
         kind: ``index_out_of_range``, ``nan_loss``, ``collate`` or ``other``.
         error: the exception type and first line, or ``loss = nan``.
         device_messages: kernel assert lines the device printed (CUDA), first ones.
-        examples: the batch's offending rows (for a NaN batch: its first rows).
+        examples: the batch's offending rows, the first 20 (for a NaN batch: its first rows).
+        offending: how many rows of the batch are offending (``examples`` may hold fewer).
     """
 
     batch: int
@@ -46,6 +47,7 @@ class BatchFailure:
     error: str
     device_messages: tuple[str, ...] = ()
     examples: tuple[Example, ...] = ()
+    offending: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for JSON."""
@@ -55,6 +57,7 @@ class BatchFailure:
             "error": self.error,
             "device_messages": list(self.device_messages),
             "examples": [e.to_dict() for e in self.examples],
+            "offending": self.offending,
         }
 
 
@@ -204,7 +207,7 @@ def run_smoke(
                         _kind(error, stderr),
                         error,
                         _asserts(stderr),
-                        _offending(data, table, batch, nan=False),
+                        *_offending(data, table, batch, nan=False),
                     )
                 )
                 run.processed += 1
@@ -218,7 +221,7 @@ def run_smoke(
             spec["start"] = batch + 1
     run.failures = sorted(
         (
-            BatchFailure(f.batch, f.kind, f.error, (), _offending(data, table, f.batch, nan=True))
+            BatchFailure(f.batch, f.kind, f.error, (), *_offending(data, table, f.batch, nan=True))
             if f.kind == "nan_loss"
             else f
             for f in run.failures
@@ -268,7 +271,7 @@ def _absorb(
             error = f"{e['type']}: {e['message']}"
             offending = _offending(data, table, e["batch"], nan=False)
             run.failures.append(
-                BatchFailure(e["batch"], _kind(error, stderr), error, _asserts(stderr), offending)
+                BatchFailure(e["batch"], _kind(error, stderr), error, _asserts(stderr), *offending)
             )
         elif kind == "batch":
             run.processed += 1
@@ -299,14 +302,17 @@ def _kind(error: str, stderr: str) -> str:
     return "other"
 
 
-def _offending(data: Dataset, table: Any, batch: int, *, nan: bool) -> tuple[Example, ...]:
-    """The rows of ``batch`` that explain its failure: bad targets, or (NaN) its first rows."""
+def _offending(
+    data: Dataset, table: Any, batch: int, *, nan: bool
+) -> tuple[tuple[Example, ...], int]:
+    """The rows of ``batch`` that explain its failure, the first 20, and how many there are: bad
+    targets, or (NaN) its first rows of all of them."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     rows = table.filter(pc.equal(table.column("batch"), pa.scalar(batch, pa.int64())))
     if rows.num_rows == 0:
-        return ()
+        return (), 0
     if data.task == "soft":
         judged, _ = classify_soft(
             rows.column("label"), num_classes=data.k, tolerance=data.contract.soft_tolerance
@@ -316,7 +322,8 @@ def _offending(data: Dataset, table: Any, batch: int, *, nan: bool) -> tuple[Exa
             rows.column("label"), num_classes=data.k, ignore_index=data.contract.ignore_index
         )
     bad = judged.row_status >= Status.HIGH
-    picks = np.flatnonzero(bad)[:20] if not nan else np.arange(min(rows.num_rows, 5))
+    every = np.flatnonzero(bad) if not nan else np.arange(rows.num_rows)
+    picks = every[:20] if not nan else every[:5]
     return tuple(
         Example(
             row=int(rows.column("row")[int(i)].as_py()),
@@ -326,7 +333,7 @@ def _offending(data: Dataset, table: Any, batch: int, *, nan: bool) -> tuple[Exa
             value=rows.column("label")[int(i)].as_py(),
         )
         for i in picks
-    )
+    ), len(every)
 
 
 def _tail(stderr: str) -> str:

@@ -1,8 +1,8 @@
 """The data already in memory, as an Arrow table the validation reads by reference.
 
 ``labelgate.validate(data, classes=K)`` takes what an ML engineer holds: a pandas or polars
-DataFrame, a pyarrow Table or RecordBatchReader, a numpy array or torch tensor of targets, a
-Hugging Face ``datasets.Dataset`` (its ``ClassLabel`` names are the class map), or a PyTorch
+DataFrame, a pyarrow Table or RecordBatchReader, a numpy array, torch tensor or Python list of
+targets, a Hugging Face ``datasets.Dataset`` (its ``ClassLabel`` names are the class map), or a PyTorch
 ``Dataset`` exposing ``.targets`` (torchvision's convention) or read through ``target_getter``, or
 a dict of columns.
 Each becomes one Arrow table: zero-copy where Arrow allows it (pyarrow, polars, a Hugging Face
@@ -95,11 +95,13 @@ def _as_table(data: Any, target_getter: Callable[[Any], Any] | None) -> InMemory
         return InMemory(pa.table({str(k): v for k, v in data.items()}), "dict of columns")
     if kind == "numpy.ndarray" or kind == "torch.Tensor":
         return InMemory(_targets_table(data), kind)
+    if isinstance(data, (list, tuple)):  # one target per item (a list of paths is read above)
+        return InMemory(_list_table(data), f"{type(data).__name__} of targets")
     if hasattr(data, "__getitem__") and hasattr(data, "__len__"):
         return _torch_dataset(data, kind, target_getter)
     raise UsageError(
         f"cannot validate a {kind}: pass paths, a pandas or polars DataFrame, a pyarrow Table, a "
-        "numpy array or torch tensor of targets, a datasets.Dataset, or a Dataset with .targets "
+        "numpy array, torch tensor or list of targets, a datasets.Dataset, or a Dataset with .targets "
         "(or target_getter=)"
     )
 
@@ -125,6 +127,16 @@ def _targets_table(targets: Any) -> Any:
     raise UsageError(
         f"targets of {array.ndim} dimensions: give one label (or one row of K) per item"
     )
+
+
+def _list_table(items: list[Any] | tuple[Any, ...]) -> Any:
+    """Python targets as a ``label`` column: ints, or lists of them per row (tokens, multi-label);
+    numpy scalars and tensors as the array they stack into."""
+    import pyarrow as pa
+
+    if items and type(items[0]).__module__.split(".")[0] in ("numpy", "torch"):
+        return _targets_table(_stacked(list(items)))
+    return pa.table({"label": pa.array(list(items))})
 
 
 def _tensor_numpy(tensor: Any) -> Any:
@@ -174,6 +186,8 @@ def _why_not(data: Any) -> str:
         columns = [(str(c), v) for c, v in data.items()]
     elif _kind(data) == "numpy.ndarray":
         columns = [("label", data.reshape(-1))]
+    elif isinstance(data, (list, tuple)):
+        columns = [("label", data)]
     import pyarrow as pa
 
     for name, values in columns:

@@ -86,6 +86,8 @@ def _run_lines(run: SmokeRun, title: str) -> list[str]:
         for e in f.examples[:5]:
             ident = f", id {e.id!r}" if e.id is not None else ""
             lines.append(f"    row {e.row}{ident}, value {e.value!r}")
+        if f.offending > min(len(f.examples), 5):
+            lines.append(f"    (and {f.offending - min(len(f.examples), 5)} more)")
     if run.incomplete:
         lines.append(f"  incomplete: {run.incomplete}")
     return lines
