@@ -101,8 +101,10 @@ def _label_issues(ctx: Context, verdicts: dict[str, SourceVerdict]) -> list[Find
         return []
     # cleanlab counts classes from the labels and probabilities it is given: keep K columns,
     # every class present at least once (it refuses a column no label names)
+    # n_jobs=1: cleanlab's pool reads a global its workers lack under the spawn start method
+    # (macOS's and Windows' default: NameError 'pred_probs_by_class', cleanlab/filter.py:881)
     ranked = find_label_issues(
-        labels[usable], probs[usable], return_indices_ranked_by="self_confidence"
+        labels[usable], probs[usable], return_indices_ranked_by="self_confidence", n_jobs=1
     )
     if len(ranked) == 0:
         return []
