@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.test_triage import REFERENCE, REFERENCE_CASES  # noqa: E402
 
-from labelgate.commands.triage import triage_stream  # noqa: E402
+from labelgate.commands.logs.triage import triage_stream  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "triage"
 

@@ -338,7 +338,7 @@ class TestTriageEncodings:
         ids=["utf16-bom", "utf16-le", "utf16-be", "utf8-bom", "nul"],
     )
     def test_the_error_is_found(self, data: bytes) -> None:
-        from labelgate.commands.triage import triage_stream
+        from labelgate.commands.logs.triage import triage_stream
 
         result = triage_stream(io.BytesIO(data))
         assert result.first_error is not None

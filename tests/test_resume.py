@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from labelgate.commands.logstep import FailStep
+from labelgate.commands.logs.logstep import FailStep
 from labelgate.commands.resume import judge_checkpoints
 from labelgate.training.checkpoints import Checkpoint, find_checkpoints, read_checkpoint
 from tests.conftest import BARE_ENV, run_cli

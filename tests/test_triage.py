@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from labelgate.commands.logpatterns import MAX_LINE
-from labelgate.commands.triage import normalise, triage_lines, triage_stream
+from labelgate.commands.logs.logpatterns import MAX_LINE
+from labelgate.commands.logs.triage import normalise, triage_lines, triage_stream
 from tests.conftest import ROOT, run_cli
 
 CORPUS = ROOT / "tests" / "fixtures" / "triage"

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labelgate.commands.crashbatch import failing_batch, loader_spec
-from labelgate.commands.logstep import FailStep, read_step
+from labelgate.commands.logs.logstep import FailStep, read_step
 from labelgate.contract import Batching, Contract
 from labelgate.errors import UsageError
 from labelgate.training.loaderorder import LoaderSpec, distributed_indices, epoch_order
@@ -146,7 +146,7 @@ TRACEBACK = [
 
 class TestReadStep:
     def step(self, lines: list[str]) -> FailStep:
-        from labelgate.commands.triage import triage_lines
+        from labelgate.commands.logs.triage import triage_lines
 
         t = triage_lines(lines)
         return read_step(lines, until=t.first_error["line"] if t.first_error else None, rank=t.rank)

@@ -16,8 +16,8 @@ from labelgate.cli.parser import EXIT_FAIL, EXIT_PASS
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from labelgate.commands.logstep import FailStep
-    from labelgate.commands.triage import Triage
+    from labelgate.commands.logs.logstep import FailStep
+    from labelgate.commands.logs.triage import Triage
     from labelgate.contract import Contract
 
 __all__ = ["crash_extras", "resume", "triage_data"]
@@ -52,10 +52,10 @@ def read_failure(
     overriding) and the batch size the log shows (with its line), if any."""
     from dataclasses import replace
 
-    from labelgate.commands.logbatch import batch_size_in
-    from labelgate.commands.loglines import read_lines
-    from labelgate.commands.logstep import FailStep, read_step
-    from labelgate.commands.triage import triage_stream
+    from labelgate.commands.logs.logbatch import batch_size_in
+    from labelgate.commands.logs.loglines import read_lines
+    from labelgate.commands.logs.logstep import FailStep, read_step
+    from labelgate.commands.logs.triage import triage_stream
 
     with _log(path) as stream:
         result = triage_stream(stream)
@@ -151,7 +151,7 @@ def _resume(args: argparse.Namespace, progress: Callable[[int, int | None], None
     contract = _contract(args)
     where = read_failure(args.log, args)[1] if args.log else None
     if where is None and args.step is not None:
-        from labelgate.commands.logstep import FailStep
+        from labelgate.commands.logs.logstep import FailStep
 
         where = FailStep(args.step, "optimizer step", style="given")
     found = judge_checkpoints(

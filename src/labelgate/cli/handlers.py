@@ -274,7 +274,7 @@ def _triage(args: argparse.Namespace) -> int:
         from labelgate.cli.crash import triage_data
 
         return triage_data(args)
-    from labelgate.commands.triage import triage_stream
+    from labelgate.commands.logs.triage import triage_stream
     from labelgate.render.triage import render_triage
 
     if args.log == "-":

@@ -1,6 +1,6 @@
 """From a crashed run's step back to its data: the batch the DataLoader gave, its rows, a verdict.
 
-The step comes from the log (``labelgate.commands.logstep``) or the user; the batch from replaying the
+The step comes from the log (``labelgate.commands.logs.logstep``) or the user; the batch from replaying the
 DataLoader's order (``labelgate.training.loaderorder``) over the dataset's rows; the verdict from the one
 judge of targets (``labelgate.core.rules``, through ``labelgate.core.labels.classify``).
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from labelgate.commands.families import FAMILIES
-from labelgate.commands.logstep import FailStep
+from labelgate.commands.logs.families import FAMILIES
+from labelgate.commands.logs.logstep import FailStep
 from labelgate.contract import Contract
 from labelgate.core.labels import classify
 from labelgate.core.rules import Status

@@ -4,7 +4,7 @@ are not.
 Each checkpoint is read without running code (``labelgate.training.checkpoints``), to its end, every
 tensor judged finite (model and optimizer state); its head is found (``labelgate.training.heads``) and
 held to the class map where one is given; and its step is held to the failure the log shows
-(``labelgate.commands.logstep``): a checkpoint written at or after the failing step holds what the
+(``labelgate.commands.logs.logstep``): a checkpoint written at or after the failing step holds what the
 failure did to the weights.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labelgate.commands.logstep import FailStep
+from labelgate.commands.logs.logstep import FailStep
 from labelgate.errors import InputError, LabelError
 from labelgate.training.checkpoints import Checkpoint, Progress, find_checkpoints, read_checkpoint
 from labelgate.training.heads import find_head

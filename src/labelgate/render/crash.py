@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from labelgate.commands.crashbatch import CrashBatch
-from labelgate.commands.logstep import FailStep
+from labelgate.commands.logs.logstep import FailStep
+from labelgate.commands.logs.triage import Triage
 from labelgate.commands.resume import Resume
-from labelgate.commands.triage import Triage
 from labelgate.io.files import escape_controls
 from labelgate.render.triage import render_triage
 

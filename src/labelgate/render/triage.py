@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from labelgate.commands.triage import Triage
+from labelgate.commands.logs.triage import Triage
 from labelgate.render.terminal import no_commands, terminal_text
 
 __all__ = ["render_triage"]

@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from labelgate.commands.families import FAMILIES, KINDS
-from labelgate.commands.loglines import read_lines
-from labelgate.commands.logpatterns import (
+from labelgate.commands.logs.families import FAMILIES, KINDS
+from labelgate.commands.logs.loglines import read_lines
+from labelgate.commands.logs.logpatterns import (
     ASSERT,
     ASYNC_FOOTER,
     CAPABILITY,
@@ -47,7 +47,7 @@ from labelgate.commands.logpatterns import (
     STEP_WORDS,
     WARNING,
 )
-from labelgate.commands.verdicts import error_family, error_kind, first_checks
+from labelgate.commands.logs.verdicts import error_family, error_kind, first_checks
 
 __all__ = ["FAMILIES", "Triage", "normalise", "triage_lines", "triage_stream"]
 

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from labelgate.commands.logpatterns import RANK, RESULT_WORDS
+from labelgate.commands.logs.logpatterns import RANK, RESULT_WORDS
 
 __all__ = ["FailStep", "read_step"]
 

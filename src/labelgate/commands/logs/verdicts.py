@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from labelgate.commands.families import FAMILIES
-from labelgate.commands.logpatterns import (
+from labelgate.commands.logs.families import FAMILIES
+from labelgate.commands.logs.logpatterns import (
     CLASS_PARAM,
     FAMILY_ORDER,
     FAMILY_PATTERNS,

@@ -7,7 +7,7 @@ import codecs
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from labelgate.commands.logpatterns import MAX_LINE, NULS
+from labelgate.commands.logs.logpatterns import MAX_LINE, NULS
 
 __all__ = ["log_encoding", "read_lines"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from labelgate.commands.families import FAMILIES
+from labelgate.commands.logs.families import FAMILIES
 
 __all__ = [
     "ASSERT",
