@@ -195,7 +195,7 @@ def run(
             resolution,
             images=_image_rows(opened),
         )
-        bg = background if background is not None else data.contract.background_index
+        bg = background  # the one given, else the contract's, else the framework's
         if bg is not None and data.k is not None and not 0 <= bg < data.k:
             raise UsageError(
                 f"--background {bg} is no class index of K={data.k} (0..{data.k - 1}): the "
