@@ -107,3 +107,27 @@ def test_fix_names_a_yolo_line_that_is_no_box(tmp_path: Path) -> None:
     fix([str(tmp_path)], Contract(), options)
     reasons = {r["id"]: r["labelgate_reason"] for r in pq.read_table(quarantine).to_pylist()}
     assert reasons == {"labels/1.txt:2": "LG031", "labels/1.txt:3": "LG031"}
+
+
+def test_fix_names_a_shard_sample_without_a_label(tmp_path: Path) -> None:
+    """The shard readers' rejected rows go through the sink's batch stream: their code too."""
+    import io
+    import tarfile
+
+    import pyarrow.parquet as pq
+
+    from labelgate.commands.fix import fix
+    from labelgate.commands.fixtypes import FixOptions
+
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    with tarfile.open(shards / "train-000000.tar", "w") as tar:
+        for name, data in (("a.cls", b"0"), ("a.jpg", b"x"), ("b.jpg", b"x"), ("c.cls", b"1")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    quarantine = tmp_path / "q.parquet"
+    options = FixOptions(out=str(tmp_path / "f.parquet"), quarantine=str(quarantine))
+    fix([str(shards)], Contract(num_classes=2), options)
+    reasons = [r["labelgate_reason"] for r in pq.read_table(quarantine).to_pylist()]
+    assert reasons == ["LG031"]

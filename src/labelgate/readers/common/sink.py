@@ -162,6 +162,9 @@ class RowSink:
         self.origins: dict[str, str] = {}
         self._writers: list[RowWriter] = []
         self._batch_writer: Any = None
+        self._batch_path = ""
+        # the batch stream's rejected rows (its own positions) -> the code naming each
+        self.batch_rejected: dict[int, str] = {}
         self.images = ImageIndex()  # the images a detection reader records
 
     def rows(self, *, id_type: str = "string", names: bool = False) -> RowWriter:
@@ -178,7 +181,8 @@ class RowSink:
 
         if self._batch_writer is not None:
             raise RuntimeError("a sink takes one stream of batches")
-        self._batch_writer = pq.ParquetWriter(self._next(), schema, compression="zstd")
+        self._batch_path = str(self._next())
+        self._batch_writer = pq.ParquetWriter(self._batch_path, schema, compression="zstd")
         return self._batch_writer
 
     def adopt(self, writer: RowWriter) -> None:
@@ -203,20 +207,19 @@ class RowSink:
     def rejected(self) -> dict[int, str]:
         """Each rejected row's position in what the scan reads (``paths`` in order) -> the code
         of the finding that rejected it."""
-        if not any(w.rejected for w in self._writers):
+        owned = {str(w.path): w.rejected for w in self._writers}
+        if self._batch_path:
+            owned[self._batch_path] = self.batch_rejected
+        if not any(owned.values()):
             return {}
         import pyarrow.parquet as pq
 
-        writers = {str(w.path): w for w in self._writers}
+        rows = {str(w.path): w.rows for w in self._writers}
         out: dict[int, str] = {}
         base = 0
         for path in self.paths:
-            writer = writers.get(path)
-            if writer is None:
-                base += pq.read_metadata(path).num_rows
-                continue
-            out.update((base + row, code) for row, code in writer.rejected.items())
-            base += writer.rows
+            out.update((base + row, code) for row, code in owned.get(path, {}).items())
+            base += rows[path] if path in rows else pq.read_metadata(path).num_rows
         return out
 
     def image_rows(self) -> ImageRows | None:

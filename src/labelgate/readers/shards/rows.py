@@ -36,6 +36,7 @@ class LabelRows:
         if names:  # the class text each row carries, under a name the scan detects
             fields.append(("label_name", pa.string()))
         self.schema = pa.schema(fields)
+        self._sink = sink
         self._writer = sink.batches(self.schema)
         self._cols: tuple[list[Any], ...] = tuple([] for _ in fields)
         self.rows = 0
@@ -59,7 +60,7 @@ class LabelRows:
             message=message,
             fix=fix,
         )
-        self.facts.rejected_by[self.rows] = "LG031"  # the sink's one stream: its row is global
+        self._sink.batch_rejected[self.rows] = "LG031"
         self.add(ident, None, source)
         self.counts[REJECTED] += 1
 
