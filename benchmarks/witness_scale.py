@@ -12,13 +12,15 @@ and peak RSS of each, the witness's own cost (the difference), and its ratio to 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from compare import run  # noqa: E402
+from compare import Measured, measured  # noqa: E402
 
 READ = """
 import sys, pyarrow.parquet as pq, numpy as np
@@ -65,42 +67,45 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--classes", type=int, default=1000)
+    parser.add_argument("--runs", type=int, default=5, help="alternating runs; medians printed")
     parser.add_argument("--folder", default="/tmp/labelgate-witness-bench")
     args = parser.parse_args()
     data, pred = make(Path(args.folder), args.rows, args.classes)
     k = str(args.classes)
     py = sys.executable
-    floor = run([py, "-c", READ, str(data), str(pred)])
-    plain = run([py, "-m", "labelgate", "validate", str(data), "-k", k, "--format", "json"])
-    witness = run(
-        [
-            py,
-            "-m",
-            "labelgate",
-            "validate",
-            str(data),
-            "-k",
-            k,
-            "--predictions",
-            str(pred),
-            "--format",
-            "json",
-        ]
-    )
-    import json
+    validate = [py, "-m", "labelgate", "validate", str(data), "-k", k, "--format", "json"]
+    commands = {
+        "floor": [py, "-c", READ, str(data), str(pred)],
+        "plain": validate,
+        "witness": [*validate, "--predictions", str(pred)],
+    }
+    runs: dict[str, list[Measured]] = {name: [] for name in commands}
+    for _ in range(args.runs):  # alternating, so a slow moment of the machine hits all three
+        for name, argv in commands.items():
+            runs[name].append(measured(argv))
 
-    found = [f for f in json.loads(witness[2])["findings"] if f["code"] == "LG049"]
-    print(f"{args.rows} rows, K={args.classes}")
-    print(f"read label + prediction columns (pyarrow): {floor[0]:.1f} s, {floor[1]:.0f} MB")
-    print(f"labelgate validate:                        {plain[0]:.1f} s, {plain[1]:.0f} MB")
-    print(f"labelgate validate --predictions:          {witness[0]:.1f} s, {witness[1]:.0f} MB")
-    extra = witness[0] - plain[0]
-    print(
-        f"the witness's own cost: {extra:.1f} s = {extra / floor[0]:.2f} x reading the two columns"
-    )
-    print(
-        f"LG049 findings: {[(f['severity'], f['details'].get('source'), f['details'].get('kind')) for f in found]}"
-    )
+    def med(name: str, field: str) -> float:
+        return statistics.median(getattr(m, field) for m in runs[name])
+
+    print(f"{args.rows} rows, K={args.classes}, median of {args.runs} alternating runs")
+    for name, label in (
+        ("floor", "read label + prediction columns (pyarrow)"),
+        ("plain", "labelgate validate"),
+        ("witness", "labelgate validate --predictions"),
+    ):
+        print(
+            f"{label:<42} wall {med(name, 'wall'):5.2f} s  cpu {med(name, 'cpu'):5.2f} s  "
+            f"peak {max(m.rss for m in runs[name]):4.0f} MB"
+        )
+    for field in ("wall", "cpu"):
+        extra = med("witness", field) - med("plain", field)
+        print(
+            f"the witness's own cost ({field}): {extra:.2f} s = "
+            f"{extra / med('floor', field):.2f} x reading the two columns"
+        )
+    found = [f for f in json.loads(runs["witness"][-1].stdout)["findings"] if f["code"] == "LG049"]
+    shown = [(f["severity"], f["details"].get("source"), f["details"].get("kind")) for f in found]
+    print(f"LG049 findings: {shown}")
 
 
 if __name__ == "__main__":

@@ -96,3 +96,30 @@ def test_the_remap_reported_is_the_planted_one(
     v, truth = _judge(k, kind, rows, noise, seed, spread=0.8)
     for g, t in v.remap.items():
         assert truth[g] == t
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(2, 8).flatmap(
+        lambda k: st.lists(
+            st.lists(st.integers(0, 6), min_size=k, max_size=k), min_size=k, max_size=k
+        )
+    )
+)
+def test_the_assignment_is_the_solvers_wherever_the_verdict_reads_it(rows: list[list[int]]) -> None:
+    """Where the row maxima already form a permutation the solver is not called; its answer and
+    the shortcut's agree on every class that has rows (the only ones a verdict reads), and the
+    shortcut's total is the solver's optimum."""
+    from scipy.optimize import linear_sum_assignment
+
+    from labelgate.checks.mapping import _assignment
+
+    conf = np.array(rows, dtype=np.int64)
+    of = conf.sum(axis=1)
+    got = _assignment(conf, of)
+    _, want = linear_sum_assignment(conf, maximize=True)
+    held = of > 0
+    assert conf[held, got[held]].sum() == conf[np.arange(len(conf)), want].sum()
+    strict = all((r == r.max()).sum() == 1 for r in conf[held])
+    if strict and len(set(conf[held].argmax(axis=1))) == int(held.sum()):
+        assert (got[held] == want[held]).all()

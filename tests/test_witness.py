@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 import labelgate
 from tests.conftest import run_cli
@@ -166,3 +167,32 @@ class TestPerExample:
         assert issues.count < 2 * int(wrong.sum())  # not the permuted source's every row
         assert wrong[rows].mean() >= 0.8
         assert all(e.id == int(e.row) * 7 + 3 for e in issues.examples)  # named by id
+
+
+@pytest.mark.parametrize("dense", [1 << 22, 8])
+def test_the_tally_counts_every_source_as_a_plain_count_does(
+    dense: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both ways of keeping the counts (one flat array, one per source past ``DENSE`` cells,
+    switched to in the middle of a run) give each source's plain K x K count."""
+    from labelgate.scan import witness
+
+    monkeypatch.setattr(witness._Tally, "BUFFER", 50)
+    monkeypatch.setattr(witness._Tally, "DENSE", dense)
+    rng = np.random.default_rng(3)
+    k = 3
+    tally = witness._Tally(k)
+    want: dict[str, np.ndarray] = {}
+    for batch in range(12):
+        names = [f"s{i}" for i in range(min(batch + 1, 5))]  # sources appear as the run goes
+        for name in names:
+            tally._index(name)
+        picked = rng.integers(0, len(names), 40).astype(np.int32)
+        given_, predicted = rng.integers(0, k, 40), rng.integers(0, k, 40)
+        tally.add(picked, given_ * k + predicted)
+        for s, g, p in zip(picked, given_, predicted, strict=True):
+            want.setdefault(names[s], np.zeros((k, k), np.int64))[g, p] += 1
+    got = tally.done()
+    assert list(got) == [n for n in tally.names if n in want]
+    for name, counts in want.items():
+        assert (got[name] == counts).all(), name

@@ -127,14 +127,12 @@ def judge_source(
         tests: the run's hypotheses (``hypotheses_for``): the Bonferroni divisor.
         alpha: the run's false-alarm rate.
     """
-    from scipy.optimize import linear_sum_assignment
-
     conf = np.asarray(confusion, dtype=np.int64)
     k = conf.shape[0]
     n = int(conf.sum())
     of = conf.sum(axis=1)
     threshold = alpha / tests
-    _, target = linear_sum_assignment(conf, maximize=True)
+    target = _assignment(conf, of)
     typical = float(np.median(of))
     moves: list[Move] = []
     merges: list[Move] = []
@@ -176,6 +174,29 @@ def judge_source(
         complete=complete,
         needed=needed_rows(tests, alpha),
     )
+
+
+def _assignment(conf: npt.NDArray[np.int64], of: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """Each given class's target under the one-to-one remap the most rows agree with.
+
+    Where every given class that has rows has one strictly largest count and no two share its
+    column, the row maxima are that remap and its only optimum (any other picks an entry below
+    some row's maximum), so it is ``linear_sum_assignment``'s answer without the solver; the
+    classes without rows take no part in the verdict. Otherwise the solver decides.
+    """
+    held = np.flatnonzero(of > 0)
+    rows = conf[held]
+    top = rows.argmax(axis=1)
+    best = rows[np.arange(len(held)), top]
+    ties = (rows == best[:, None]).sum(axis=1)
+    if bool((ties == 1).all()) and len(np.unique(top)) == len(top):
+        target = np.arange(conf.shape[0])
+        target[held] = top
+        return target
+    from scipy.optimize import linear_sum_assignment
+
+    _, solved = linear_sum_assignment(conf, maximize=True)
+    return np.asarray(solved, dtype=np.intp)
 
 
 def _move(conf: npt.NDArray[np.int64], i: int, j: int, of: int, threshold: float) -> Move:

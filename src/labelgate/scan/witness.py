@@ -195,15 +195,19 @@ def _named(batch: Any, id_column: str | None, first: int, lost: Any, room: int) 
 
 class _Tally:
     """Each source's K x K counts, from (source, given * K + predicted) codes buffered and
-    counted in bulk: one bincount per buffer, not one K x K array per chunk and source."""
+    added in bulk into counts kept for the whole run: one flat array for every source while it
+    stays within ``DENSE`` cells, one array per source past that. No K x K array is made per
+    buffer: fresh memory costs more to touch than the counting itself."""
 
     BUFFER = 1 << 20  # rows counted at once
-    DENSE = 1 << 22  # sources x K x K cells counted in one bincount at the most
+    DENSE = 1 << 22  # sources x K x K cells kept in one flat array at the most
 
     def __init__(self, k: int) -> None:
         self.k = k
         self.names: dict[str, int] = {}
+        self.flat: I64 | None = np.zeros(0, np.int64)
         self.counts: dict[int, I64] = {}
+        self.seen: set[int] = set()
         self.parts: list[tuple[npt.NDArray[np.int32], I64]] = []
         self.buffered = 0
 
@@ -243,33 +247,41 @@ class _Tally:
         cells = np.concatenate([c for _, c in self.parts])
         self.parts, self.buffered = [], 0
         kk = self.k * self.k
-        present = np.unique(sources)
-        if len(self.names) * kk <= self.DENSE:
-            dense = np.bincount(
-                sources.astype(np.int64) * kk + cells, minlength=len(self.names) * kk
-            )
-            per = {int(s): dense[int(s) * kk : (int(s) + 1) * kk] for s in present}
-        else:
-            order = np.argsort(sources, kind="stable")
-            bounds = np.searchsorted(sources[order], present, side="right")
-            starts = np.concatenate(([0], bounds[:-1]))
-            per = {
-                int(s): np.bincount(cells[order[a:b]], minlength=kk)
-                for s, a, b in zip(present, starts, bounds, strict=True)
-            }
-        for s, counted in per.items():
-            if s in self.counts:
-                self.counts[s] += counted
-            else:
-                self.counts[s] = counted.astype(np.int64)
+        present = np.flatnonzero(np.bincount(sources, minlength=len(self.names)))
+        self.seen.update(int(s) for s in present)
+        cells_needed = len(self.names) * kk
+        if self.flat is not None and cells_needed <= self.DENSE:
+            if len(self.flat) < cells_needed:
+                grown = np.zeros(cells_needed, np.int64)
+                grown[: len(self.flat)] = self.flat
+                self.flat = grown
+            np.add.at(self.flat, sources.astype(np.int64) * kk + cells, 1)
+            return
+        if self.flat is not None:  # past DENSE: each source's counts on their own from now
+            self.counts = {s: self.flat[s * kk : (s + 1) * kk] for s in range(len(self.flat) // kk)}
+            self.flat = None
+        narrow = np.int16 if len(self.names) < 2**15 else np.int32  # a radix sort below 2**16
+        order = np.argsort(sources.astype(narrow), kind="stable")
+        bounds = np.searchsorted(sources[order], present, side="right")
+        starts = np.concatenate(([0], bounds[:-1]))
+        for s, a, b in zip(present, starts, bounds, strict=True):
+            counted = self.counts.get(int(s))
+            if counted is None:
+                counted = self.counts[int(s)] = np.zeros(kk, np.int64)
+            np.add.at(counted, cells[order[a:b]], 1)
 
     def done(self) -> dict[str, I64]:
         """Source name -> K x K counts, in the order the sources first appear (those with rows
         judged)."""
         self._flush()
-        k = self.k
+        k, kk = self.k, self.k * self.k
+        flat = self.flat
         return {
-            name: self.counts[i].reshape(k, k) for name, i in self.names.items() if i in self.counts
+            name: (flat[i * kk : (i + 1) * kk] if flat is not None else self.counts[i]).reshape(
+                k, k
+            )
+            for name, i in self.names.items()
+            if i in self.seen
         }
 
 
