@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 from labelgate.checks.context import Context, join_values
-from labelgate.commands.diffvalues import ClassNames, class_names, comparable, same_maps
+from labelgate.commands.diffrows import row_changes
+from labelgate.commands.diffvalues import ClassNames, class_names, same_maps
 from labelgate.contract import Contract
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.catalog import codes_in, entry
@@ -16,6 +18,8 @@ from labelgate.core.report import Finding, Report
 from labelgate.errors import LabelgateError
 from labelgate.run.changed import file_pairing, narrowed, with_pairing
 from labelgate.run.validation import Validation, run
+
+SHOWN_CHANGES = 1000  # relabelled rows listed in LG025's details; the count is complete
 
 __all__ = ["DIFF_CODES", "diff"]
 
@@ -275,18 +279,14 @@ def _rows_by_id(base: Validation, head: Validation) -> dict[str, Any]:
     if bid is None or hid is None:
         return {"findings": [], "compared": False}
 
-    def labels_by_id(done: Validation, column: str) -> dict[Any, Any]:
+    def pairs(done: Validation, column: str) -> Iterator[tuple[Any, Any]]:
         data = done.dataset
-        out: dict[Any, Any] = {}
         for _, _, batch in data.chunks([column, data.columns.label]):
-            ids, labels = batch.column(0).to_pylist(), batch.column(1).to_pylist()
-            out.update(zip(map(comparable, ids), map(comparable, labels), strict=True))
-        return out
+            yield batch.column(0), batch.column(1)
 
-    b, h = labels_by_id(base, bid), labels_by_id(head, hid)
-    added = [k for k in h if k not in b]
-    removed = [k for k in b if k not in h]
-    changed = [k for k in h if k in b and b[k] != h[k]]
+    rows = row_changes(pairs(base, bid), pairs(head, hid), SHOWN_CHANGES)
+    added, removed, changed = rows.added, rows.removed, rows.changed
+    b, h = rows.base, rows.head
     findings = []
     if changed:
         findings.append(
@@ -298,7 +298,9 @@ def _rows_by_id(base: Validation, head: Validation) -> dict[str, Any]:
                 + ", ".join(f"{k!r} {b[k]} -> {h[k]}" for k in changed[:5]),
                 fix="Relabelling is a change to review: confirm each is a correction.",
                 details={
-                    "changes": [{"id": k, "base": b[k], "head": h[k]} for k in changed[:1000]]
+                    "changes": [
+                        {"id": k, "base": b[k], "head": h[k]} for k in changed[:SHOWN_CHANGES]
+                    ]
                 },
             )
         )
