@@ -25,6 +25,11 @@ each run of lines left out, so a shortened output says it is one. The parts:
 - ``tables``: the per-class and per-source tables;
 - ``verdict``: the closing PASS or FAIL line.
 
+A JSON block shows part of a report: ``<!-- run: DIR; json: COMMAND -->`` runs COMMAND and
+writes, for each key the block shows, the value the run writes; ``"...": "..."`` stands for the
+keys left out, a last list item ``"..."`` for the items left out, ``"sha256:..."`` for a string's
+end, and the environment's values (versions, platform, revision) stay as shown.
+
 Commands run as a user runs them: ``labelgate`` through ``labelgate.cli.main`` in this process, any
 other command (``printf ... > file``) by the shell; a block whose commands write files runs in a
 temporary copy of data_samples/ and schemas/. What varies from run to run (timings, absolute and
@@ -41,6 +46,7 @@ import argparse
 import contextlib
 import difflib
 import io
+import json
 import os
 import re
 import shlex
@@ -52,13 +58,16 @@ from collections.abc import Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # copied for a block whose commands write files: every input the docs' commands read
 COPIED = ("data_samples", "schemas")
 
-MARKER = re.compile(r"^<!-- run: (?P<cwd>[^;]+?)(?:; trim: (?P<trim>.+?))? -->$")
+MARKER = re.compile(
+    r"^<!-- run: (?P<cwd>[^;]+?)(?:; trim: (?P<trim>.+?))?(?:; json: (?P<json>.+?))? -->$"
+)
 MEASURED = re.compile(r"^<!-- measured: .+ -->$")
 FENCE = re.compile(r"^(\s*)(```+)")
 TRIM_PART = re.compile(r"(head|notes|findings|nofix|tables|verdict)(?:\(([^)]*)\))?")
@@ -66,6 +75,9 @@ FINDING = re.compile(r"^(LG\d{3}) (error|warning|info)\b")
 VERDICT = re.compile(r"^(PASS|FAIL)\b")
 TABLE = re.compile(r"^(per |[┏┃┡│└])")
 WRITES = {"fix", "repro", "pin"}
+ELIDED = "..."  # in a JSON block: a key, list item or string's end left out
+# the environment's values in a JSON report: this machine's
+VARIES_IN_JSON = {"labelgate", "python", "platform", "pyarrow", "numpy", "torch", "code_revision"}
 WRITE_FLAGS = {"-o", "--output", "--out", "--quarantine", "--log"}
 
 # What differs between two runs of one command, each with what stands for it in a comparison.
@@ -87,6 +99,7 @@ class Block:
     end: int  # index of the closing fence
     cwd: str
     trim: str | None
+    json: str | None  # the command whose JSON output the block shows a part of
 
 
 def blocks(page: Path, lines: list[str]) -> Iterator[Block]:
@@ -100,7 +113,7 @@ def blocks(page: Path, lines: list[str]) -> Iterator[Block]:
         end = i + 2
         while end < len(lines) and not lines[end].strip().startswith(fence[2]):
             end += 1
-        yield Block(page, i + 2, i + 2, end, m["cwd"].strip(), m["trim"])
+        yield Block(page, i + 2, i + 2, end, m["cwd"].strip(), m["trim"], m["json"])
         i = end + 1
 
 
@@ -224,6 +237,73 @@ def fresh(block: Block, body: list[str]) -> list[str]:
     return out
 
 
+def fresh_json(block: Block, body: list[str]) -> list[str] | None:
+    """The block's JSON with the values a fresh run writes for the keys it shows, laid out as
+    the pages lay a report out; None where the block already holds them."""
+    assert block.json is not None
+    with place(block.cwd, writes(block.json)) as cwd:
+        now = json.loads(run_one(block.json, cwd))
+    shown = json.loads("\n".join(body))
+    projected = project(now, shown)
+    return None if projected == shown else layout(projected)
+
+
+def project(now: Any, shown: Any, key: str = "") -> Any:
+    """``now`` cut to the shape ``shown`` gives it: the keys it shows (``"...": "..."`` for the
+    others), a list's items (all of them, unless its last item is ``"..."``), a string's opening
+    (``"sha256:..."``); the environment's values (versions, platform, revision) as shown."""
+    if isinstance(shown, dict) and isinstance(now, dict):
+        return {
+            k: v if k == ELIDED else project(now[k], v, k)
+            for k, v in shown.items()
+            if k == ELIDED or k in now
+        }
+    if isinstance(shown, list) and isinstance(now, list):
+        cut = bool(shown) and shown[-1] == ELIDED
+        items = now[: len(shown) - 1] if cut else now
+        shapes = shown[:-1] if cut else shown
+        out = [
+            project(v, shapes[min(i, len(shapes) - 1)]) if shapes else v
+            for i, v in enumerate(items)
+        ]
+        return [*out, ELIDED] if cut else out
+    kept = isinstance(shown, str) and isinstance(now, str)
+    if kept and (
+        key in VARIES_IN_JSON or (ELIDED in shown and now.startswith(shown.split(ELIDED)[0]))
+    ):
+        return shown
+    return now
+
+
+def dump(value: Any) -> str:
+    """A JSON value on one line, as the pages write the values of a report's keys."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def layout(report: dict[str, Any]) -> list[str]:
+    """A JSON report as the pages show one: a key a line, each finding's keys a line each."""
+    lines = ["{"]
+    for n, (k, v) in enumerate(report.items()):
+        comma = "," if n < len(report) - 1 else ""
+        if k == "findings" and isinstance(v, list) and v:
+            lines.append('  "findings": [')
+            for i, finding in enumerate(v):
+                if not isinstance(finding, dict):  # "...": the findings left out
+                    lines.append(f"    {dump(finding)}" + ("," if i < len(v) - 1 else ""))
+                    continue
+                lines.append("    {")
+                items = list(finding.items())
+                lines += [
+                    f"      {dump(fk)}: {dump(fv)}{',' if j < len(items) - 1 else ''}"
+                    for j, (fk, fv) in enumerate(items)
+                ]
+                lines.append("    }" + ("," if i < len(v) - 1 else ""))
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(f"  {dump(k)}: {dump(v)}{comma}")
+    return [*lines, "}"]
+
+
 def normal(lines: list[str]) -> list[str]:
     """The lines with what varies between runs put as placeholders, trailing spaces dropped."""
     out = []
@@ -292,14 +372,20 @@ def regenerate(pages: list[Path], *, check: bool) -> tuple[list[str], list[str]]
             where = f"{shown_path(page)}:{block.line}"
             pad = indent_of(lines, block)
             body = [line.removeprefix(pad) for line in lines[block.start : block.end]]
-            if not commands(body):
+            if block.json is not None:
+                now = fresh_json(block, body)
+                if now is None:
+                    continue
+            elif not commands(body):
                 problems.append(f"{where}: marked, but shows no $ command")
                 continue
-            now = fresh(block, body)
-            if normal(body) == normal(now):
-                continue
+            else:
+                now = fresh(block, body)
+                if normal(body) == normal(now):
+                    continue
             diff = difflib.unified_diff(body, now, "documented", "fresh run", lineterm="", n=1)
-            found.append(f"{where}: drifted ($ {commands(body)[0][1]})\n" + "\n".join(diff))
+            shown = block.json or commands(body)[0][1]
+            found.append(f"{where}: drifted ($ {shown})\n" + "\n".join(diff))
             lines[block.start : block.end] = [f"{pad}{line}" if line else "" for line in now]
         drifted += reversed(found)
         if found and not check:

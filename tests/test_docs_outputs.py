@@ -7,6 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any, ClassVar
 
 import pytest
 
@@ -105,6 +106,46 @@ class TestNormal:
         assert regenerate.normal(["rows 16 = usable 13"]) != regenerate.normal(
             ["rows 16 = usable 14"]
         )
+
+
+class TestJson:
+    NOW: ClassVar[dict[str, Any]] = {
+        "status": "fail",
+        "findings": [{"code": "LG004", "message": "1 label >= K=4"}, {"code": "LG012"}],
+        "input": {"hash": "sha256:47bf", "rows": 3},
+        "environment": {"python": "3.12.1"},
+        "notes": ["a", "b"],
+    }
+
+    def test_the_keys_shown_take_the_run_s_values(self) -> None:
+        shown = {
+            "status": "pass",
+            "findings": [{"message": "1 labels are >= K=4"}, "..."],
+            "input": {"hash": "sha256:...", "...": "..."},
+            "environment": {"python": "3.11.7"},
+            "notes": ["a"],
+        }
+        assert regenerate.project(self.NOW, shown) == {
+            "status": "fail",
+            "findings": [{"message": "1 label >= K=4"}, "..."],
+            "input": {"hash": "sha256:...", "...": "..."},
+            "environment": {"python": "3.11.7"},
+            "notes": ["a", "b"],  # a list shown without "..." is shown whole
+        }
+
+    def test_the_layout_is_the_pages_own(self) -> None:
+        lines = regenerate.layout({"status": "fail", "findings": [{"code": "LG004"}, "..."]})
+        assert lines == [
+            "{",
+            '  "status": "fail",',
+            '  "findings": [',
+            "    {",
+            '      "code": "LG004"',
+            "    },",
+            '    "..."',
+            "  ]",
+            "}",
+        ]
 
 
 class TestCheck:
