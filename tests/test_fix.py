@@ -276,3 +276,33 @@ class TestSafety:
         assert digest(path) == before
         if not in_place:
             assert not out.exists()
+
+
+class TestClassMapBeside:
+    def test_a_map_the_input_held_is_written_beside_the_output(self, tmp_path: Path) -> None:
+        """COCO's categories are no file ``--class-names`` reads: the fix writes them beside
+        ``--out`` (index -> name) and its log's command names that file."""
+        out, q = tmp_path / "fixed.parquet", tmp_path / "q.parquet"
+        result = run_cli(
+            "fix", "formats/coco_bad.json", "--out", str(out), "--quarantine", str(q), cwd=SAMPLES
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        written = tmp_path / "fixed.classes.json"
+        categories = json.loads((SAMPLES / "formats/coco_bad.json").read_text())["categories"]
+        names = json.loads(written.read_text())
+        assert set(names.values()) == {c["name"] for c in categories}
+        assert f"--class-names {written}" in result.stdout
+
+    def test_a_file_the_user_gave_is_named_again_and_nothing_written(
+        self, sources_file: Path, tmp_path: Path
+    ) -> None:
+        names = tmp_path / "names.txt"
+        names.write_text("cat\ndog\nbird\nfish\n")
+        out, q = tmp_path / "fixed.parquet", tmp_path / "q.parquet"
+        result = run_cli(
+            "fix", str(sources_file), "-k", "4", "--class-names", str(names),
+            "--out", str(out), "--quarantine", str(q),
+        )  # fmt: skip
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert not (tmp_path / "fixed.classes.json").exists()
+        assert f"--class-names {names}" in result.stdout

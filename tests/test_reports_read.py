@@ -177,13 +177,9 @@ class TestPrintedCommandsRun:
         assert "value map -1 -> ignore_index: 4 targets" in result.stdout
 
 
-# A fix of each input kind among the samples: its log's `labelgate validate` line names a class map
-# a reader found in the input itself (COCO's categories, CVAT's <meta>, Label Studio's config, the
-# class folders, a ClassLabel) as --class-names, which no file holds: exit 2, not the verdict;
-# labelme's labels.txt, named again, is read as a plain list (LG009, LG011 where it says passes).
-_MAP_IN_THE_INPUT = pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="the fix log names the input's own map as a file"
-)
+# A fix of each input kind among the samples: its log's `labelgate validate` line runs as printed. A
+# class map the input itself held (COCO's categories, CVAT's <meta>, Label Studio's config, the class
+# folders, a ClassLabel, labelme's labels.txt read with its __ignore__ line) is written beside --out.
 FIX_KINDS = [
     pytest.param("oob_0_2_4.parquet --classes 4", id="table"),
     pytest.param("one_based_no_header.csv --classes 4 --shift=-1", id="csv"),
@@ -193,22 +189,14 @@ FIX_KINDS = [
     pytest.param(
         "multilabel.jsonl --classes 4 --task multilabel --label-column labels", id="multilabel"
     ),
-    pytest.param("formats/coco_bad.json", id="coco", marks=_MAP_IN_THE_INPUT),
+    pytest.param("formats/coco_bad.json", id="coco"),
     pytest.param("formats/yolo_bad", id="yolo"),
     pytest.param("formats/voc_bad", id="voc"),
-    pytest.param("formats/cvat_bad.xml", id="cvat", marks=_MAP_IN_THE_INPUT),
-    pytest.param("formats/labelstudio_bad/export.json", id="labelstudio", marks=_MAP_IN_THE_INPUT),
-    pytest.param(
-        "formats/labelme_bad",
-        id="labelme",
-        marks=pytest.mark.xfail(
-            strict=True,
-            raises=AssertionError,
-            reason="labels.txt, named again, is read as a plain list: __ignore__ becomes class 0",
-        ),
-    ),
-    pytest.param("formats/imagefolder_bad", id="imagefolder", marks=_MAP_IN_THE_INPUT),
-    pytest.param("formats/hf_bad.parquet", id="hf", marks=_MAP_IN_THE_INPUT),
+    pytest.param("formats/cvat_bad.xml", id="cvat"),
+    pytest.param("formats/labelstudio_bad/export.json", id="labelstudio"),
+    pytest.param("formats/labelme_bad", id="labelme"),
+    pytest.param("formats/imagefolder_bad", id="imagefolder"),
+    pytest.param("formats/hf_bad.parquet", id="hf"),
     pytest.param("masks/binary_0_255 --classes 2 --map-value 255=1", id="masks"),
 ]
 

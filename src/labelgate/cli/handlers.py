@@ -207,11 +207,12 @@ def _fix(args: argparse.Namespace) -> int:
         check_outputs({"--out/": args.out, "--log": args.log}, _inputs(args, contract))
         options = FixOptions(out=args.out, value_maps=maps)
         return _fix_done(args, fix_masks(args.paths[0], contract, options))
+    from labelgate.commands.fixwitness import class_map_path, remap_table_path
+
     outputs = {"--quarantine": args.quarantine, "--log": args.log}
     if contract.predictions is not None:  # a proven remap's table goes beside --out
-        from labelgate.commands.fixwitness import remap_table_path
-
         outputs["--out's remap table"] = str(remap_table_path(args.out))
+    outputs["--out's class map"] = str(class_map_path(args.out))  # where the input held the map
     data = {Path(p).resolve() for p in args.paths}
     if not args.in_place and Path(args.out).resolve() not in data:
         outputs["--out"] = args.out  # --out on the input itself: fix says to pass --in-place

@@ -13,7 +13,12 @@ import numpy.typing as npt
 
 from labelgate.commands.fixlabels import fix_labels, label_column, plan_fixes
 from labelgate.commands.fixtypes import I64, IGNORE, REASON, ROW, FixOptions, FixResult, SourceFix
-from labelgate.commands.fixwitness import write_remap_table
+from labelgate.commands.fixwitness import (
+    class_map_path,
+    own_class_map,
+    write_class_map,
+    write_remap_table,
+)
 from labelgate.contract import Contract
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.arrow import from_numpy
@@ -124,22 +129,29 @@ def fix(paths: list[str], contract: Contract, options: FixOptions) -> FixResult:
             # The file just written is validated before it is renamed into place: another run
             # writing the same --out cannot swap it underneath. The fixed file lacks the quarantined
             # rows by design: expected_rows was the input's count.
-            judged = _after_contract(contract, ctx, quarantined)
+            judged = _after_contract(contract, ctx, quarantined, options.out)
             after = report_of([str(out_tmp)], judged)
         result = _result(
             options, after, rows_in, fixed, plans, dict(maps_used), dict(sorted(counts.items()))
         )
         names = {i: n for i in range(data.k) if (n := ctx.class_name(i))}
         result.remap_table = write_remap_table(options.out, plans, names)
+        if judged.class_map is not None and judged.class_map is not contract.class_map:
+            result.class_map = write_class_map(options.out, judged.class_map)
         return result
 
 
-def _after_contract(contract: Contract, ctx: Any, quarantined: int) -> Contract:
+def _after_contract(contract: Contract, ctx: Any, quarantined: int, out: str) -> Contract:
     """The contract the fixed file is judged by: the input's count no longer expected (the
-    quarantined rows left), and the predictions kept where they join by id (by position, a
-    quarantined row would shift every prediction after it)."""
+    quarantined rows left), the predictions kept where they join by id (by position, a
+    quarantined row would shift every prediction after it), and a class map no file of the
+    user's gives as ``--class-names`` reads it named by the file written beside the output."""
     # the fixed rows are a table: no framework reads it (its background index is kept)
     judged = dataclasses.replace(contract, expected_rows=None, framework=None)
+    if own_class_map(contract.class_map):
+        assert contract.class_map is not None
+        own = dataclasses.replace(contract.class_map, origin=str(class_map_path(out)))
+        judged = dataclasses.replace(judged, class_map=own)
     w = ctx.witness
     if w is not None and w.joined_by == "position" and quarantined:
         judged = dataclasses.replace(judged, predictions=None)

@@ -70,6 +70,9 @@ class FixResult:
         value_maps: per value map, the targets it rewrote.
         quarantined: check code -> rows quarantined for it.
         after: the fixed file's validation report.
+        remap_table: the remap table written beside the output, if any source was remapped.
+        class_map: the class map written beside the output, where no file of the user's gives
+            it as ``--class-names`` reads it (a map the input itself held).
     """
 
     rows_in: int
@@ -82,6 +85,7 @@ class FixResult:
     quarantine: str | None
     after: Report | None = None
     remap_table: str | None = None
+    class_map: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fix log as plain data."""
@@ -95,6 +99,7 @@ class FixResult:
             "output": self.output,
             "quarantine": self.quarantine,
             "remap_table": self.remap_table,
+            "class_map": self.class_map,
             "sources": [
                 {
                     "source": s.name,

@@ -1,17 +1,29 @@
 """labelgate fix --predictions: the remaps a model's predictions prove (LG049), applied to their
-sources whole, and the remap table written beside the fixed file."""
+sources whole, and the remap table written beside the fixed file; and the class map written
+beside it where no file the user holds gives it."""
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 from labelgate.commands.fixtypes import SourceFix
+from labelgate.contract.classmap import ClassMap, load_class_map
 from labelgate.core.report import Report
+from labelgate.errors import LabelgateError
 from labelgate.io.atomic import write_text_atomic
 
-__all__ = ["proven_remaps", "remap_table_path", "witness_plan", "write_remap_table"]
+__all__ = [
+    "class_map_path",
+    "own_class_map",
+    "proven_remaps",
+    "remap_table_path",
+    "witness_plan",
+    "write_class_map",
+    "write_remap_table",
+]
 
 
 def proven_remaps(report: Report) -> dict[str, tuple[str, dict[int, int]]]:
@@ -63,3 +75,31 @@ def witness_plan(name: str, rows: int, kind: str, remap: dict[int, int]) -> Sour
         index_remap=remap,
         kind=kind,
     )
+
+
+def class_map_path(out: str) -> Path:
+    """``fixed.parquet`` -> ``fixed.classes.json``, beside it."""
+    target = Path(out)
+    return target.with_name(target.stem + ".classes.json")
+
+
+def own_class_map(class_map: ClassMap | None) -> bool:
+    """Whether the fixed file needs its class map written beside it: the map came from the input
+    itself (COCO's categories, CVAT's labels, a folder's names) or from a file that
+    ``--class-names`` reads otherwise (labelme's labels.txt, whose ``__ignore__`` line is no
+    class), so a command naming its origin would not give the same map."""
+    if class_map is None or class_map.origin == "inline":
+        return False
+    try:
+        as_given = load_class_map(class_map.origin)
+    except LabelgateError:
+        return True
+    return as_given.entries != class_map.entries
+
+
+def write_class_map(out: str, class_map: ClassMap) -> str:
+    """Write ``class_map`` beside ``out`` as JSON (index -> name), read by ``--class-names``."""
+    target = class_map_path(out)
+    names = {str(i): n for i, n in sorted(class_map.entries)}
+    write_text_atomic(target, json.dumps(names, indent=1, ensure_ascii=False) + "\n")
+    return str(target)

@@ -27,6 +27,8 @@ def render_fix(result: FixResult, fmt: str) -> str:
         lines.append(f"quarantine: {result.quarantine} ({held})")
     if result.remap_table:
         lines.append(f"remap table: {result.remap_table}")
+    if result.class_map:
+        lines.append(f"class map: {result.class_map}")
     for s in result.sources:
         if s.action == "unchanged":  # the value maps above or below may still change its labels
             lines.append(f"source {s.name!r} ({s.rows} rows): no shift or remap of its own")
