@@ -19,6 +19,7 @@ from labelgate.render.common import (
     plain,
     verdict,
 )
+from labelgate.render.pictures import pictures_html
 
 __all__ = ["render_html"]
 
@@ -30,6 +31,11 @@ td,th{border:1px solid #dee2e6;padding:.2em .6em;text-align:left;vertical-align:
 td.fix{min-width:16em}.nw{white-space:nowrap}
 .error{color:#c92a2a}.warning{color:#e67700}.info{color:#1864ab}.pass{color:#2b8a3e}.fail{color:#c92a2a}
 figure{margin:1em 0}figcaption{font-weight:600}code{background:#f1f3f5;padding:0 .2em}
+.pictures{display:flex;flex-wrap:wrap;gap:.75em;margin:.5em 0 1.5em}
+figure.picture{margin:0;padding:6px;border:1px solid #dee2e6;border-radius:4px;width:172px;box-sizing:border-box;overflow:hidden}
+figure.picture img{display:block;max-width:100%;height:auto;margin:0 auto;image-rendering:pixelated}
+figure.picture figcaption{font-weight:400;font-size:12px;overflow-wrap:anywhere;margin-top:4px}
+.note{color:#495057;font-style:italic}
 """
 
 
@@ -297,7 +303,8 @@ def render_html(report: Report) -> str:
                 f'<td>{_e(counted(f.count, f.unit))}</td><td>{_prose(f.message)}</td><td class="fix">{_prose(f.fix)}</td></tr>'
             )
         parts.append("</table>")
-        for f in report.findings:
+        pictures, note = pictures_html(report)
+        for at, f in enumerate(report.findings):
             if not f.examples:
                 continue
             parts.append(
@@ -309,6 +316,8 @@ def render_html(report: Report) -> str:
                 for e in f.examples[:20]
             ]
             parts.append("</table>")
+            parts.append(pictures.get(at, ""))
+        parts.append(note)
     parts.append("<h2>Plots</h2>")
     parts.append(_class_plot(report))
     sources = [(str(s["source"]), float(s["rows"]), COLOURS["bar"]) for s in report.sources]

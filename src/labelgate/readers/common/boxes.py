@@ -14,6 +14,7 @@ from typing import Any
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
+from labelgate.readers.common.drawn import drawn
 
 __all__ = [
     "PRINTED_TOLERANCE",
@@ -44,6 +45,8 @@ def check_box(
     finite (LG029), outside its image or, ``normalised``, outside [0, 1] beyond the printed
     precision of six decimals (LG028: ``PRINTED_TOLERANCE``)."""
     x0, y0, x1, y1 = box
+    frame = (1.0, 1.0) if normalised else size
+    example = drawn(example, "box", ((x0, y0), (x1, y1)), frame, relative=_relative(frame))
     if x1 <= x0 or y1 <= y0:  # torchvision's own test: a NaN coordinate passes it
         facts.hit(
             "LG027",
@@ -73,6 +76,12 @@ def check_box(
             fix="clip them to the image, or check the coordinate convention (pixels, normalised, "
             "xywh or xyxy) of the tool that wrote them",
         )
+
+
+def _relative(frame: tuple[float, float] | None) -> bool:
+    """Whether coordinates in ``frame`` scale with the image: YOLO's normalised ones and Label
+    Studio's percentages (a 100 x 100 pixel image reads the same either way)."""
+    return frame in ((1.0, 1.0), (100.0, 100.0))
 
 
 def check_background(
@@ -107,6 +116,8 @@ def check_points(
     two-point polygon has no area, a loader building its mask or box gets nothing), a
     coordinate that is not finite (LG029), or a point more than ``tolerance`` outside its image
     (LG028; pixel coordinates take ``instances.POINT_TOLERANCE``, as COCO's polygons do)."""
+    kind = "keypoints" if least == 1 else "polygon"
+    example = drawn(example, kind, points, size, relative=_relative(size))
     if len(points) < least:
         facts.hit(
             "LG031",
