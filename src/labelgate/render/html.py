@@ -261,6 +261,33 @@ def _class_plot(report: Report) -> str:
     )
 
 
+def _boxes_per_image(report: Report) -> str:
+    """A detection input's boxes per image (a bar per count, the last one that count or more),
+    and per class the images holding it with their mean and largest count of its boxes."""
+    counted = (report.input.get("annotations") or {}).get("boxes_per_image")
+    if not counted:
+        return ""
+    bars = counted["histogram"]
+    last = len(bars) - 1
+    items = [
+        (f"{n}+" if n == last and n >= 30 else str(n), float(v), COLOURS["bar"])
+        for n, v in enumerate(bars)
+    ]
+    caption = f"boxes per image ({counted['images']} images)"
+    plot = _bars("plot-boxes", caption, items, x_title="boxes in the image", y_title="images")
+    names = {k["index"]: k.get("name") or "" for k in report.classes}
+    rows = "".join(
+        f"<tr><td>{_e(c['label'])}</td><td>{_e(names.get(c['label'], ''))}</td>"
+        f"<td>{c['images']}</td><td>{c['mean']:g}</td><td>{c['most']}</td></tr>"
+        for c in counted["classes"]
+    )
+    table = (
+        "<table class=lg><tr><th>class</th><th>name</th><th>images holding it</th>"
+        f"<th>its boxes per image (mean)</th><th>most</th></tr>{rows}</table>"
+    )
+    return plot + (table if rows else "")
+
+
 def _batch(e: Example) -> str:
     if e.row < 0:  # a record that is no row (a folder, a malformed line)
         return ""
@@ -332,6 +359,7 @@ def render_html(report: Report) -> str:
         )
     )
     parts.append(_batch_plot(report))
+    parts.append(_boxes_per_image(report))
     parts.append(
         _stack(
             "plot-share",

@@ -202,10 +202,17 @@ def as_given(report: Report, opened: Opened) -> Report:
             for f in findings
         )
     findings = _placed(findings, opened, report.contract.get("images"))
+    annotations = facts.to_dict()
+    if facts.task == "detection":
+        from labelgate.run.boxcounts import boxes_per_image
+
+        counted = boxes_per_image(opened)
+        if counted is not None:
+            annotations["boxes_per_image"] = counted
     return replace(
         report,
         findings=findings,
-        input=report.input | {"files": files, "annotations": facts.to_dict()},
+        input=report.input | {"files": files, "annotations": annotations},
         notes=(note, *facts.notes, *report.notes),
     )
 
