@@ -18,6 +18,7 @@ from PIL import Image
 import labelgate
 from labelgate.render import pictures
 from labelgate.render.html import render_html
+from tests.support.chromium import dump_dom
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data_samples"
 BLUE = (0, 0, 255)  # the images' colour
@@ -240,41 +241,10 @@ window.addEventListener('load', () => {
 def _laid_out(page: str, tmp_path: Path) -> list[tuple[int, bool, bool]]:
     """Each picture's (naturalWidth, image inside its card, caption inside its card), from
     headless Chromium at 1,400 px (CI installs Chromium: .ci/run)."""
-    import os
-    import shutil
-    import subprocess
-    import tempfile
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI installs chromium (.ci/run): the pictures must be laid out")
-        pytest.skip("chromium is not installed here")
     copy = page.replace("default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';")
     target = tmp_path / "layout.html"
     target.write_text(copy.replace("</body>", _LAYOUT + "</body>"))
-    with tempfile.TemporaryDirectory() as profile:
-        dom = subprocess.run(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--user-data-dir={profile}",
-                "--window-size=1400,1000",
-                "--virtual-time-budget=5000",
-                "--dump-dom",
-                target.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        ).stdout
+    dom = dump_dom(target, "--window-size=1400,1000", "--virtual-time-budget=5000")
     found = re.search(r'<pre id="layout">([^<]*)</pre>', dom)
     assert found is not None, "the layout script did not run"
     rows = [r.split(",") for r in found[1].split(";") if r]
@@ -306,3 +276,24 @@ class TestChromium:
         assert len(laid) == both.count('<figure class="picture">') >= 6
         for width, image_inside, caption_inside in laid:
             assert width > 0 and image_inside and caption_inside
+
+
+class TestBoxesPerImage:
+    def test_counted_over_all_classes_and_per_class(self, tmp_path: Path) -> None:
+        """Image 1 holds three boxes (two of class 2, one of class 1), image 2 one, image 3
+        none: the histogram counts images by their boxes, the table each class's images."""
+        boxes = [
+            {"bbox": [1, 1, 5, 5]},
+            {"bbox": [2, 2, 5, 5]},
+            {"bbox": [3, 3, 5, 5], "category_id": 1},
+            {"bbox": [3, 3, 5, 5], "image_id": 2},
+        ]
+        report = _validate(_coco(tmp_path, boxes, ["a.png", "b.png", "c.png"]))
+        counted = report.input["annotations"]["boxes_per_image"]
+        assert counted["images"] == 3
+        assert counted["histogram"] == [1, 1, 0, 1]
+        by_class = {c["label"]: c for c in counted["classes"]}
+        assert by_class[2] == {"label": 2, "images": 2, "mean": 1.5, "most": 2}
+        assert by_class[1] == {"label": 1, "images": 1, "mean": 1.0, "most": 1}
+        page = render_html(report)
+        assert 'id="plot-boxes"' in page and "boxes per image (3 images)" in page
