@@ -25,10 +25,12 @@ ONLY_PICTURES = (
 )
 
 
+_LABELGATE = (sys.executable, "-m", "labelgate", "validate")
+
+
 def _report(args: list[str], page: Path, cwd: Path = SAMPLES) -> None:
     subprocess.run(
-        [sys.executable, "-m", "labelgate", "validate", *args, "--format", "html"]
-        + ["--output", str(page)],
+        [*_LABELGATE, *args, "--format", "html", "--output", str(page)],
         cwd=cwd,
         check=False,  # the samples fail validation (exit 1): that is what they show
         capture_output=True,
