@@ -11,7 +11,7 @@ from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.common.drawn import drawn
+from labelgate.readers.common.drawn import drawn, marked, redrawn
 from labelgate.readers.common.instances import Extent, check_extent, check_segmentation
 from labelgate.readers.common.keypoints import (
     check_keypoint_count,
@@ -79,7 +79,17 @@ class CocoShapes:
         example: Example,
     ) -> None:
         """Judge one annotation's segmentation and keypoints."""
-        example = _drawing(item, example, images.get(image))
+        marks = marked(self.facts)
+        self._judge(item, image, images, example)
+        redrawn(self.facts, marks, example, lambda e: _drawing(item, e, images.get(image)))
+
+    def _judge(
+        self,
+        item: dict[str, Any],
+        image: Any,
+        images: Mapping[Any, tuple[float, float] | None],
+        example: Example,
+    ) -> None:
         extent = rle_size = points = None
         if "segmentation" in item:
             extent, rle_size = check_segmentation(
