@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import junitparser
@@ -21,6 +19,7 @@ from labelgate.core.report import Report
 from labelgate.render import render
 from labelgate.run.validation import report_of
 from tests.conftest import SAMPLES, run_cli
+from tests.support.chromium import dump_dom
 
 XSS = "<script>alert(1)</script>"
 
@@ -132,32 +131,7 @@ class TestMarkdown:
 
 def rendered(page: Path) -> str:
     """The DOM headless Chromium builds from ``page`` (CI installs Chromium: .ci/run)."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI installs chromium (.ci/run): the HTML report must be rendered")
-        pytest.skip("chromium is not installed here")
-    with tempfile.TemporaryDirectory() as profile:
-        return subprocess.run(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--user-data-dir={profile}",
-                "--dump-dom",
-                page.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        ).stdout
+    return dump_dom(page)
 
 
 class TestHtml:

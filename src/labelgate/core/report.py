@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from labelgate.core.drawing import Drawing
 from labelgate.errors import LabelError
 
 __all__ = ["SCHEMA_VERSION", "Example", "Finding", "Report", "json_default"]
@@ -27,6 +28,8 @@ class Example:
         file, file_row: for inputs of several files, the file holding the row and the row's
             position within it.
         pixels: for a segmentation mask (a row), how many of its pixels hold ``value``.
+        drawing: the annotation's shape and image, for the HTML report's pictures
+            (``labelgate.core.drawing``).
     """
 
     row: int
@@ -38,6 +41,7 @@ class Example:
     file: str | None = None
     file_row: int | None = None
     pixels: int | None = None
+    drawing: Drawing | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.id, bytes):  # a binary id: as a UUID when it has 16 bytes, else hex
@@ -59,6 +63,8 @@ class Example:
         if self.file is not None:
             out["file"] = self.file
             out["file_row"] = self.file_row
+        if self.drawing is not None:
+            out["drawing"] = self.drawing.to_dict()
         return out
 
 

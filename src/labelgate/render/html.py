@@ -19,6 +19,7 @@ from labelgate.render.common import (
     plain,
     verdict,
 )
+from labelgate.render.pictures import pictures_html
 
 __all__ = ["render_html"]
 
@@ -30,6 +31,11 @@ td,th{border:1px solid #dee2e6;padding:.2em .6em;text-align:left;vertical-align:
 td.fix{min-width:16em}.nw{white-space:nowrap}
 .error{color:#c92a2a}.warning{color:#e67700}.info{color:#1864ab}.pass{color:#2b8a3e}.fail{color:#c92a2a}
 figure{margin:1em 0}figcaption{font-weight:600}code{background:#f1f3f5;padding:0 .2em}
+.pictures{display:flex;flex-wrap:wrap;gap:.75em;margin:.5em 0 1.5em}
+figure.picture{margin:0;padding:6px;border:1px solid #dee2e6;border-radius:4px;width:172px;box-sizing:border-box;overflow:hidden}
+figure.picture img{display:block;max-width:100%;height:auto;margin:0 auto;image-rendering:pixelated}
+figure.picture figcaption{font-weight:400;font-size:12px;overflow-wrap:anywhere;margin-top:4px}
+.note{color:#495057;font-style:italic}
 """
 
 
@@ -255,6 +261,33 @@ def _class_plot(report: Report) -> str:
     )
 
 
+def _boxes_per_image(report: Report) -> str:
+    """A detection input's boxes per image (a bar per count, the last one that count or more),
+    and per class the images holding it with their mean and largest count of its boxes."""
+    counted = (report.input.get("annotations") or {}).get("boxes_per_image")
+    if not counted:
+        return ""
+    bars = counted["histogram"]
+    last = len(bars) - 1
+    items = [
+        (f"{n}+" if n == last and n >= 30 else str(n), float(v), COLOURS["bar"])
+        for n, v in enumerate(bars)
+    ]
+    caption = f"boxes per image ({counted['images']} images)"
+    plot = _bars("plot-boxes", caption, items, x_title="boxes in the image", y_title="images")
+    names = {k["index"]: k.get("name") or "" for k in report.classes}
+    rows = "".join(
+        f"<tr><td>{_e(c['label'])}</td><td>{_e(names.get(c['label'], ''))}</td>"
+        f"<td>{c['images']}</td><td>{c['mean']:g}</td><td>{c['most']}</td></tr>"
+        for c in counted["classes"]
+    )
+    table = (
+        "<table class=lg><tr><th>class</th><th>name</th><th>images holding it</th>"
+        f"<th>its boxes per image (mean)</th><th>most</th></tr>{rows}</table>"
+    )
+    return plot + (table if rows else "")
+
+
 def _batch(e: Example) -> str:
     if e.row < 0:  # a record that is no row (a folder, a malformed line)
         return ""
@@ -297,7 +330,8 @@ def render_html(report: Report) -> str:
                 f'<td>{_e(counted(f.count, f.unit))}</td><td>{_prose(f.message)}</td><td class="fix">{_prose(f.fix)}</td></tr>'
             )
         parts.append("</table>")
-        for f in report.findings:
+        pictures, note = pictures_html(report)
+        for at, f in enumerate(report.findings):
             if not f.examples:
                 continue
             parts.append(
@@ -309,6 +343,8 @@ def render_html(report: Report) -> str:
                 for e in f.examples[:20]
             ]
             parts.append("</table>")
+            parts.append(pictures.get(at, ""))
+        parts.append(note)
     parts.append("<h2>Plots</h2>")
     parts.append(_class_plot(report))
     sources = [(str(s["source"]), float(s["rows"]), COLOURS["bar"]) for s in report.sources]
@@ -323,6 +359,7 @@ def render_html(report: Report) -> str:
         )
     )
     parts.append(_batch_plot(report))
+    parts.append(_boxes_per_image(report))
     parts.append(
         _stack(
             "plot-share",

@@ -18,7 +18,7 @@ from labelgate.io import InputFile
 
 if TYPE_CHECKING:
     from labelgate.contract.classmap import ClassMap
-    from labelgate.core.report import Example, Report
+    from labelgate.core.report import Example, Finding, Report
     from labelgate.readers.opened import Opened
 
 __all__ = [
@@ -201,12 +201,31 @@ def as_given(report: Report, opened: Opened) -> Report:
             )
             for f in findings
         )
+    findings = _placed(findings, opened, report.contract.get("images"))
+    annotations = facts.to_dict()
+    if facts.task == "detection":
+        from labelgate.run.boxcounts import boxes_per_image
+
+        counted = boxes_per_image(opened)
+        if counted is not None:
+            annotations["boxes_per_image"] = counted
     return replace(
         report,
         findings=findings,
-        input=report.input | {"files": files, "annotations": facts.to_dict()},
+        input=report.input | {"files": files, "annotations": annotations},
         notes=(note, *facts.notes, *report.notes),
     )
+
+
+def _placed(
+    findings: tuple[Finding, ...], opened: Opened, given: str | None
+) -> tuple[Finding, ...]:
+    """The findings whose examples carry a drawing, each placed on its image (the HTML report's
+    pictures: ``readers/images/drawings.py``)."""
+    from labelgate.readers.images.drawings import Placer
+
+    placer = Placer(opened.format, opened.images, given, opened.inputs)
+    return tuple(replace(f, examples=tuple(placer.place(e) for e in f.examples)) for f in findings)
 
 
 def _user_text(text: str, opened: Opened) -> str:

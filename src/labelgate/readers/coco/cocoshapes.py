@@ -11,6 +11,7 @@ from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
+from labelgate.readers.common.drawn import drawn, marked, redrawn
 from labelgate.readers.common.instances import Extent, check_extent, check_segmentation
 from labelgate.readers.common.keypoints import (
     check_keypoint_count,
@@ -78,6 +79,17 @@ class CocoShapes:
         example: Example,
     ) -> None:
         """Judge one annotation's segmentation and keypoints."""
+        marks = marked(self.facts)
+        self._judge(item, image, images, example)
+        redrawn(self.facts, marks, example, lambda e: _drawing(item, e, images.get(image)))
+
+    def _judge(
+        self,
+        item: dict[str, Any],
+        image: Any,
+        images: Mapping[Any, tuple[float, float] | None],
+        example: Example,
+    ) -> None:
         extent = rle_size = points = None
         if "segmentation" in item:
             extent, rle_size = check_segmentation(
@@ -131,3 +143,18 @@ class CocoShapes:
             check_extent(
                 self.facts, points, None, size, example, self.task == "keypoints", what="keypoints"
             )
+
+
+def _drawing(item: dict[str, Any], example: Example, size: tuple[float, float] | None) -> Example:
+    """``example`` with the drawing of its keypoints (those labelled, v > 0) or else of its first
+    polygon, for the report's pictures; an RLE or a malformed list is drawn as its box, if any."""
+    values = item.get("keypoints")
+    if isinstance(values, list) and len(values) >= 3:
+        triples = zip(values[0::3], values[1::3], values[2::3], strict=False)
+        shown = [(x, y) for x, y, v in triples if isinstance(v, (int, float)) and v > 0]
+        return drawn(example, "keypoints", shown, size)
+    segmentation = item.get("segmentation")
+    if isinstance(segmentation, list) and segmentation and isinstance(segmentation[0], list):
+        flat = segmentation[0]
+        return drawn(example, "polygon", zip(flat[0::2], flat[1::2], strict=False), size)
+    return example

@@ -14,6 +14,7 @@ from typing import Any
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
+from labelgate.readers.common.drawn import drawn, marked, redrawn
 
 __all__ = [
     "PRINTED_TOLERANCE",
@@ -44,6 +45,12 @@ def check_box(
     finite (LG029), outside its image or, ``normalised``, outside [0, 1] beyond the printed
     precision of six decimals (LG028: ``PRINTED_TOLERANCE``)."""
     x0, y0, x1, y1 = box
+    w, h = (1.0, 1.0) if normalised else (size if size is not None else (math.inf, math.inf))
+    tol = PRINTED_TOLERANCE if normalised else 0.0
+    # drawn (for the report's pictures) only when flagged: this runs once a box
+    if not (x0 < x1 and y0 < y1 and -tol <= x0 and -tol <= y0 and x1 <= w + tol and y1 <= h + tol):
+        frame = (1.0, 1.0) if normalised else size
+        example = drawn(example, "box", ((x0, y0), (x1, y1)), frame, relative=_relative(frame))
     if x1 <= x0 or y1 <= y0:  # torchvision's own test: a NaN coordinate passes it
         facts.hit(
             "LG027",
@@ -62,8 +69,6 @@ def check_box(
             fix="drop or redraw these boxes: one non-finite coordinate makes the box loss NaN",
         )
         return
-    w, h = (1.0, 1.0) if normalised else (size if size is not None else (math.inf, math.inf))
-    tol = PRINTED_TOLERANCE if normalised else 0.0
     if x0 < -tol or y0 < -tol or x1 > w + tol or y1 > h + tol:
         where = "outside [0, 1]" if normalised else "past their image's edges"
         facts.hit(
@@ -73,6 +78,12 @@ def check_box(
             fix="clip them to the image, or check the coordinate convention (pixels, normalised, "
             "xywh or xyxy) of the tool that wrote them",
         )
+
+
+def _relative(frame: tuple[float, float] | None) -> bool:
+    """Whether coordinates in ``frame`` scale with the image: YOLO's normalised ones and Label
+    Studio's percentages (a 100 x 100 pixel image reads the same either way)."""
+    return frame in ((1.0, 1.0), (100.0, 100.0))
 
 
 def check_background(
@@ -107,6 +118,22 @@ def check_points(
     two-point polygon has no area, a loader building its mask or box gets nothing), a
     coordinate that is not finite (LG029), or a point more than ``tolerance`` outside its image
     (LG028; pixel coordinates take ``instances.POINT_TOLERANCE``, as COCO's polygons do)."""
+    marks = marked(facts)
+    _judge_points(facts, points, size, example, shape=shape, least=least, tolerance=tolerance)
+    kind = "keypoints" if least == 1 else "polygon"
+    redrawn(facts, marks, example, lambda e: drawn(e, kind, points, size, relative=_relative(size)))
+
+
+def _judge_points(
+    facts: AnnotationFacts,
+    points: Sequence[tuple[float, float]],
+    size: tuple[float, float] | None,
+    example: Example,
+    *,
+    shape: str,
+    least: int,
+    tolerance: float,
+) -> None:
     if len(points) < least:
         facts.hit(
             "LG031",

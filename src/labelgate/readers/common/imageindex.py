@@ -222,6 +222,15 @@ class ImageIndex:
         at = self._at.get(key)
         return key if at is None else self.records[at].key
 
+    def record_at(self, position: int) -> ImageRecord | None:
+        """The record of the image at ``position`` in the dataset's order (``ImageRows.image``'s
+        numbering; ``None``: an image not listed)."""
+        if not 0 <= position < len(self.records):
+            return None
+        if not self.sort:
+            return self.records[position]
+        return self.records[self._order()[position]]
+
     def _order(self) -> list[int]:
         """The records' positions in the images' order in the dataset."""
         at = list(range(len(self.records)))

@@ -39,7 +39,7 @@ from labelgate.readers.images.imagedecode import (
     probe_all,
 )
 
-__all__ = ["IMAGE_SUFFIXES", "check_images", "resolve"]
+__all__ = ["IMAGE_SUFFIXES", "check_images", "images_folder", "resolve"]
 
 # ultralytics' IMG_FORMATS (ultralytics/data/utils.py): the suffixes a YOLO image may have
 IMAGE_SUFFIXES = (
@@ -202,6 +202,14 @@ def _listing(folder: str) -> dict[str, str]:
         if at is not None and (stem not in out or at < out[stem][0]):
             out[stem] = (at, n)
     return {stem: n for stem, (_, n) in out.items()}
+
+
+def images_folder(
+    fmt: str, origin: Path | None, records: list[ImageRecord], given: str | None
+) -> Path | None:
+    """The images folder of the annotation file ``origin``: ``given`` (``--images``), else the
+    format's conventional place where one of its first records' files resolves."""
+    return Path(given) if given is not None else _conventional(fmt, origin, records)
 
 
 def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> Path | None:

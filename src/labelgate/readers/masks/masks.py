@@ -18,12 +18,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from labelgate.contract.values import CITYSCAPES_TRAIN_IDS
 from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.drawing import Drawing
 from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.common.imageindex import ImageRecord
@@ -175,6 +176,11 @@ def _colour(c: int) -> str:
     return f"#{c:06x} ({c >> 16}, {(c >> 8) & 255}, {c & 255})"
 
 
+def _drawn(d: Decoded, row: int, **fields: Any) -> Example:
+    """An example naming mask ``d``, drawn in the HTML report as the mask file itself."""
+    return Example(row=row, id=d.path, drawing=Drawing("mask", image=d.path), **fields)
+
+
 def _account(
     d: Decoded, row: int, facts: AnnotationFacts, seen: _Seen, counts: Counter[str]
 ) -> None:
@@ -206,7 +212,7 @@ def _account(
         )
         facts.hit(
             "LG038",
-            Example(row=row, id=d.path, value=f"{len(top)} colours: {shown}"),
+            _drawn(d, row, value=f"{len(top)} colours: {shown}"),
             message="three-channel (RGB) colour masks: a loader reads three channels of colours, "
             "not one of class indices, and the loss refuses the shape or learns colours",
             fix="give the colour-to-index table as the contract's color_map (index: [r, g, b]); "
@@ -219,7 +225,7 @@ def _account(
         px = sum(d.colours.values())
         facts.hit(
             "LG038",
-            Example(row=row, id=d.path, value=", ".join(_colour(c) for c, _ in top[:5])),
+            _drawn(d, row, value=", ".join(_colour(c) for c, _ in top[:5])),
             message="colour masks holding colours absent from the contract's color_map (their "
             "pixels are not counted as targets)",
             fix="add the colours to color_map, or repaint those pixels with a listed colour",
@@ -239,7 +245,7 @@ def _account(
         )
         facts.hit(
             "LG037",
-            Example(row=row, id=d.path, value=what, pixels=max(px, 0)),
+            _drawn(d, row, value=what, pixels=max(px, 0)),
             message="masks saved lossily (JPEG): compression leaves stray values along every "
             "class edge, each a wrong class or an out-of-range target",
             fix="re-export the masks as PNG from their source; rounding the stray values back "
@@ -251,13 +257,13 @@ def _account(
     room = 20 if facts.limit is None else facts.limit
     if len(seen.white) < room and len(values) and values[-1] == 255 and values.max() == 255:
         px = int(d.pixels[values == 255][0])
-        seen.white.append(Example(row=row, id=d.path, value=255, pixels=px))
+        seen.white.append(_drawn(d, row, value=255, pixels=px))
     if len(seen.high) < room:  # the examples kept: no look at the other masks' values
         ids = (values >= 19) & (values <= 33)
         if ids.any():
             shown = values[ids].tolist()
             px = int(d.pixels[ids].sum())
-            seen.high.append(Example(row=row, id=d.path, value=shown, pixels=px))
+            seen.high.append(_drawn(d, row, value=shown, pixels=px))
 
 
 def _whole(facts: AnnotationFacts, seen: _Seen, k: int | None, mapped: bool) -> None:

@@ -16,6 +16,7 @@ from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
 from labelgate.errors import InputError
 from labelgate.readers.common.boxes import PRINTED_TOLERANCE
+from labelgate.readers.common.drawn import drawn
 from labelgate.readers.common.instances import finite, hit
 from labelgate.readers.common.keypoints import bad_visibility, non_finite
 
@@ -158,6 +159,7 @@ def check_pose(
                 labelled.append((x, y))
         elif x >= 0 and y >= 0:  # dims 2: ultralytics marks negative coordinates unlabelled
             labelled.append((x, y))
+    example = drawn(example, "keypoints", labelled, (1.0, 1.0), relative=True)
     t = PRINTED_TOLERANCE
     if any(not (-t <= c <= 1 + t) for p in labelled for c in p):
         facts.hit(
