@@ -74,6 +74,7 @@ NOT_ON_THE_PARQUET_PATH = (
     "ssl",
     "subprocess",  # the code revision read from .git, the platform from os.uname
     "numpy.ma",  # numpy 2's np.unique loads it
+    "difflib",  # "did you mean": only when a name is refused
     "labelgate.contract.modelmap",
     "labelgate.training.heads",
     "labelgate.run.cache",
