@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import labelgate
+from tests.conftest import ROOT, SAMPLES
 
 HEAVY = ("pandas", "pandera", "torch", "great_expectations", "pyarrow", "numpy", "rich")
 
@@ -57,3 +60,40 @@ def test_error_tree() -> None:
     assert issubclass(labelgate.LabelError, ValueError)
     assert issubclass(labelgate.InputError, OSError)
     assert issubclass(labelgate.ClassMapError, labelgate.InputError)
+
+
+# What a cold validation of a small Parquet file must not load: each costs every run its import
+# time (docs/performance.md, "Cold start"), and none does anything for a Parquet file of labels.
+NOT_ON_THE_PARQUET_PATH = (
+    "rich",  # the text report is drawn plain when it goes to a file or a pipe
+    "pandas",
+    "torch",
+    "pyarrow.parquet",  # read through pyarrow._parquet: no pyarrow.fs, no ssl
+    "pyarrow.fs",
+    "pyarrow.dataset",
+    "ssl",
+    "subprocess",  # the code revision read from .git, the platform from os.uname
+    "numpy.ma",  # numpy 2's np.unique loads it
+    "difflib",  # "did you mean": only when a name is refused
+    "labelgate.contract.modelmap",
+    "labelgate.training.heads",
+    "labelgate.run.cache",
+    "labelgate.scan.portable",
+    "labelgate.scan.witness",
+    "labelgate.checks.mapping",
+)
+
+
+@pytest.mark.parametrize("sample", ["oob_0_2_4.parquet", "two_sources_one_based.parquet"])
+def test_cold_validation_of_parquet_loads_only_what_it_uses(sample: str) -> None:
+    code = (
+        "import sys\nfrom labelgate.cli import main\n"
+        f"try:\n    main(['validate', {str(SAMPLES / sample)!r}, '--classes', '4'])\n"
+        "except SystemExit:\n    pass\n"
+        f"print('loaded:', [m for m in {NOT_ON_THE_PARQUET_PATH!r} if m in sys.modules], file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert "FAIL" in out.stdout
+    assert "loaded: []" in out.stderr.splitlines(), out.stderr[-2000:]

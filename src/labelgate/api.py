@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from labelgate.contract import Batching, Contract
 from labelgate.contract.classmap import load_class_map
-from labelgate.contract.modelmap import ModelMap, load_model_map
 from labelgate.core.options import refuse_unknown
 from labelgate.core.report import Report
 from labelgate.errors import UsageError
@@ -29,6 +28,7 @@ from labelgate.render.hints import complete_commands
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from labelgate.contract.modelmap import ModelMap
     from labelgate.inputs.memory import InMemory
 
 __all__ = [
@@ -115,7 +115,7 @@ def build_contract(
         class_map=load_class_map(names) if names else None,
         ignore_index=options.get("ignore_index"),
         batching=batching,
-        model=load_model_map(model) if isinstance(model, str) else model,
+        model=_model_map(model),
         images=options.get("images"),
         framework=options.get("framework"),
         reduce_zero_label=options.get("reduce_zero_label"),
@@ -401,3 +401,13 @@ def _run(
 
     with run(listed, applied, **settings) as done:
         return done.report
+
+
+def _model_map(model: str | ModelMap | None) -> ModelMap | None:
+    """The model map an option names (a folder or config.json), read where one is given: its
+    module (the head search) loads only then."""
+    if not isinstance(model, str):
+        return model
+    from labelgate.contract.modelmap import load_model_map
+
+    return load_model_map(model)

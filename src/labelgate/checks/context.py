@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labelgate.contract import BOX_TASKS, Contract
 from labelgate.contract.classmap import normalise_name
-from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.codes import Code
 from labelgate.core.findings import finding
 from labelgate.core.report import Finding
 from labelgate.io.sources import InputFile
 from labelgate.scan import CodeTally, ScanResult
 from labelgate.scan.result import DuplicateIds
-from labelgate.scan.witness import WitnessCounts
-from labelgate.training.ranks import RankVerdict
+
+if TYPE_CHECKING:  # what only some inputs carry: their modules load with them
+    from labelgate.core.annotations import AnnotationFacts
+    from labelgate.scan.witness import WitnessCounts
+    from labelgate.training.ranks import RankVerdict
 
 __all__ = ["Context", "DuplicateIds", "join_values", "plural", "tally_finding"]
 

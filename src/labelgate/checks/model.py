@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from labelgate.checks.context import Context
 from labelgate.checks.registry import check
-from labelgate.contract.modelmap import compare
 from labelgate.core.findings import finding
 from labelgate.core.report import Finding
 
@@ -14,6 +13,8 @@ def model_class_map(ctx: Context) -> list[Finding]:
     model = ctx.contract.model
     if model is None:
         return []
+    from labelgate.contract.modelmap import compare  # and the head search: only with a model
+
     names = None
     if ctx.contract.class_map is not None:
         names = dict(ctx.contract.class_map.name_of())

@@ -3,15 +3,17 @@ mapping faults that stay inside [0, K) (``labelgate.checks.mapping`` judges; thi
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labelgate.checks.context import Context, join_values, plural
-from labelgate.checks.mapping import ALPHA, Move, SourceVerdict, hypotheses_for, judge_source
 from labelgate.checks.registry import check
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.findings import finding
 from labelgate.core.report import Example, Finding
 from labelgate.scan import NO_SOURCE
+
+if TYPE_CHECKING:
+    from labelgate.checks.mapping import Move, SourceVerdict
 
 __all__ = ["judged_sources", "witness_findings"]
 
@@ -27,6 +29,8 @@ def judged_sources(ctx: Context) -> dict[str, SourceVerdict]:
     w = ctx.witness
     if w is None:
         return {}
+    from labelgate.checks.mapping import hypotheses_for, judge_source  # only with --predictions
+
     tests = hypotheses_for(len(w.confusion), ctx.k)
     return {name: judge_source(conf, tests=tests) for name, conf in w.confusion.items()}
 
@@ -153,6 +157,8 @@ def _moves(ctx: Context, moves: tuple[Move, ...] | list[Move]) -> str:
 
 
 def _details(name: str, v: SourceVerdict, **more: Any) -> dict[str, Any]:
+    from labelgate.checks.mapping import ALPHA
+
     return {
         "source": name,
         "kind": v.kind,

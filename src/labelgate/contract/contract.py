@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labelgate.contract.batching import Batching
 from labelgate.contract.bounds import bounded
@@ -22,12 +22,14 @@ from labelgate.contract.fields import (
     model_field,
 )
 from labelgate.contract.frameworks import check_framework
-from labelgate.contract.modelmap import ModelMap
 from labelgate.contract.values import color_map, value_map
 from labelgate.core.catalog import CODES, SEVERITIES
 from labelgate.errors import ClassMapError, ContractError, InputError
 from labelgate.io.bounded import yaml_problem
 from labelgate.io.files import load_yaml, read_small_text
+
+if TYPE_CHECKING:  # a model map is read only where one is given
+    from labelgate.contract.modelmap import ModelMap
 
 __all__ = [
     "BOX_TASKS",

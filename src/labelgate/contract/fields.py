@@ -4,11 +4,13 @@ relative to the contract's folder, class maps in their three shapes, column name
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labelgate.contract.classmap import ClassMap, load_class_map
-from labelgate.contract.modelmap import ModelMap, load_model_map
 from labelgate.errors import ContractError, InputError, UsageError
+
+if TYPE_CHECKING:
+    from labelgate.contract.modelmap import ModelMap
 
 __all__ = ["class_map_field", "column_field", "columns_field", "images_field", "model_field"]
 
@@ -24,6 +26,8 @@ def model_field(value: str | None, base: Path) -> ModelMap | None:
     contract's folder."""
     if value is None:
         return None
+    from labelgate.contract.modelmap import load_model_map  # its head search: only with a model
+
     target = Path(value)
     try:
         return load_model_map(target if target.is_absolute() else base / target)

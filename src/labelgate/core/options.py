@@ -7,7 +7,6 @@ all refuse it the way the contract parser refuses an unknown key (``difflib``'s 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 from collections.abc import Callable, Iterable
@@ -23,6 +22,8 @@ R = TypeVar("R")
 
 def closest(name: str, known: Iterable[str]) -> str | None:
     """The known name closest to ``name`` (``difflib``'s default cutoff), or ``None``."""
+    import difflib  # only when a name is refused
+
     found = difflib.get_close_matches(name, list(known), n=1)
     return found[0] if found else None
 

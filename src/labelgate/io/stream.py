@@ -59,9 +59,9 @@ def read_schema(file: InputFile) -> FileSchema:
         raise InputError("file is empty (0 bytes)", path=file.path)
     try:
         if file.kind == "parquet":
-            import pyarrow.parquet as pq
+            from labelgate.io.parquet import read_metadata
 
-            meta = pq.read_metadata(file.open())
+            meta = read_metadata(file.open())
             schema = meta.schema.to_arrow_schema()
             _unique_names(schema.names, file)
             return FileSchema(schema, meta.num_rows, meta.num_row_groups, metadata=meta)
@@ -122,11 +122,11 @@ def stream_columns(
         return
     try:
         if file.kind == "parquet":
-            import pyarrow.parquet as pq
+            from labelgate.io.parquet import ParquetFile
 
             # pre_buffer caches the ranges it coalesces and keeps them while the file is open:
             # 390 MB held after streaming one int64 column of 100M rows, 0 without it.
-            pf = pq.ParquetFile(file.open(), read_dictionary=dictionary or None, pre_buffer=False)
+            pf = ParquetFile(file.open(), read_dictionary=dictionary or None, pre_buffer=False)
             yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=True)
             return
         if file.kind == "csv":

@@ -26,10 +26,11 @@ __all__ = ["HfReader", "hf_features", "read_hf"]
 def hf_features(path: Path) -> dict[str, Any] | None:
     """The ``features`` of a Parquet file's ``huggingface`` metadata, or ``None``."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from labelgate.io.parquet import ParquetFile
 
     try:
-        meta = pq.read_schema(path).metadata or {}
+        meta = ParquetFile(path).schema_arrow.metadata or {}
     except (pa.ArrowException, OSError):
         return None
     raw = meta.get(b"huggingface")

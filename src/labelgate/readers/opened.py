@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.readers.base import Read, ReadOptions
-from labelgate.readers.common.imageindex import ImageIndex, ImageRows
 from labelgate.readers.common.sink import RowSink
 from labelgate.readers.registry import Detected, choose
+
+if TYPE_CHECKING:  # the image readers' types: their module loads with them
+    from labelgate.readers.common.imageindex import ImageIndex, ImageRows
 
 __all__ = ["Opened", "open_input"]
 

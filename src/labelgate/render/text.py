@@ -1,9 +1,18 @@
-"""The terminal report, drawn with rich."""
+"""The terminal report: drawn with rich for a terminal, as plain text where rich adds nothing.
+
+The report is first laid out as lines of styled spans and tables (``_document``). On a terminal
+(colour) rich draws it. Without colour (a file, a pipe, a CI log: what most runs write) the same
+layout is drawn here, character for character as rich draws it, whenever that is certain: every
+span printable, no markup look-alike or backslash, lines rich would wrap and table cells ASCII
+within the width. Anything else goes to rich as well, so the output never depends on which
+drawer ran; importing rich (about 20 ms) is then paid only where it draws something.
+"""
 
 from __future__ import annotations
 
 import re
 import textwrap
+from dataclasses import dataclass
 
 from labelgate.core.report import Example, Finding, Report
 from labelgate.render.common import base_paths, counted, framework_lines, quoted, task_shown
@@ -68,95 +77,230 @@ def _wrapped(text: str, width: int, first: int, indent: str) -> str:
     return out[first:].replace("\xa0", " ")
 
 
+Span = tuple[str, str]  # (text, rich style; "" for none)
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    spans: tuple[Span, ...]
+    soft: bool = False  # never wrapped (rich's soft_wrap); else rich wraps it at the width
+
+    @property
+    def text(self) -> str:
+        return "".join(t for t, _ in self.spans)
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    title: str
+    columns: tuple[tuple[str, str], ...]  # (header, justify)
+    rows: tuple[tuple[str, ...], ...]
+
+
 def render_text(report: Report, *, color: bool = False, width: int = 100) -> str:
     """The report for a terminal: verdict, counts, each finding with evidence and fix, tables."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    document = _document(report, width)
+    plain = None if color else _plain(document, width)
+    return no_commands(plain if plain is not None else _rich(document, color, width))
 
-    # emoji=False: ":fire:" in an id stays text; markup from data is escaped line by line
-    console = Console(
-        record=True, width=width, force_terminal=color, no_color=not color, emoji=False
-    )
-    with console.capture() as capture:
-        c = report.counts
-        paths = ", ".join(f["path"] for f in report.input["files"][:3])
-        more = len(report.input["files"]) - 3
-        base = base_paths(report)
-        console.print(
-            f"[bold]labelgate{' diff' if base else ''}[/bold] {escape(paths)}"
-            + (f" (+{more} files)" if more > 0 else "")
-            + (f" against base {escape(base)}" if base else "")
+
+def _document(report: Report, width: int) -> list[_Line | _Table]:
+    out: list[_Line | _Table] = []
+    c = report.counts
+    paths = ", ".join(f["path"] for f in report.input["files"][:3])
+    more = len(report.input["files"]) - 3
+    base = base_paths(report)
+    out.append(
+        _Line(
+            (
+                (f"labelgate{' diff' if base else ''}", "bold"),
+                (
+                    f" {paths}"
+                    + (f" (+{more} files)" if more > 0 else "")
+                    + (f" against base {base}" if base else ""),
+                    "",
+                ),
+            )
         )
-        k = report.contract.get("num_classes")
-        ignore = report.contract.get("ignore_index")
-        b = report.batches
-        console.print(
-            f"K={k}, ignore_index={ignore}, task {escape(task_shown(report))}, "
+    )
+    k = report.contract.get("num_classes")
+    ignore = report.contract.get("ignore_index")
+    b = report.batches
+    out.append(
+        _plain_line(
+            f"K={k}, ignore_index={ignore}, task {task_shown(report)}, "
             f"{b['count']} batch{'' if b['count'] == 1 else 'es'} of {b['size']}"
             + (f" {b['unit']}" if b.get("unit") else "")
             + (", drop_last" if b["drop_last"] else "")
             + (f", shuffle seed {b['shuffle_seed']}" if b["shuffle_seed"] is not None else "")
         )
-        console.print(
+    )
+    out.append(
+        _plain_line(
             f"rows {c['rows']} = usable {c['usable']} + ignored {c['ignored']} + "
             f"rejected {c['rejected']}"
         )
-        for unit in ("tokens", "pixels"):
-            if unit in c:
-                console.print(
+    )
+    for unit in ("tokens", "pixels"):
+        if unit in c:
+            out.append(
+                _plain_line(
                     f"{unit} {c[unit]} = usable {c['usable_' + unit]} + ignored "
                     f"{c['ignored_' + unit]} + rejected {c['rejected_' + unit]}"
                 )
-        for note in report.notes:
-            shown = _wrapped(note, width, len("note: "), "")
-            console.print(f"[dim]note: {escape(shown)}[/dim]", soft_wrap=True)
-        lines = framework_lines(report)
-        if lines:
-            console.print("each framework's reading (the verdict counts what fails under all):")
-            for line in lines:
-                console.print(f"  {escape(_wrapped(line, width, 2, '    '))}", soft_wrap=True)
-        console.print()
-        for f in report.findings:
-            style = STYLE.get(f.severity, "")
-            head = f"{f.code} {f.severity} ({counted(f.count, f.unit)}): "
-            body = _wrapped(f.message, width, len(head), "    ")
-            console.print(f"[{style}]{head}[/{style}]{escape(body)}", soft_wrap=True)
-            for line in _examples(f):
-                console.print(f"    {escape(_wrapped(line, width, 4, '      '))}", soft_wrap=True)
-            if f.fix:
-                fix = _wrapped(f.fix, width, len("  fix: "), "       ")
-                console.print(f"  [dim]fix:[/dim] {escape(fix)}", soft_wrap=True)
-        if len(report.sources) > 1:
-            table = Table(title="per source", title_justify="left")
-            for col in ("source", "rows", "usable", "ignored", "rejected"):
-                table.add_column(col, justify="left" if col == "source" else "right")
-            for s in report.sources:
-                table.add_row(
-                    escape(str(s["source"])),
-                    *(str(s[x]) for x in ("rows", "usable", "ignored", "rejected")),
-                )
-            console.print(table)
-        if report.classes and len(report.classes) <= 50:
-            table = Table(title="per class (usable targets)", title_justify="left")
-            rejected = "rejected" in report.classes[0]  # detection: rows rejected per class
-            for col in ("index", "name", "count", "share", *(("rejected",) if rejected else ())):
-                table.add_column(col, justify="left" if col == "name" else "right")
-            for row in report.classes:
-                table.add_row(
-                    str(row["index"]),
-                    escape(str(row["name"] or "")),
-                    str(row["count"]),
-                    f"{row['share']:.1%}",
-                    *((str(row["rejected"]),) if rejected else ()),
-                )
-            console.print(table)
-        verdict = report.status.upper()
-        errors = sum(f.severity == "error" for f in report.findings)
-        warnings = sum(f.severity == "warning" for f in report.findings)
-        style = "bold red" if report.failed else "bold green"
-        console.print(
-            f"[{style}]{verdict}[/{style}]: {errors} error(s), {warnings} warning(s)"
-            + (" (strict: warnings fail)" if report.strict else "")
+            )
+    for note in report.notes:
+        out.append(_Line(((f"note: {_wrapped(note, width, len('note: '), '')}", "dim"),), True))
+    lines = framework_lines(report)
+    if lines:
+        out.append(
+            _plain_line("each framework's reading (the verdict counts what fails under all):")
         )
-    return no_commands(capture.get())  # a wrap may start a line with "::" from data
+        for line in lines:
+            out.append(_Line(((f"  {_wrapped(line, width, 2, '    ')}", ""),), True))
+    out.append(_Line(()))
+    for f in report.findings:
+        head = f"{f.code} {f.severity} ({counted(f.count, f.unit)}): "
+        body = _wrapped(f.message, width, len(head), "    ")
+        out.append(_Line(((head, STYLE.get(f.severity, "")), (body, "")), True))
+        for line in _examples(f):
+            out.append(_Line(((f"    {_wrapped(line, width, 4, '      ')}", ""),), True))
+        if f.fix:
+            fix = _wrapped(f.fix, width, len("  fix: "), "       ")
+            out.append(_Line((("  ", ""), ("fix:", "dim"), (f" {fix}", "")), True))
+    if len(report.sources) > 1:
+        counts = ("rows", "usable", "ignored", "rejected")
+        out.append(
+            _Table(
+                "per source",
+                (("source", "left"), *((x, "right") for x in counts)),
+                tuple((str(s["source"]), *(str(s[x]) for x in counts)) for s in report.sources),
+            )
+        )
+    if report.classes and len(report.classes) <= 50:
+        rejected = "rejected" in report.classes[0]  # detection: rows rejected per class
+        heads = ("index", "name", "count", "share", *(("rejected",) if rejected else ()))
+        out.append(
+            _Table(
+                "per class (usable targets)",
+                tuple((h, "left" if h == "name" else "right") for h in heads),
+                tuple(
+                    (
+                        str(row["index"]),
+                        str(row["name"] or ""),
+                        str(row["count"]),
+                        f"{row['share']:.1%}",
+                        *((str(row["rejected"]),) if rejected else ()),
+                    )
+                    for row in report.classes
+                ),
+            )
+        )
+    errors = sum(f.severity == "error" for f in report.findings)
+    warnings = sum(f.severity == "warning" for f in report.findings)
+    out.append(
+        _Line(
+            (
+                (report.status.upper(), "bold red" if report.failed else "bold green"),
+                (
+                    f": {errors} error(s), {warnings} warning(s)"
+                    + (" (strict: warnings fail)" if report.strict else ""),
+                    "",
+                ),
+            )
+        )
+    )
+    return out
+
+
+def _plain_line(text: str) -> _Line:
+    return _Line(((text, ""),))
+
+
+def _rich(document: list[_Line | _Table], color: bool, width: int) -> str:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    # emoji=False: ":fire:" in an id stays text; markup from data is escaped span by span
+    console = Console(
+        record=True, width=width, force_terminal=color, no_color=not color, emoji=False
+    )
+    with console.capture() as capture:
+        for item in document:
+            if isinstance(item, _Line):
+                markup = "".join(
+                    f"[{style}]{escape(text)}[/{style}]" if style else escape(text)
+                    for text, style in item.spans
+                )
+                console.print(markup, soft_wrap=item.soft)
+                continue
+            table = Table(title=item.title, title_justify="left")
+            for header, justify in item.columns:
+                table.add_column(header, justify=justify)  # type: ignore[arg-type]
+            for row in item.rows:
+                table.add_row(*(escape(cell) for cell in row))
+            console.print(table)
+    return capture.get()
+
+
+# Text rich would read otherwise than it is written: markup (a tag after "["), its escapes.
+_MARKUP = re.compile(r"\\|\[[a-z#/@]")
+
+
+def _exact(text: str, *, soft: bool) -> bool:
+    """Whether rich draws ``text`` as it is: printable but for the line breaks of a line never
+    wrapped (rich drops and expands some control characters), no markup look-alike, and where
+    rich measures it (a line it wraps, a table cell), one column per character."""
+    if _MARKUP.search(text):
+        return False
+    if soft:
+        return all(part.isprintable() for part in text.split("\n"))
+    return text.isprintable() and text.isascii()
+
+
+def _plain(document: list[_Line | _Table], width: int) -> str | None:
+    """The document as rich draws it without colour, or None where that is not certain."""
+    out: list[str] = []
+    for item in document:
+        if isinstance(item, _Line):
+            text = item.text
+            if not _exact(text, soft=item.soft) or (not item.soft and len(text) > width):
+                return None
+            out.append(text)
+            continue
+        table = _plain_table(item, width)
+        if table is None:
+            return None
+        out.extend(table)
+    return "".join(line + "\n" for line in out)
+
+
+def _plain_table(table: _Table, width: int) -> list[str] | None:
+    """rich's default table (heavy head, a cell's padding one space) where it fits the width."""
+    cells = [tuple(h for h, _ in table.columns), *table.rows]
+    if not all(_exact(cell, soft=False) for row in cells for cell in row):
+        return None
+    widths = [max(len(row[i]) for row in cells) for i in range(len(table.columns))]
+    total = sum(widths) + 3 * len(widths) + 1
+    if total > width or len(table.title) > total or not _exact(table.title, soft=False):
+        return None
+
+    def row(values: tuple[str, ...], edge: str, inner: str) -> str:
+        parts = (
+            " " + (v.ljust(w) if justify == "left" else v.rjust(w)) + " "
+            for v, w, (_, justify) in zip(values, widths, table.columns, strict=True)
+        )
+        return edge + inner.join(parts) + edge
+
+    def rule(left: str, fill: str, cross: str, right: str) -> str:
+        return left + cross.join(fill * (w + 2) for w in widths) + right
+
+    return [
+        table.title.ljust(total),
+        rule("\u250f", "\u2501", "\u2533", "\u2513"),
+        row(cells[0], "\u2503", "\u2503"),
+        rule("\u2521", "\u2501", "\u2547", "\u2529"),
+        *(row(r, "\u2502", "\u2502") for r in table.rows),
+        rule("\u2514", "\u2500", "\u2534", "\u2518"),
+    ]

@@ -3,10 +3,9 @@ sources, classes and notes."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labelgate.checks import Context
-from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.rules import Status
 from labelgate.inputs.columns import Columns
 from labelgate.io import InputFile
@@ -14,6 +13,9 @@ from labelgate.io.sources import typed
 from labelgate.io.stream import FileSchema
 from labelgate.scan import ScanResult
 from labelgate.scan.result import PER_BATCH_MAX
+
+if TYPE_CHECKING:
+    from labelgate.core.annotations import AnnotationFacts
 
 __all__ = ["batch_summary", "class_table", "counts", "input_table", "notes", "source_table"]
 

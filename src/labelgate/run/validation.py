@@ -20,7 +20,6 @@ from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
-from labelgate.run.cache import FileCache
 from labelgate.run.frameworks import framework_background, framework_report, framework_rows
 from labelgate.run.fwapplies import framework_applies, minival, repeated_ids
 from labelgate.run.inputs import DETECTION_BATCHES, as_given, read_input, with_format
@@ -39,6 +38,7 @@ from labelgate.scan.result import ID_MEMORY
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
     from labelgate.readers.opened import Opened
+    from labelgate.run.cache import FileCache
 
 __all__ = ["Validation", "report_of", "run", "validate_in_context"]
 
@@ -355,6 +355,8 @@ def _cache_for(folder: str | None, opened: Opened | None) -> FileCache | None:
     """The run's cache; unused where a reader converted the input (it read every file)."""
     if folder is None:
         return None
+    from labelgate.run.cache import FileCache  # the cache's codec loads only with --cache
+
     cache = FileCache.at(folder)
     if opened is not None and opened.converted:
         cache.unused = f"the {opened.format} input is read whole by its reader"

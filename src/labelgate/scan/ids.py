@@ -376,12 +376,13 @@ def _read_group(
         InputError: it cannot be read.
     """
     import pyarrow as pa
-    import pyarrow.parquet as pq
+
+    from labelgate.io.parquet import ParquetFile
 
     f = data.files[index]
     try:
         text = [c for c in (data.columns.source, data.columns.name) if c and c in columns]
-        pf = pq.ParquetFile(  # text read as its dictionary: no string built per row
+        pf = ParquetFile(  # text read as its dictionary: no string built per row
             f.open(),
             metadata=data.schemas[index].metadata,
             pre_buffer=False,

@@ -21,9 +21,10 @@ from labelgate.core.arrow import bool_mask, numbers
 from labelgate.core.report import Example
 from labelgate.core.rules import Status, failing_codes, judge, not_usable
 from labelgate.errors import InputError, one_line
+from labelgate.io.parquet import ParquetFile
 from labelgate.io.sources import filesystem, is_uri, shown
 from labelgate.scan.idkeys import IdKeys
-from labelgate.scan.partial import Hits, Ids, Key, Partial, fold
+from labelgate.scan.partial import Hits, Ids, Key, Partial, distinct, fold
 from labelgate.scan.plan import Piece, Spec
 from labelgate.scan.result import NO_SOURCE
 
@@ -37,17 +38,15 @@ I64 = npt.NDArray[np.int64]
 SLICE_ROWS = 1 << 18  # rows decoded at once per worker: bounds memory whatever the row group size
 
 
-def open_piece_file(path: str, spec: Spec, metadata: pq.FileMetaData | None) -> pq.ParquetFile:
+def open_piece_file(path: str, spec: Spec, metadata: pq.FileMetaData | None) -> ParquetFile:
     """Open a file for one piece; the footer, when given, is not read again."""
-    import pyarrow.parquet as pq
-
     text = [c for c in (spec.source, spec.name) if c]
     if is_uri(path):
         fs, inner = filesystem(path)
-        return pq.ParquetFile(
+        return ParquetFile(
             fs.open_input_file(inner), read_dictionary=text or None, metadata=metadata
         )
-    return pq.ParquetFile(path, read_dictionary=text or None, metadata=metadata)
+    return ParquetFile(path, read_dictionary=text or None, metadata=metadata)
 
 
 def scan_piece(
@@ -351,7 +350,7 @@ def _rows_not_usable(
             {src_names[s]: c for s, c in enumerate(np.bincount(src_at[sel]).tolist()) if c}
         )
         h.by_file[file_index] = len(sel)
-        h.batches = np.unique(batch[sel])
+        h.batches = distinct(batch[sel])
         take = sel if spec.limit is None else sel[: spec.limit]
         h.examples = [
             Example(
