@@ -25,6 +25,11 @@ def test_ints_are_pyarrows(values: list[int | None]) -> None:
     assert arrowcols.ints(values).equals(pa.array(values, type=pa.int64()))
 
 
+@given(st.lists(st.booleans(), max_size=40))
+def test_bools_are_pyarrows(values: list[bool]) -> None:
+    assert arrowcols.bools(np.array(values, dtype=bool)).equals(pa.array(values, type=pa.bool_()))
+
+
 @given(st.lists(TEXTS, max_size=40))
 def test_texts_are_pyarrows(values: list[str | None]) -> None:
     assert arrowcols.texts(values).equals(pa.array(values, type=pa.string()))

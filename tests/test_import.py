@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,6 +41,40 @@ def test_validation_does_not_import_torch_pandas_or_pandera() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_a_coco_validation_does_not_import_pandas(tmp_path: Path) -> None:
+    # COCO's sparse ids made contiguous and a box without area rejected: both rewrite the rows
+    # files, and pyarrow imports pandas from read_table and from every array made of values
+    images = [{"id": i, "file_name": f"{i}.jpg", "width": 640, "height": 480} for i in range(4)]
+    boxes = [[10.0, 10.0, 0.0 if n == 2 else 5.0, 5.0] for n in range(12)]
+    doc = {
+        "images": images,
+        "annotations": [
+            {
+                "id": n + 1,
+                "image_id": n % 4,
+                "category_id": 95 if n == 5 else 1 + 2 * (n % 3),
+                "bbox": b,
+                "area": b[2] * b[3],
+                "iscrowd": 0,
+            }
+            for n, b in enumerate(boxes)
+        ],
+        "categories": [{"id": i, "name": f"c{i}"} for i in (1, 3, 5)],
+    }
+    path = tmp_path / "instances.json"
+    path.write_text(json.dumps(doc))
+    code = (
+        "import sys\nfrom labelgate.cli.main import main\n"
+        f"try:\n    main(['validate', {str(path)!r}, '--format', 'json'])\n"
+        "except SystemExit:\n    pass\n"
+        "print('pandas' in sys.modules, file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert {f["code"] for f in report["findings"]} >= {"LG027", "LG030"}
+    assert out.stderr.strip().splitlines()[-1] == "False"
 
 
 def test_all_is_complete_and_importable() -> None:

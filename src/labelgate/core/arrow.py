@@ -36,34 +36,40 @@ def _single(arr: Any) -> pa.Array:
     return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
 
 
+def _validity(arr: pa.Array) -> npt.NDArray[np.bool_]:
+    """Which values of ``arr`` (one chunk, with nulls) are not null, from its bitmap
+    (``pyarrow.compute.fill_null`` would import pandas for its Python fill value)."""
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
+    return bits[arr.offset : arr.offset + len(arr)].astype(bool)
+
+
 def numbers(arr: pa.Array, fill: int | float = 0) -> npt.NDArray[Any]:
     """An integer or floating Arrow array as numpy, nulls replaced by ``fill``."""
-    import pyarrow.compute as pc
-
     arr = _single(arr)
-    if arr.null_count:
-        arr = pc.fill_null(arr, fill)
     dtype = _NUMPY[str(arr.type)]
     buf = arr.buffers()[1]
     if buf is None or len(arr) == 0:
-        return np.zeros(len(arr), dtype)
-    return np.frombuffer(
+        return np.full(len(arr), fill if arr.null_count else 0, dtype)
+    values = np.frombuffer(
         buf, dtype=dtype, count=len(arr), offset=arr.offset * np.dtype(dtype).itemsize
     )
+    if arr.null_count:
+        return np.where(_validity(arr), values, np.array(fill).astype(dtype))
+    return values
 
 
 def bool_mask(arr: pa.Array, *, null_as: bool = False) -> npt.NDArray[np.bool_]:
     """An Arrow boolean array as a numpy mask, nulls read as ``null_as``."""
-    import pyarrow.compute as pc
-
     arr = _single(arr)
-    if arr.null_count:
-        arr = pc.fill_null(arr, null_as)
     n = len(arr)
     if n == 0:
         return np.zeros(0, bool)
     bits = np.unpackbits(np.frombuffer(arr.buffers()[1], np.uint8), bitorder="little")
-    return bits[arr.offset : arr.offset + n].astype(bool)
+    mask = bits[arr.offset : arr.offset + n].astype(bool)
+    if arr.null_count:
+        valid = _validity(arr)
+        return (mask & valid) | (~valid if null_as else False)
+    return mask
 
 
 _ARROW = {

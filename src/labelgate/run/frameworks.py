@@ -15,6 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from labelgate.contract import Contract
 from labelgate.contract.bounds import LIMITS
 from labelgate.contract.classmap import ClassMap
@@ -27,7 +29,9 @@ from labelgate.contract.frameworks import (
 )
 from labelgate.core.report import Finding, Report
 from labelgate.errors import InputError
+from labelgate.readers.common.arrowcols import bools, ints
 from labelgate.run.fwapplies import minival, repeated_ids, unique_ids
+from labelgate.run.rowfiles import read_rows
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
@@ -253,16 +257,15 @@ def rewrite(
     trains on, counted rejected; a null label stays LG003's), with ``only`` those of its labels.
     Returns the rows written null, by their position in reading order, with the label as
     written."""
-    import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    keys = pa.array(list(mapping), pa.int64())
-    values = pa.array(list(mapping.values()), pa.int64())
+    keys, values = ints(list(mapping)), ints(list(mapping.values()))
+    false = bools(np.zeros(1, bool))[0]
     refused: dict[int, int] = {}
     row = 0
     for path in paths:
-        table = pq.read_table(path)
+        table = read_rows(path)
         if "label" not in table.column_names:
             continue
         label = table.column("label")
@@ -272,8 +275,10 @@ def rewrite(
         if unknown == "null":
             lost = pc.and_(pc.invert(known), pc.is_valid(label))
             if only is not None:
-                lost = pc.and_(lost, pc.is_in(label, value_set=pa.array(sorted(only), pa.int64())))
-            for at in pc.indices_nonzero(pc.fill_null(lost, False)).to_pylist():
+                lost = pc.and_(
+                    lost, pc.is_in(label, value_set=ints(np.array(sorted(only), np.int64)))
+                )
+            for at in pc.indices_nonzero(pc.fill_null(lost, false)).to_pylist():
                 refused[row + at] = label[at].as_py()
             label = pc.if_else(pc.or_(known, lost), mapped, label)
         else:
@@ -300,7 +305,7 @@ def _examples(paths: Sequence[str], rows: list[int], limit: int | None, have: in
         n = pq.read_metadata(path).num_rows
         mine = [r for r in wanted if start <= r < start + n]
         if mine:
-            table = pq.read_table(path, columns=["id", "source"])
+            table = read_rows(path, ["id", "source"])
             for r in mine:
                 ident = table.column("id")[r - start].as_py()
                 source = table.column("source")[r - start].as_py()
@@ -320,7 +325,7 @@ def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
 
     row = 0
     for path in paths:
-        table = pq.read_table(path)
+        table = read_rows(path)
         if "label" not in table.column_names:
             continue
         label = pc.add(table.column("label"), 1)

@@ -24,7 +24,9 @@ from labelgate.contract.frameworks import (
     coco80_mapping,
 )
 from labelgate.core.report import Finding, Report
+from labelgate.readers.common.arrowcols import ints
 from labelgate.run.frameworks import BACKGROUND_NAMES, rewrite
+from labelgate.run.rowfiles import read_rows
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
@@ -132,12 +134,11 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
 def _zeros(paths: list[str]) -> int:
     """Annotations whose category id is 0 (torchvision's background), before any remap."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     n = 0
     for path in paths:
-        label = pq.read_table(path, columns=["label"]).column("label")
-        n += int(pc.sum(pc.equal(label, 0)).as_py() or 0)
+        label = read_rows(path, ["label"]).column("label")
+        n += int(pc.sum(pc.equal(label, ints([0])[0])).as_py() or 0)
     return n
 
 

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from labelgate.run.rowfiles import read_rows
+
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
 
@@ -33,7 +35,7 @@ def reduce_zero_label(paths: Sequence[str], facts: AnnotationFacts) -> None:
     import pyarrow.parquet as pq
 
     for path in paths:
-        table = pq.read_table(path)
+        table = read_rows(path)
         if "pixels" not in table.column_names:
             continue
         labels: list[list[int] | None] = []

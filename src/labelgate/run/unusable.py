@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
+from labelgate.readers.common.arrowcols import bools, ints, texts
+from labelgate.run.rowfiles import read_rows
 
 __all__ = ["reject_boxes", "reject_files"]
 
@@ -58,7 +60,7 @@ def _null(
 
     nulled, row = 0, 0
     for path in paths:
-        table = pq.read_table(path)
+        table = read_rows(path)
         n = table.num_rows
         if "label" not in table.column_names or not n:
             row += n
@@ -73,10 +75,15 @@ def _null(
             if not typed:
                 row += n
                 continue
-            mask = pc.is_in(id_col, value_set=pa.array(typed, id_col.type))
-            candidates = pc.indices_nonzero(pc.fill_null(mask, False)).to_pylist()
+            if pa.types.is_integer(id_col.type):
+                wanted = ints([i for i in typed if isinstance(i, int)])
+            else:
+                wanted = texts([i for i in typed if isinstance(i, str)])
+            mask = pc.is_in(id_col, value_set=wanted.cast(id_col.type))
+            candidates = pc.indices_nonzero(pc.fill_null(mask, bools(np.zeros(1, bool))[0]))
+            candidates = candidates.to_pylist()
         if candidates:
-            at = pa.array(candidates, pa.int64())
+            at = ints(candidates)
             picked = chosen(
                 pc.take(id_col, at).to_pylist(), pc.take(table.column("source"), at).to_pylist()
             )
@@ -86,7 +93,7 @@ def _null(
                 if p and row + r not in facts.refused
             ]
             label = table.column("label")
-            old = pc.take(label, pa.array(rows, pa.int64())).to_pylist()
+            old = pc.take(label, ints(rows)).to_pylist()
             pairs = [(r, v) for r, v in zip(rows, old, strict=True) if v is not None]
             rows = [r for r, _ in pairs]
             if rows:
@@ -95,7 +102,7 @@ def _null(
                     facts.rejected_classes[v] = facts.rejected_classes.get(v, 0) + 1
                 mask = np.zeros(n, dtype=bool)
                 mask[rows] = True
-                label = pc.if_else(pa.array(mask), pa.scalar(None, label.type), label)
+                label = pc.if_else(bools(mask), ints([None])[0].cast(label.type), label)
                 index = table.column_names.index("label")
                 table = table.set_column(index, table.schema.field(index), label)
                 pq.write_table(table, Path(path), compression="zstd")

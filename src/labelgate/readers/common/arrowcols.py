@@ -10,6 +10,7 @@ and read back: numbers of fixed width (a list's offsets too) and validity.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["ints", "numbers", "offsets", "repeated", "table", "texts", "valid"]
+__all__ = ["bools", "ints", "numbers", "offsets", "repeated", "table", "texts", "valid"]
 
 
 def _validity(missing: npt.NDArray[np.bool_]) -> tuple[Any, int]:
@@ -32,7 +33,7 @@ def _validity(missing: npt.NDArray[np.bool_]) -> tuple[Any, int]:
     return pa.py_buffer(np.packbits(~missing, bitorder="little")), nulls
 
 
-def ints(values: npt.NDArray[np.int64] | list[int | None]) -> pa.Array:
+def ints(values: npt.NDArray[np.int64] | Sequence[int | None]) -> pa.Array:
     """64-bit integers (``None``: null) as an Arrow array.
 
     Raises:
@@ -52,7 +53,15 @@ def ints(values: npt.NDArray[np.int64] | list[int | None]) -> pa.Array:
     return pa.Array.from_buffers(pa.int64(), len(data), [bitmap, pa.py_buffer(data)], nulls)
 
 
-def texts(values: list[str | None]) -> pa.Array:
+def bools(values: npt.NDArray[np.bool_]) -> pa.Array:
+    """Booleans (none null) as an Arrow array."""
+    import pyarrow as pa
+
+    data = pa.py_buffer(np.packbits(np.asarray(values, dtype=bool), bitorder="little"))
+    return pa.Array.from_buffers(pa.bool_(), len(values), [None, data], 0)
+
+
+def texts(values: Sequence[str | None]) -> pa.Array:
     """Text (``None``: null) as an Arrow string array.
 
     Raises:

@@ -154,6 +154,8 @@ def _named(root: tuple[str, str], r: ImageRecord) -> tuple[str | None, str]:
 
 def _names_folder(name: str) -> bool:
     """Whether a file name names its folder itself (``''``, ``.``, ``./``), not a file."""
+    if name.strip("./\\"):  # a character of a name: some part of it is no '' or '.'
+        return False
     return all(p in ("", ".") for p in name.replace("\\", "/").split("/"))
 
 
