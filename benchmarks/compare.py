@@ -3,8 +3,8 @@
     python benchmarks/compare.py [--rows 1000000 10000000 100000000] [--dir /tmp/labelgate-bench]
                                  [--tools bare labelgate ...] [--repeat 3]
                                  [--id-encoding default|delta] [--gx-max-rows 10000000]
-                                 [--id-order sorted|local|shuffled|string|uuid]
-                                 [--class-names]
+                                 [--id-order sorted|local|shuffled|string|uuid ...|all]
+                                 [--class-names] [--alternate 5 [--goal 1.3] [--peak-goal 300]]
 
 For each size it writes (once) a Parquet file: id int64, label int64 with 0.1% ignore_index (-100),
 two out-of-range values and one all-ignored 32-row batch, a 3-value source string column and a
@@ -32,6 +32,12 @@ Every tool but the two floors reports those four results and the run stops if an
 labelgate's. It prints wall time, peak RSS, and time as ratios to the bare scan and to the decode
 floor in the same run.
 Figures are comparable only within one run, on one machine.
+
+`--alternate RUNS` runs only the decode floor and labelgate, RUNS times each, alternating (the
+machine's load then reaches both alike), for each size and each `--id-order` given (`all`: the
+five), and prints the medians of wall time, CPU time (user and system) and peak RSS, labelgate's
+wall and CPU ratios to the floor, and whether they meet `--goal` (1.3) and `--peak-goal` (300 MB).
+Each command runs under a fresh launcher, so its peak RSS is its own (see ``LAUNCH``).
 """
 
 from __future__ import annotations
@@ -45,11 +51,11 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, NamedTuple
 
 K, IGNORE, BATCH = 4, -100, 32
+ORDERS = ("sorted", "local", "shuffled", "string", "uuid")
 
 BARE = """
 import sys, json, pyarrow.parquet as pq, pyarrow.compute as pc
@@ -271,22 +277,40 @@ def compiled() -> None:
         compileall.compile_dir(Path(spec.origin).parent, quiet=1)
 
 
+# A fresh, small launcher per measurement: it spawns the command and reads the usage of its
+# children (the command and every worker it waited for). A child's peak RSS on Linux is the
+# larger of its own and that of the process it was spawned from (the kernel carries the old
+# address space's high-water mark across exec), so a command spawned by this script, once it has
+# held data, would report this script's peak; spawned by the launcher, it reports its own unless
+# it stays under the launcher's few MB.
+LAUNCH = """
+import os, resource, sys, time
+start = time.perf_counter()
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+_, status = os.waitpid(pid, 0)
+wall = time.perf_counter() - start
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {wall} {u.ru_utime + u.ru_stime} {u.ru_maxrss}")
+"""
+
+
 def measured(argv: list[str]) -> Measured:
     """Run a command in a fresh process and measure it (exit 0 or 1, else the run stops), the
-    labelgate package ``compiled`` first."""
+    labelgate package ``compiled`` first. Wall time is the command's, from its spawn to its
+    exit; CPU time and peak RSS are its own and its workers', read by ``LAUNCH``."""
     compiled()
-    start = time.perf_counter()
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(argv, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        code = os.waitstatus_to_exitcode(status)
-        if code not in (0, 1):
+        with tempfile.TemporaryDirectory() as tmp:
+            usage = Path(tmp) / "usage"
+            launcher = [sys.executable, "-S", "-c", LAUNCH, str(usage), *argv]
+            subprocess.run(launcher, stdout=out, stderr=err, check=True)
+            code, wall, cpu, rss = usage.read_text().split()
+        if int(code) not in (0, 1):
             err.seek(0)
             raise SystemExit(f"{argv[:4]} failed ({code}): {err.read().decode()[-2000:]}")
         out.seek(0)
-        cpu = usage.ru_utime + usage.ru_stime
-        return Measured(wall, cpu, usage.ru_maxrss / 1024, out.read().decode())
+        return Measured(float(wall), float(cpu), int(rss) / 1024, out.read().decode())
 
 
 def run(argv: list[str]) -> tuple[float, float, str]:
@@ -369,6 +393,54 @@ def _ids(values: Any, id_order: str) -> Any:
     return values
 
 
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def alternated(path: Path, folder: Path, runs: int, *, class_names: bool) -> dict[str, float]:
+    """``runs`` runs of the decode floor and of labelgate on ``path``, alternating (floor first),
+    so that a change of the machine's load reaches both alike; the medians of each one's wall
+    time, CPU time and peak RSS. Every labelgate run must give the same report."""
+    chosen = tools(path, folder, class_names=class_names)
+    floor: list[Measured] = []
+    labelgate: list[Measured] = []
+    report = None
+    for _ in range(runs):
+        floor.append(measured(chosen["floor"]))
+        labelgate.append(measured(chosen["labelgate"]))
+        if report is None:
+            report = plain(labelgate[-1].stdout)
+        elif plain(labelgate[-1].stdout) != report:
+            raise SystemExit(f"{path.name}: labelgate gave two different reports")
+    return {
+        f"{name} {field}": median([getattr(m, field) for m in measures])
+        for name, measures in (("floor", floor), ("labelgate", labelgate))
+        for field in ("wall", "cpu", "rss")
+    }
+
+
+def print_alternated(
+    rows: int, order: str, got: dict[str, float], goal: float, peak: float
+) -> None:
+    """One line of ``alternated``'s medians, the ratios to the floor and whether they meet the
+    goal (time at or under ``goal`` times the floor's, peak RSS at or under ``peak`` MB)."""
+    wall = got["labelgate wall"] / got["floor wall"]
+    cpu = got["labelgate cpu"] / got["floor cpu"]
+    memory = got["labelgate rss"]
+    verdict = ", ".join(
+        f"{what} {'met' if ok else 'MISSED'}"
+        for what, ok in (("wall", wall <= goal), ("cpu", cpu <= goal), ("peak", memory <= peak))
+    )
+    print(
+        f"{rows:>12,} {order:<9} {got['floor wall']:>7.2f} {got['floor cpu']:>7.2f} "
+        f"{got['labelgate wall']:>7.2f} {got['labelgate cpu']:>7.2f} {wall:>6.2f} {cpu:>6.2f} "
+        f"{got['floor rss']:>7.0f} {memory:>7.0f}  {verdict}",
+        flush=True,
+    )
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--make"]:
         make(Path(sys.argv[2]), int(sys.argv[3]), id_encoding=sys.argv[4], id_order=sys.argv[5])
@@ -386,10 +458,24 @@ def main() -> None:
     )
     parser.add_argument(
         "--id-order",
-        choices=("sorted", "local", "shuffled", "string", "uuid"),
-        default="sorted",
+        choices=(*ORDERS, "all"),
+        nargs="+",
+        default=["sorted"],
         help="the ids: sorted integers, integers shuffled within each row group (local) or "
-        "globally, text paths or 16-byte UUIDs",
+        "globally, text paths or 16-byte UUIDs; several, or all, are run one after the other",
+    )
+    parser.add_argument(
+        "--alternate",
+        type=int,
+        metavar="RUNS",
+        help="run only the decode floor and labelgate, alternating, RUNS times each, and print "
+        "the medians (wall, CPU, peak) and labelgate's ratios to the floor",
+    )
+    parser.add_argument(
+        "--goal", type=float, default=1.3, help="with --alternate: the ratio to the floor to meet"
+    )
+    parser.add_argument(
+        "--peak-goal", type=float, default=300, help="with --alternate: the peak RSS (MB) to meet"
     )
     parser.add_argument(
         "--class-names",
@@ -409,55 +495,80 @@ def main() -> None:
         f"python {platform.python_version()}, {platform.machine()}, "
         f"{len(os.sched_getaffinity(0))} cores available"
     )
-    print(
-        f"{'rows':>12} {'tool':<20} {'wall s':>8} {'peak MB':>8} {'x bare time':>11} "
-        f"{'x bare mem':>10} {'x floor time':>12}"
-    )
+    orders = list(ORDERS) if "all" in args.id_order else list(dict.fromkeys(args.id_order))
+    if args.alternate:
+        print(
+            f"medians of {args.alternate} runs each, alternating; goal: at or under "
+            f"{args.goal}x the floor, {args.peak_goal:.0f} MB"
+        )
+        print(
+            f"{'rows':>12} {'ids':<9} {'floor s':>7} {'cpu s':>7} {'lg s':>7} {'cpu s':>7} "
+            f"{'x wall':>6} {'x cpu':>6} {'floorMB':>7} {'lg MB':>7}"
+        )
+    else:
+        print(
+            f"{'rows':>12} {'tool':<20} {'wall s':>8} {'peak MB':>8} {'x bare time':>11} "
+            f"{'x bare mem':>10} {'x floor time':>12}"
+        )
     for rows in args.rows:
-        suffix = "" if args.id_encoding == "default" else f"_id_{args.id_encoding}"
-        suffix += "" if args.id_order == "sorted" else f"_{args.id_order}"
-        path = folder / f"labels_{rows}{suffix}.parquet"
-        if not path.exists():
-            # In a child process: a child forked from a parent holding the data would inherit
-            # its resident memory in its peak RSS.
-            make_cmd = [sys.executable, __file__, "--make", str(path), str(rows), args.id_encoding]
-            make_cmd.append(args.id_order)
-            subprocess.run(make_cmd, check=True)
-        chosen = tools(path, folder, class_names=args.class_names)
-        if args.tools:
-            chosen = {n: c for n, c in chosen.items() if n in ("bare", "floor") or n in args.tools}
-        if rows > args.gx_max_rows and chosen.pop("gx", None):
-            print(f"{rows:>12,} gx skipped: over --gx-max-rows {args.gx_max_rows:,}")
-        for name, module in PEERS.items():
-            if name in chosen and importlib.util.find_spec(module) is None:
-                del chosen[name]
-                print(f"{rows:>12,} {name} skipped: {module} is not installed")
-        results: dict[str, tuple[float, float]] = {}
-        reference: dict[str, Any] | None = None
-        for name, cmd in chosen.items():
-            runs = [run(cmd) for _ in range(args.repeat)]
-            wall, mem = min(r[0] for r in runs), min(r[1] for r in runs)
-            results[name] = (wall, mem)
-            if name in ("bare", "floor"):
-                continue
-            text = runs[0][2]
-            got = normal(from_labelgate(text) if name.startswith("labelgate") else json.loads(text))
-            if reference is None:
-                reference = got
-            elif name == "labelgate-no-LG014":  # the one tool that does not count duplicates
-                if {**got, "duplicate_ids": reference["duplicate_ids"]} != reference:
-                    raise SystemExit(f"{name} disagrees with labelgate:\n{got}\n{reference}")
-            elif got != reference:
+        for order in orders:
+            path = made(folder, rows, args.id_encoding, order)
+            if args.alternate:
+                got = alternated(path, folder, args.alternate, class_names=args.class_names)
+                print_alternated(rows, order, got, args.goal, args.peak_goal)
+            else:
+                compared(path, folder, rows, args)
+
+
+def made(folder: Path, rows: int, id_encoding: str, order: str) -> Path:
+    """The benchmark file of ``rows`` rows with these ids, written first where it is missing."""
+    suffix = "" if id_encoding == "default" else f"_id_{id_encoding}"
+    suffix += "" if order == "sorted" else f"_{order}"
+    path = folder / f"labels_{rows}{suffix}.parquet"
+    if not path.exists():
+        # In a child process: the data it held would otherwise stay in this process's memory.
+        make_cmd = [sys.executable, __file__, "--make", str(path), str(rows), id_encoding, order]
+        subprocess.run(make_cmd, check=True)
+    return path
+
+
+def compared(path: Path, folder: Path, rows: int, args: argparse.Namespace) -> None:
+    """Every chosen tool on ``path``, best of ``args.repeat`` runs, checked to agree; a line each."""
+    chosen = tools(path, folder, class_names=args.class_names)
+    if args.tools:
+        chosen = {n: c for n, c in chosen.items() if n in ("bare", "floor") or n in args.tools}
+    if rows > args.gx_max_rows and chosen.pop("gx", None):
+        print(f"{rows:>12,} gx skipped: over --gx-max-rows {args.gx_max_rows:,}")
+    for name, module in PEERS.items():
+        if name in chosen and importlib.util.find_spec(module) is None:
+            del chosen[name]
+            print(f"{rows:>12,} {name} skipped: {module} is not installed")
+    results: dict[str, tuple[float, float]] = {}
+    reference: dict[str, Any] | None = None
+    for name, cmd in chosen.items():
+        runs = [run(cmd) for _ in range(args.repeat)]
+        wall, mem = min(r[0] for r in runs), min(r[1] for r in runs)
+        results[name] = (wall, mem)
+        if name in ("bare", "floor"):
+            continue
+        text = runs[0][2]
+        got = normal(from_labelgate(text) if name.startswith("labelgate") else json.loads(text))
+        if reference is None:
+            reference = got
+        elif name == "labelgate-no-LG014":  # the one tool that does not count duplicates
+            if {**got, "duplicate_ids": reference["duplicate_ids"]} != reference:
                 raise SystemExit(f"{name} disagrees with labelgate:\n{got}\n{reference}")
-        base_wall, base_mem = results["bare"]
-        floor_wall = results["floor"][0]
-        for name, (wall, mem) in results.items():
-            print(
-                f"{rows:>12,} {name:<20} {wall:>8.2f} {mem:>8.0f} "
-                f"{wall / base_wall:>11.2f} {mem / base_mem:>10.2f} {wall / floor_wall:>12.2f}"
-            )
-        if reference is not None:
-            print(f"{'':>12} all tools agree: {json.dumps(reference)}")
+        elif got != reference:
+            raise SystemExit(f"{name} disagrees with labelgate:\n{got}\n{reference}")
+    base_wall, base_mem = results["bare"]
+    floor_wall = results["floor"][0]
+    for name, (wall, mem) in results.items():
+        print(
+            f"{rows:>12,} {name:<20} {wall:>8.2f} {mem:>8.0f} "
+            f"{wall / base_wall:>11.2f} {mem / base_mem:>10.2f} {wall / floor_wall:>12.2f}"
+        )
+    if reference is not None:
+        print(f"{'':>12} all tools agree: {json.dumps(reference)}")
 
 
 if __name__ == "__main__":

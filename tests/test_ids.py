@@ -223,3 +223,36 @@ def test_large_slices_keyed_on_two_threads_equal_a_plain_set(kind: str) -> None:
     expected_rows, _ = plain(ids.to_pylist())
     (lg014,) = [f for f in done.report.findings if f.code == "LG014"]
     assert [e.row for e in lg014.examples] == expected_rows
+
+
+def test_equal_hashes_of_several_partitions_are_confirmed_in_one_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each confirmation reads again the row groups holding its rows: the candidates of every
+    partition are confirmed together, then the examples' ids read, two reads in all."""
+    import labelgate.scan.ids as ids_module
+
+    rows = 20_000
+    draws = list(range(rows))
+    for i in range(10):
+        draws[1_000 + i] = draws[15_000 + 97 * i]  # ten ids repeated, spread over partitions
+    ids = column("string", draws, [False] * rows)
+    reads: list[int] = []
+    real = ids_module.values_at
+
+    def counted(wanted: list[int], data: Any, columns: list[str]) -> Any:
+        reads.append(len(wanted))
+        return real(wanted, data, columns)
+
+    monkeypatch.setattr(ids_module, "values_at", counted)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "ids.parquet"
+        pq.write_table(pa.table({"id": ids, "label": [0] * rows}), path, row_group_size=5_000)
+        done = run([str(path)], Contract(num_classes=1, id_column="id"), max_examples=0)
+        assert _partitions(rows, (1 << 20) // 2) > 1
+        reads.clear()
+        found = duplicate_ids(done.dataset, "id", done.context.scan, 0, memory=1 << 20)
+    expected_rows, expected_distinct = plain(ids.to_pylist())
+    assert [e.row for e in found.examples] == expected_rows
+    assert found.distinct == expected_distinct == 10
+    assert reads == [20, 10]  # the 20 rows of equal hashes, then the 10 repeats

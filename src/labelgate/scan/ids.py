@@ -213,11 +213,24 @@ def _resolve(keyed: IdKeys, data: Dataset, column: str, limit: int | None, memor
             return (*repeats(pairs), None)
         return np.zeros(0, np.int64), 0, pairs
 
+    # Equal hashes of several partitions are confirmed together (a partition's keys are no
+    # other's, so its groups stay whole), up to the rows whose ids ``confirmed`` holds at once:
+    # each confirmation reads again the row groups holding its rows.
+    held: list[Array] = []
+
+    def confirm_held() -> None:
+        if held:
+            pairs = np.concatenate(held)
+            held.clear()
+            tally.add(*confirmed(pairs, lambda r: values_at(r, data, [column]), memory))
+
     def add(result: tuple[Array, int, Array | None]) -> None:
         found, groups, to_confirm = result
-        if to_confirm is not None and len(to_confirm):  # confirmed here, a partition at a time
-            found, groups = confirmed(to_confirm, lambda r: values_at(r, data, [column]), memory)
         tally.add(found, groups)
+        if to_confirm is not None and len(to_confirm):
+            held.append(to_confirm)
+            if sum(len(h) for h in held) >= max(1, memory // 512):
+                confirm_held()
 
     # Two partitions are sorted at once (numpy's sort runs without the GIL): IdKeys sizes them
     # so that two fit the budget. Equal hashes are confirmed on this thread: the ids it reads
@@ -230,6 +243,7 @@ def _resolve(keyed: IdKeys, data: Dataset, column: str, limit: int | None, memor
             pending.append(pool.submit(of_partition, load))
         for done in pending:
             add(done.result())
+    confirm_held()
     tally.add_nulls(keyed.nulls_seen, keyed.null_rows)
     return tally
 
