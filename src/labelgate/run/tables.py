@@ -3,6 +3,7 @@ sources, classes and notes."""
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from typing import Any
 
 from labelgate.checks import Context
@@ -15,7 +16,15 @@ from labelgate.io.stream import FileSchema
 from labelgate.scan import ScanResult
 from labelgate.scan.result import PER_BATCH_MAX
 
-__all__ = ["batch_summary", "class_table", "counts", "input_table", "notes", "source_table"]
+__all__ = [
+    "batch_summary",
+    "class_table",
+    "counts",
+    "input_table",
+    "names_seen",
+    "notes",
+    "source_table",
+]
 
 
 def counts(scan: ScanResult) -> dict[str, int]:
@@ -149,3 +158,16 @@ def notes(
             "counts; counts of values are of pixels"
         )
     return notes
+
+
+def names_seen(scan: ScanResult) -> dict[int, str]:
+    """Each in-range label's most frequent name in the name column, among the sources that can
+    be a reference (not 1-based ones)."""
+    from labelgate.checks.classes import reference_sources
+
+    sources = reference_sources(scan.pairs, scan.k)
+    votes: dict[int, Counter[str]] = defaultdict(Counter)
+    for (source, value, name), (count, _) in sorted(scan.pairs.items(), key=lambda kv: kv[1][1]):
+        if source in sources and 0 <= value < scan.k:
+            votes[value][name] += count
+    return {value: c.most_common(1)[0][0] for value, c in votes.items()}
