@@ -145,8 +145,8 @@ def notes(
             "accepts int64 and uint8 class indices, and raises RuntimeError for others: "
             "expected target dtype to be Long or Byte)"
         )
-    if typed(files) and base in ("string", "large_string", "string_view"):
-        notes.append(
+    if typed(files) and task != "multiclass" and base in ("string", "large_string", "string_view"):
+        notes.append(  # a scalar column of digits is LG026's
             f"labels are stored as text ({base}): values such as '3' are read as class 3 here, "
             "but a loader must convert them to int64 before building the target"
         )
