@@ -146,6 +146,7 @@ def read_input(
         limit=limit,
         cluster=None if client is None else _cluster(client),
         label_column=contract.label_column,
+        progress=getattr(progress, "reading", None),  # the command line's bar: bytes parsed
     )
     opened = open_input(listed, input_format, folder, options)
     if opened.facts is not None and opened.images is not None:
