@@ -8,7 +8,6 @@ from labelgate.checks.registry import check
 from labelgate.core.findings import finding
 from labelgate.core.labels import Status
 from labelgate.core.report import Finding
-from labelgate.io.sources import typed
 
 NEVER_WIDEN = (
     "Do not widen the model head to K+1 logits: that hides the bad label instead of fixing it."
@@ -414,43 +413,3 @@ def no_positive(ctx: Context) -> list[Finding]:
             "lost their labels on the way (a join, a blank column read as 0).",
         )
     ]
-
-
-FLOAT_TYPES = ("halffloat", "float", "double")
-TEXT_TYPES = ("string", "large_string", "string_view")
-
-
-@check("LG026")
-def float_labels(ctx: Context) -> list[Finding]:
-    """Whole numbers stored as floats, or as text of digits: valid values, but such a (N,)
-    target makes the loss raise (floats) or cannot become a tensor at all (strings)."""
-    text = ctx.label_type in TEXT_TYPES
-    if ctx.task != "multiclass" or not (text or ctx.label_type.startswith(FLOAT_TYPES)):
-        return []
-    if not typed(ctx.files):
-        return []  # CSV: the type is the reader's guess, not the file's; its labels are text
-    st = ctx.scan.row_status
-    whole = int(st[Status.USABLE] + st[Status.IGNORED] + st[Status.HIGH] + st[Status.NEGATIVE])
-    if whole == 0:
-        return []
-    if text:
-        message = (
-            f"labels are stored as text ({ctx.label_type}): {plural(whole, 'row')} hold digits "
-            "such as '3', read as class 3 here, but torch.tensor of strings raises ValueError: "
-            "too many dimensions 'str'"
-        )
-        fix = (
-            "Store the label column as int64 where the dataset is written, or convert with "
-            "int() before the target is built, once every value is an integer (LG002)."
-        )
-    else:
-        message = (
-            f"labels are stored as {ctx.label_type}: {plural(whole, 'row')} hold whole numbers "
-            "such as 3.0, and a float (N,) target makes cross_entropy raise RuntimeError: "
-            "expected target dtype to be Long or Byte, but got Float"
-        )
-        fix = (
-            "Store the label column as int64 where the dataset is written, or cast with "
-            ".long() in the collate function, once no value has a fractional part (LG002)."
-        )
-    return [finding("LG026", count=whole, unit="rows", message=message, fix=fix)]
