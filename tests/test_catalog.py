@@ -183,6 +183,34 @@ class TestFloatLabels:
             f.code for f in report_of([str(path)], Contract(num_classes=4)).findings
         }
 
+    @pytest.mark.parametrize("kind", ["parquet", "jsonl"])
+    def test_digit_strings_are_judged_as_whole_floats(self, tmp_path: Path, kind: str) -> None:
+        labels = ["0", "3", "1", "cat", None, "7"]
+        path = tmp_path / f"s.{kind}"
+        if kind == "parquet":
+            pq.write_table(pa.table({"label": pa.array(labels, pa.string())}), path)
+        else:
+            path.write_text("".join(json.dumps({"label": v}) + "\n" for v in labels))
+        report = report_of([str(path)], Contract(num_classes=4))
+        by = {f.code: f for f in report.findings}
+        assert by["LG026"].severity == "warning"
+        assert by["LG026"].count == 4  # 0, 3, 1 and 7 (which is LG004 as well)
+        assert "stored as text (string)" in by["LG026"].message
+        assert by["LG002"].count == 1 and by["LG004"].count == 1
+        assert not any("stored as text" in n for n in report.notes)  # the finding says it
+
+    def test_digit_strings_in_csv_stay_integers(self, tmp_path: Path) -> None:
+        path = tmp_path / "s.csv"
+        path.write_text('label\n"0"\n"3"\n1\n2\n')
+        report = report_of([str(path)], Contract(num_classes=4))
+        assert report.counts["usable"] == 4
+        assert {f.code for f in report.findings} <= {"LG013"}
+
+    def test_strings_cannot_become_a_target(self) -> None:
+        torch = pytest.importorskip("torch")
+        with pytest.raises(ValueError, match="too many dimensions 'str'"):
+            torch.tensor(["0", "3"])
+
     def test_the_wording_is_what_torch_does(self) -> None:
         torch = pytest.importorskip("torch")
         logits = torch.zeros(3, 4)

@@ -189,6 +189,21 @@ class TestWithoutTorch:
 
 
 class TestProgressBar:
+    def test_reading_the_input_then_scanning_its_rows(self) -> None:
+        from labelgate.cli.progress import ProgressBar
+
+        ticks = iter([0.0, 0.9, 1.0, 1.1])
+        bar = ProgressBar(clock=lambda: next(ticks))
+        bar.reading(50, 100)  # at 0.9 s: the bar appears, counting bytes
+        from rich.progress import Progress
+
+        assert isinstance(bar._bar, Progress)
+        (task,) = bar._bar.tasks
+        assert task.description == "reading the input (bytes)" and task.completed == 50
+        bar(3, 10)  # then the rows: the same bar, its words and counts the scan's
+        assert task.description == "scanning labels" and (task.completed, task.total) == (3, 10)
+        bar.close()
+
     def test_shown_only_after_half_a_second(self) -> None:
         from labelgate.cli.progress import ProgressBar
 

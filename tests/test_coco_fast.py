@@ -414,3 +414,66 @@ def test_a_file_that_cannot_be_mapped_is_read_sequentially(
         blocks = read(path, tmp_path / "b", None, least=0, block=1_500, workers=1)
     assert blocks == sequential
     assert sequential[2].hits["LG028"].count == 1
+
+
+class TestProgress:
+    """A sign of life while a large file is parsed: the bytes read, up to the file's size, in
+    the block read and in the sequential one."""
+
+    @pytest.mark.parametrize("fast", [{"block": 4096, "workers": 1}, {"least": 1 << 40}])
+    def test_bytes_read_reach_the_size(self, tmp_path: Path, fast: dict[str, Any]) -> None:
+        path = tmp_path / "instances.json"
+        write(path, 3, {}, 600)
+        size = path.stat().st_size
+        heard: list[tuple[int, int | None]] = []
+        read(path, tmp_path / "rows", None, progress=lambda n, t: heard.append((n, t)), **fast)
+        assert heard and heard[-1] == (size, size)
+        done = [n for n, _ in heard]
+        assert done == sorted(done) and len(heard) > 1
+
+    def test_a_terminal_sees_the_parse_and_a_log_does_not(self, tmp_path: Path) -> None:
+        import os
+        import pty
+        import subprocess
+
+        path = tmp_path / "instances.json"
+        write(path, 3, {}, 600)
+        code = (
+            "import itertools, labelgate.cli.progress as p\n"
+            # a clock a second later at each look: the bar is drawn at once
+            "p.ProgressBar.__init__.__defaults__ = (itertools.count(0.0, 1.0).__next__, "
+            "'scanning labels')\n"
+            "from labelgate.cli import main\n"
+            f"raise SystemExit(main(['validate', {str(path)!r}]))"
+        )
+        env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
+        env.pop("CI", None)
+        env.pop("GITHUB_ACTIONS", None)
+        master, slave = pty.openpty()
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", code],
+                stdout=subprocess.PIPE,
+                stderr=slave,
+                env=env,
+                timeout=120,
+                check=False,
+            )
+            os.close(slave)
+            seen = b""
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+        finally:
+            os.close(master)
+        assert done.returncode in (0, 1)
+        assert b"reading the input" in seen
+        logged = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, env=env, timeout=120, check=False
+        )
+        assert logged.returncode == done.returncode and logged.stderr == b""

@@ -392,11 +392,12 @@ class TestCarefulUser:
         )
         assert result.returncode == 2 and "--shift -1" in result.stderr
 
-    def test_a_text_label_column_in_parquet_gets_a_note(self, tmp_path: Path) -> None:
+    def test_a_text_label_column_in_parquet_is_lg026(self, tmp_path: Path) -> None:
         path = tmp_path / "s.parquet"
         pq.write_table(pa.table({"label": ["0", "3"]}), path)
         result = run_cli("validate", str(path), "-k", "4", "--format", "json")
         assert result.returncode == 0 and "stored as text" in result.stdout
+        assert "LG026" in result.stdout
 
     def test_words_say_what_they_mean(self, tmp_path: Path) -> None:
         result = run_cli(

@@ -19,6 +19,7 @@ def all_checks() -> dict[str, CheckSpec]:
         formats,
         model,
         rows,
+        stored,
         values,
         witness,
     )

@@ -8,7 +8,6 @@ from labelgate.checks.registry import check
 from labelgate.core.findings import finding
 from labelgate.core.labels import Status
 from labelgate.core.report import Finding
-from labelgate.io.sources import typed
 
 NEVER_WIDEN = (
     "Do not widen the model head to K+1 logits: that hides the bad label instead of fixing it."
@@ -412,37 +411,5 @@ def no_positive(ctx: Context) -> list[Finding]:
             message=f"{plural(n, 'multi-label row')} with no positive class",
             fix="Nothing to fix if 'none of the classes' is a real answer; if not, these rows "
             "lost their labels on the way (a join, a blank column read as 0).",
-        )
-    ]
-
-
-FLOAT_TYPES = ("halffloat", "float", "double")
-
-
-@check("LG026")
-def float_labels(ctx: Context) -> list[Finding]:
-    """Whole numbers stored as floats: valid values, but a float (N,) target makes the loss raise."""
-    if ctx.task != "multiclass" or not ctx.label_type.startswith(FLOAT_TYPES):
-        return []
-    if not typed(ctx.files):
-        return []  # CSV: the float type is the reader's guess, not the file's
-    st = ctx.scan.row_status
-    whole = int(st[Status.USABLE] + st[Status.IGNORED] + st[Status.HIGH] + st[Status.NEGATIVE])
-    if whole == 0:
-        return []
-    return [
-        finding(
-            "LG026",
-            count=whole,
-            unit="rows",
-            message=(
-                f"labels are stored as {ctx.label_type}: {plural(whole, 'row')} hold whole numbers "
-                "such as 3.0, and a float (N,) target makes cross_entropy raise RuntimeError: "
-                "expected target dtype to be Long or Byte, but got Float"
-            ),
-            fix=(
-                "Store the label column as int64 where the dataset is written, or cast with "
-                ".long() in the collate function, once no value has a fractional part (LG002)."
-            ),
         )
     ]

@@ -151,7 +151,7 @@ def _smoke(args: argparse.Namespace) -> int:
             predicted = [b for b in done.report.batches["failing"] if limit is None or b < limit]
             before = run_smoke(done.dataset, **options)
     reader = _reader(args, contract)
-    if reader.can("stack"):  # smoke stacks the input's own arrays (masks)
+    if reader is not None and reader.can("stack"):  # smoke stacks the input's own arrays (masks)
         if len(args.paths) > 1:
             raise UsageError(
                 f"smoke stacks the masks of one file or folder, got {len(args.paths)} paths"
@@ -197,7 +197,9 @@ def _fix(args: argparse.Namespace) -> int:
     if contract.model is not None:  # --model: the model's order, proven by the names
         contract, aligned = model_alignment(contract)
         maps.update({raw: new for raw, new in aligned.items() if raw not in maps})
-    if _reader(args, contract).can("files"):  # fix writes the input's own files anew (masks)
+    if (reader := _reader(args, contract)) is not None and reader.can(
+        "files"
+    ):  # fix writes the input's own files anew (masks)
         if len(args.paths) > 1:
             raise UsageError(
                 f"fix writes the masks of one file or folder at a time, got {len(args.paths)} paths"
@@ -229,10 +231,15 @@ def _fix(args: argparse.Namespace) -> int:
     return _fix_done(args, fix(args.paths, contract, options))
 
 
-def _reader(args: argparse.Namespace, contract: Any) -> Reader:
-    """The reader of the command's paths: the one ``--input-format`` names, or the detected one."""
+def _reader(args: argparse.Namespace, contract: Any) -> Reader | None:
+    """The reader of the command's paths: the one ``--input-format`` names, or the detected one;
+    ``None`` for a packed input (stdin, ``.gz``, ``.zst``, ``.zip``), whose format is told once it
+    is unpacked, and whose own files are never rewritten."""
+    from labelgate.readers.manifest import packing
     from labelgate.readers.registry import choose
 
+    if any(packing(p) for p in args.paths):
+        return None
     return choose(args.paths, getattr(args, "input_format", "auto"), contract.task).reader
 
 

@@ -73,12 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
         summary="check label files against PyTorch's rules for class-index targets",
         description=(
             "Check labels against PyTorch's contract for class-index targets: tables (Parquet, "
-            "CSV, JSONL; files, directories or globs, read in sorted path order as one logical "
-            "file), annotation formats and dataset roots (COCO, YOLO, VOC, CVAT, Label Studio, "
-            "LabelMe, detection CSVs, ImageFolder, Hugging Face datasets, masks), and training "
-            "shards (WebDataset, TFRecord, MDS, LitData), each detected by its content "
-            "(--input-format names one). Exit status: 0 pass, 1 a check failed, 2 usage error or "
-            "unreadable input."
+            "CSV, TSV, JSONL; files, directories or globs, read in sorted path order as one "
+            "logical file), annotation formats and dataset roots (COCO, YOLO, VOC, CVAT, Label "
+            "Studio, LabelMe, detection CSVs, ImageFolder, Hugging Face datasets, masks), and "
+            "training shards (WebDataset, TFRecord, MDS, LitData), each detected by its content "
+            "(--input-format names one). JSON, JSONL, CSV and TSV files may be compressed (.gz, "
+            ".zst); a CVAT or Label Studio export may be given as its .zip; - reads standard "
+            "input (its format told by its content). Exit status: 0 pass, 1 a check failed, 2 "
+            "usage error or unreadable input."
         ),
         paths="label file(s), directory or glob",
     )

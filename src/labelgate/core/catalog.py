@@ -212,9 +212,9 @@ CATALOG: tuple[Entry, ...] = (
     ),
     Entry(
         "LG026",
-        "whole-number labels stored as floats",
-        "labels stored as floats holding whole numbers (`3.0`): PyTorch refuses a float class-index "
-        "target",
+        "whole-number labels stored as floats or text",
+        'labels stored as floats holding whole numbers (`3.0`) or as text holding digits (`"3"`, '
+        "Parquet or JSONL): PyTorch refuses such a class-index target",
         "warning",
         "row",
     ),

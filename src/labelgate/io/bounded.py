@@ -15,7 +15,7 @@ bytes arrive, before a parser builds anything from them (docs/security.md, "Limi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from labelgate.errors import InputError
@@ -144,22 +144,34 @@ class DepthGuard:
 class _Guarded:
     """A binary stream whose bytes pass a ``DepthGuard`` as they are read."""
 
-    def __init__(self, raw: IO[bytes], guard: DepthGuard) -> None:
-        self._raw, self._guard = raw, guard
+    def __init__(
+        self, raw: IO[bytes], guard: DepthGuard, progress: Callable[[int], None] | None
+    ) -> None:
+        self._raw, self._guard, self._progress = raw, guard, progress
+        self._read = 0
 
     def read(self, size: int = -1) -> bytes:
         chunk = self._raw.read(size)
         self._guard.feed(chunk)
+        if self._progress is not None:
+            self._read += len(chunk)
+            self._progress(self._read)
         return chunk
 
 
-def guarded_stream(raw: IO[bytes], path: str, limit: int = MAX_DEPTH) -> Any:
-    """``raw`` as a stream for ijson that refuses nesting deeper than ``limit`` as it is read.
+def guarded_stream(
+    raw: IO[bytes],
+    path: str,
+    limit: int = MAX_DEPTH,
+    progress: Callable[[int], None] | None = None,
+) -> Any:
+    """``raw`` as a stream for ijson that refuses nesting deeper than ``limit`` as it is read;
+    ``progress`` is told the bytes read so far after each read.
 
     Raises (on read):
         InputError: the nesting passes ``limit``.
     """
-    return _Guarded(raw, DepthGuard(limit, path, strings=MAX_STRING))
+    return _Guarded(raw, DepthGuard(limit, path, strings=MAX_STRING), progress)
 
 
 def load_json(text: str | bytes, path: str = "the JSON text", limit: int = MAX_DEPTH) -> Any:

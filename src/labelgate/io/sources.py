@@ -12,15 +12,17 @@ from typing import Any
 from labelgate.errors import InputError, one_line
 from labelgate.io.uri import display_uri
 
-__all__ = ["KINDS", "InputFile", "held", "resolve_inputs", "typed"]
+__all__ = ["DELIMITED", "KINDS", "InputFile", "held", "resolve_inputs", "typed"]
 
 KINDS = {
     ".parquet": "parquet",
     ".pq": "parquet",
     ".csv": "csv",
+    ".tsv": "tsv",  # CSV delimited by tabs
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
 }
+DELIMITED = {"csv": ",", "tsv": "\t"}  # kind -> delimiter of the text tables
 _GLOB_CHARS = set("*?[")
 
 
@@ -30,7 +32,7 @@ class InputFile:
 
     Attributes:
         path: the path as found (a directory's files are listed below it).
-        kind: ``"parquet"``, ``"csv"``, ``"jsonl"``, or ``"memory"`` for a table held in memory.
+        kind: ``"parquet"``, ``"csv"``, ``"tsv"``, ``"jsonl"``, or ``"memory"`` for a table held in memory.
         size: bytes on disk (in memory: the table's buffers).
         location: the URI of a file on an object store.
         table: the Arrow table, for a table held in memory (by reference: never copied).
@@ -84,8 +86,9 @@ def _kind(path: Path) -> str | None:
 
 
 def typed(files: list[InputFile]) -> bool:
-    """Whether every file stores its columns' types: CSV holds text, whatever a column is."""
-    return all(f.kind != "csv" for f in files)
+    """Whether every file stores its columns' types: CSV (and TSV) holds text, whatever a
+    column is."""
+    return all(f.kind not in DELIMITED for f in files)
 
 
 def held(table: Any, given_as: str) -> InputFile:
@@ -129,7 +132,7 @@ def resolve_inputs(paths: Sequence[str | InputFile]) -> list[InputFile]:
                 if f.is_file() and _kind(f) and not f.name.startswith(".")
             )
             if not found:
-                raise InputError("directory holds no .parquet, .csv or .jsonl file", path=raw)
+                raise InputError("directory holds no .parquet, .csv, .tsv or .jsonl file", path=raw)
         elif p.is_file():
             found = [raw]
         elif _GLOB_CHARS & set(raw):
@@ -148,7 +151,7 @@ def resolve_inputs(paths: Sequence[str | InputFile]) -> list[InputFile]:
             if kind is None:
                 contract = Path(f).suffix.lower() in (".yaml", ".yml")
                 raise InputError(
-                    "unknown format: use a .parquet, .csv or .jsonl file"
+                    "unknown format: use a .parquet, .csv, .tsv or .jsonl file"
                     + ("; a contract is given with --schema" if contract else ""),
                     path=f,
                 )

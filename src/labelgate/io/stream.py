@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labelgate.errors import InputError, one_line
-from labelgate.io.sources import InputFile
+from labelgate.io.sources import DELIMITED, InputFile
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -65,7 +65,7 @@ def read_schema(file: InputFile) -> FileSchema:
             schema = meta.schema.to_arrow_schema()
             _unique_names(schema.names, file)
             return FileSchema(schema, meta.num_rows, meta.num_row_groups, metadata=meta)
-        if file.kind == "csv":
+        if file.kind in DELIMITED:
             names = _csv_header(file)
             reader = _open_csv(file, names, None)
             _unique_names(reader.schema.names, file)
@@ -129,7 +129,7 @@ def stream_columns(
             pf = ParquetFile(file.open(), read_dictionary=dictionary or None, pre_buffer=False)
             yield from pf.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=True)
             return
-        if file.kind == "csv":
+        if file.kind in DELIMITED:
             names = _csv_header(file) if headerless else None
             reader = _open_csv(file, names, columns)
         else:
@@ -157,7 +157,9 @@ def _csv_header(file: InputFile) -> list[str] | None:
     with Path(file.path).open(encoding="utf-8", newline="") as f:
         first = f.readline()
     try:
-        fields = next(csv.reader(io.StringIO(first, newline="")), [])
+        fields = next(
+            csv.reader(io.StringIO(first, newline=""), delimiter=DELIMITED[file.kind]), []
+        )
     except csv.Error:
         return None  # the scan reads the file and words what is wrong with it
     if any(field.strip().lstrip("+-").isdigit() for field in fields):
@@ -180,7 +182,8 @@ def _open_csv(
             column_types={c: pa.string() for c in columns},
             strings_can_be_null=True,
         )
-    return pcsv.open_csv(file.path, read_options=read, convert_options=convert)
+    parse = pcsv.ParseOptions(delimiter=DELIMITED[file.kind])
+    return pcsv.open_csv(file.path, read_options=read, parse_options=parse, convert_options=convert)
 
 
 def _open_json(file: InputFile) -> pa.RecordBatchReader:

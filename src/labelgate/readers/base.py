@@ -68,6 +68,8 @@ class ReadOptions:
             label by name (a WebDataset member or ``.json`` field, a TFRecord feature, an MDS column, a LitData
             field; readers that can ``column`` read it into ``label``); their
             rows then hold the label under that name.
+        progress: called with (bytes read, bytes in all) as a large file is parsed (COCO), for
+            a sign of life before the scan's own progress begins.
     """
 
     background: int | None = None
@@ -79,6 +81,7 @@ class ReadOptions:
     limit: int | None = 20
     cluster: Callable[..., Any] | None = None
     label_column: str | None = None
+    progress: Callable[[int, int | None], None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,12 @@ file's suffix (lower case) or whole name is listed; for a folder, unless ``folde
 the folder holds one of ``marks`` directly (no marks: any folder, the reader looks deeper itself).
 A path that is neither (a FIFO, a device, a dangling link) is asked of every reader.
 ``tests/test_readers.py`` holds each entry to its reader over every sample and real dataset.
+
+A packed input is unpacked before any reader is asked (``readers/unpacked.py``): a compressed
+suffix (``COMPRESSED``) is stripped to find the inner format, and the file decompressed when that
+format is one of ``UNPACKED`` (``labels.csv.gz``; a ``.tar.gz`` stays the WebDataset reader's);
+a ``.zip`` is read as the folder its members make; ``-`` is standard input, its format told by
+its content.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MANIFEST", "Entry"]
+__all__ = ["ARCHIVES", "COMPRESSED", "MANIFEST", "STDIN", "UNPACKED", "Entry", "packing"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +62,7 @@ class Entry:
 MANIFEST: dict[str, Entry] = {
     "table": Entry(
         "labelgate.readers.table:TableReader",
-        suffixes=(".parquet", ".pq", ".csv", ".jsonl", ".ndjson"),
+        suffixes=(".parquet", ".pq", ".csv", ".tsv", ".jsonl", ".ndjson"),
         folders=True,
     ),
     "coco": Entry("labelgate.readers.coco.cocofiles:CocoReader", suffixes=(".json",), folders=True),
@@ -121,3 +127,23 @@ MANIFEST: dict[str, Entry] = {
         folders=True,
     ),
 }
+
+COMPRESSED = {".gz": "gzip", ".zst": "zstd"}  # suffix -> codec (pyarrow's CompressedInputStream)
+UNPACKED = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".xml")  # inner suffixes decompressed
+ARCHIVES = (".zip",)  # read as the folder of their members
+STDIN = "-"
+
+
+def packing(path: str) -> str | None:
+    """How ``path`` is packed: ``"stdin"``, a codec (``"gzip"``, ``"zstd"``) whose inner format
+    is one the readers read once decompressed, ``"zip"``, or ``None`` (read as it is)."""
+    if path == STDIN:
+        return "stdin"
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in ARCHIVES:
+        return "zip"
+    codec = COMPRESSED.get(suffix)
+    if codec is not None and Path(p.stem).suffix.lower() in UNPACKED:
+        return codec
+    return None

@@ -1,4 +1,4 @@
-"""Label tables: Parquet, CSV and JSONL files, folders and globs of them, URIs, data in memory.
+"""Label tables: Parquet, CSV, TSV and JSONL files, folders and globs of them, URIs, data in memory.
 
 The scan reads them as they are: the reader writes no rows, it keeps the user's files.
 """
@@ -26,11 +26,11 @@ def holds_tables(folder: Path) -> bool:
 
 
 class TableReader(Reader):
-    """Parquet, CSV and JSONL label tables, read by the scan as they are."""
+    """Parquet, CSV, TSV and JSONL label tables, read by the scan as they are."""
 
     name = "table"
-    title = "label tables (Parquet, CSV, JSONL)"
-    suffixes = (".parquet", ".pq", ".csv", ".jsonl", ".ndjson")
+    title = "label tables (Parquet, CSV, TSV, JSONL)"
+    suffixes = (".parquet", ".pq", ".csv", ".tsv", ".jsonl", ".ndjson")
     capabilities = frozenset({"many", "table", "dask"})
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:

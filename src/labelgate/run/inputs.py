@@ -20,13 +20,17 @@ if TYPE_CHECKING:
     from labelgate.contract.classmap import ClassMap
     from labelgate.core.report import Example, Finding, Report
     from labelgate.readers.opened import Opened
+    from labelgate.readers.unpacked import Unpacked
 
 __all__ = [
     "DETECTION_BATCHES",
     "as_given",
+    "as_unpacked",
     "counting_background",
     "image_batches",
+    "image_rows",
     "read_input",
+    "unpacked_inputs",
     "with_format",
 ]
 
@@ -68,6 +72,47 @@ def counting_background(cmap: ClassMap, background: int | None, origin: str) -> 
     return k + 1, f"{origin} and the background index {background}"
 
 
+def unpacked_inputs(paths: Sequence[str | InputFile], stack: ExitStack) -> Unpacked:
+    """The inputs with standard input, compressed files and zips unpacked into a folder the
+    validation owns (removed when it is closed: fix reads the rows again through it)."""
+    from labelgate.readers.unpacked import unpack
+
+    def folder() -> Path:
+        made = tempfile.TemporaryDirectory(prefix="labelgate-unpacked-")
+        return Path(stack.enter_context(made))
+
+    return unpack(paths, folder)
+
+
+def as_unpacked(report: Report, unpacked: Unpacked) -> Report:
+    """The report naming each unpacked input as the user gave it, with what was unpacked."""
+    if not unpacked.given:
+        return report
+    shown = unpacked.shown
+
+    def example(e: Example) -> Example:
+        return e if e.file is None else replace(e, file=shown(e.file))
+
+    findings = tuple(
+        replace(f, message=shown(f.message), examples=tuple(example(e) for e in f.examples))
+        for f in report.findings
+    )
+    files = [f | {"path": shown(str(f.get("path", "")))} for f in report.input.get("files", [])]
+    return replace(
+        report,
+        findings=findings,
+        input=report.input | {"files": files},
+        notes=(*unpacked.notes, *(shown(n) for n in report.notes)),
+    )
+
+
+def image_rows(opened: Opened | None) -> tuple[Any, int] | None:
+    """The image of each row and the image count, for batches of images (detection)."""
+    if opened is None or opened.images is None or opened.images[1] is None:
+        return None
+    return opened.images[1].pair
+
+
 def read_input(
     paths: Sequence[str | InputFile],
     input_format: str,
@@ -101,6 +146,7 @@ def read_input(
         limit=limit,
         cluster=None if client is None else _cluster(client),
         label_column=contract.label_column,
+        progress=getattr(progress, "reading", None),  # the command line's bar: bytes parsed
     )
     opened = open_input(listed, input_format, folder, options)
     if opened.facts is not None and opened.images is not None:

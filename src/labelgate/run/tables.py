@@ -3,6 +3,7 @@ sources, classes and notes."""
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
 from labelgate.checks import Context
@@ -17,7 +18,15 @@ from labelgate.scan.result import PER_BATCH_MAX
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
 
-__all__ = ["batch_summary", "class_table", "counts", "input_table", "notes", "source_table"]
+__all__ = [
+    "batch_summary",
+    "class_table",
+    "counts",
+    "input_table",
+    "names_seen",
+    "notes",
+    "source_table",
+]
 
 
 def counts(scan: ScanResult) -> dict[str, int]:
@@ -138,8 +147,8 @@ def notes(
             "accepts int64 and uint8 class indices, and raises RuntimeError for others: "
             "expected target dtype to be Long or Byte)"
         )
-    if typed(files) and base in ("string", "large_string", "string_view"):
-        notes.append(
+    if typed(files) and task != "multiclass" and base in ("string", "large_string", "string_view"):
+        notes.append(  # a scalar column of digits is LG026's
             f"labels are stored as text ({base}): values such as '3' are read as class 3 here, "
             "but a loader must convert them to int64 before building the target"
         )
@@ -151,3 +160,16 @@ def notes(
             "counts; counts of values are of pixels"
         )
     return notes
+
+
+def names_seen(scan: ScanResult) -> dict[int, str]:
+    """Each in-range label's most frequent name in the name column, among the sources that can
+    be a reference (not 1-based ones)."""
+    from labelgate.checks.classes import reference_sources
+
+    sources = reference_sources(scan.pairs, scan.k)
+    votes: dict[int, Counter[str]] = defaultdict(Counter)
+    for (source, value, name), (count, _) in sorted(scan.pairs.items(), key=lambda kv: kv[1][1]):
+        if source in sources and 0 <= value < scan.k:
+            votes[value][name] += count
+    return {value: c.most_common(1)[0][0] for value, c in votes.items()}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
@@ -15,14 +14,22 @@ from labelgate.checks.section import check_section
 from labelgate.contract import BOX_TASKS, Contract
 from labelgate.core.environment import environment
 from labelgate.core.report import Example, Finding, Report
-from labelgate.errors import UsageError
+from labelgate.errors import InputError, UsageError
 from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
 from labelgate.run.frameworks import framework_background, framework_report, framework_rows
 from labelgate.run.fwapplies import framework_applies, minival, repeated_ids
-from labelgate.run.inputs import DETECTION_BATCHES, as_given, read_input, with_format
+from labelgate.run.inputs import (
+    DETECTION_BATCHES,
+    as_given,
+    as_unpacked,
+    image_rows,
+    read_input,
+    unpacked_inputs,
+    with_format,
+)
 from labelgate.run.producers import (
     duplicate_ids_on_dask_of,
     footers_on,
@@ -31,7 +38,6 @@ from labelgate.run.producers import (
 )
 from labelgate.run.readings import neutral_report, neutral_rows, readings, refused_report
 from labelgate.run.unusable import reject_boxes
-from labelgate.scan import ScanResult
 from labelgate.scan.plan import supported
 from labelgate.scan.result import ID_MEMORY
 
@@ -147,7 +153,10 @@ def run(
     if id_memory < 1 << 20:
         raise UsageError(f"--id-memory must be 1 MB or more, got {id_memory!r} bytes")
     stack = ExitStack()
+    unpacked = None
     try:
+        unpacked = unpacked_inputs(paths, stack)  # stdin, .gz, .zst and .zip: read unpacked
+        paths = unpacked.paths
         client = None
         if dask is not None:
             from labelgate.run.distributed import connect
@@ -193,7 +202,7 @@ def run(
             contract,
             None if client is None else footers_on(client),
             resolution,
-            images=_image_rows(opened),
+            images=image_rows(opened),
         )
         bg = background  # the one given, else the contract's, else the framework's
         if bg is not None and data.k is not None and not 0 <= bg < data.k:
@@ -227,9 +236,13 @@ def run(
                 read = readings(own, opened.format, facts, contract.num_classes, dup, passes)
                 report = neutral_report(done.report, read, done.context.contract, facts)
                 done = replace(done, report=report)
+    except InputError as exc:
+        stack.close()
+        raise exc if unpacked is None else unpacked.error(exc) from None
     except BaseException:
         stack.close()
         raise
+    done = replace(done, report=as_unpacked(done.report, unpacked))
     if client is not None:  # the cluster is this call's alone: released now, not with the rows
         stack.close()
         stack = ExitStack()
@@ -317,7 +330,7 @@ def _validate(
         label_type,
         task,
         duplicates,
-        _names_seen(scan),
+        tables.names_seen(scan),
         section=section,
         annotations=facts,
         ranks=ranks,
@@ -426,23 +439,3 @@ def _name_files(
         return replace(e, file=files[i].path, file_row=e.row - int(starts[i]))
 
     return [replace(f, examples=tuple(named(e) for e in f.examples)) for f in findings]
-
-
-def _names_seen(scan: ScanResult) -> dict[int, str]:
-    """Each in-range label's most frequent name in the name column, among the sources that can
-    be a reference (not 1-based ones)."""
-    from labelgate.checks.classes import reference_sources
-
-    sources = reference_sources(scan.pairs, scan.k)
-    votes: dict[int, Counter[str]] = defaultdict(Counter)
-    for (source, value, name), (count, _) in sorted(scan.pairs.items(), key=lambda kv: kv[1][1]):
-        if source in sources and 0 <= value < scan.k:
-            votes[value][name] += count
-    return {value: c.most_common(1)[0][0] for value, c in votes.items()}
-
-
-def _image_rows(opened: Opened | None) -> tuple[Any, int] | None:
-    """The image of each row and the image count, for batches of images (detection)."""
-    if opened is None or opened.images is None or opened.images[1] is None:
-        return None
-    return opened.images[1].pair

@@ -47,6 +47,7 @@ def read_coco(
     block: int | None = None,
     workers: int | None = None,
     source_name: str | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> ClassMap | None:
     """Stream ``path`` into rows in ``sink``; the source of a row is ``source_name`` (default the
     file's name: a split's, where several files share one), or with ``source_field`` that field
@@ -57,6 +58,7 @@ def read_coco(
     empty; any file with ``cluster``, a Dask map) is read in blocks of about ``block`` bytes
     on ``workers`` processes (default: the cores; inline for a single block) or the cluster
     (``readers/coco/cocoblocks.py``), where its layout allows; the report is the same.
+    ``progress`` hears of the bytes read as the annotations are (the blocks judged).
 
     Raises:
         InputError: the file is not valid JSON, or not COCO.
@@ -142,6 +144,7 @@ def read_coco(
         size=block,
         shapes=shapes,
         all_images=all_images,
+        progress=progress,
     )
     if writer is not None:
         listed = known[0] if known else images
@@ -165,9 +168,10 @@ def read_coco(
             ):
                 handlers[key](item)
         with path.open("rb") as f:
-            for item in ijson.items(
-                guarded_stream(f, str(path)), "annotations.item", use_float=True, buf_size=READ_SIZE
-            ):
+            total = path.stat().st_size
+            told = None if progress is None else (lambda n: progress(n, total))
+            stream = guarded_stream(f, str(path), progress=told)
+            for item in ijson.items(stream, "annotations.item", use_float=True, buf_size=READ_SIZE):
                 if not isinstance(item, dict):
                     raise InputError("an entry of annotations is not a JSON object", path=str(path))
                 if writer is None:

@@ -168,12 +168,14 @@ def read_blocks(
     size: int | None = None,
     shapes: CocoShapes | None = None,
     all_images: Callable[[ImageColumns, Mapping[Any, Any]], None] | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> RowWriter | None:
     """Read ``path`` the fast way: the image and category handlers called on each entry (or
     ``all_images`` on the images read as columns, all at once, with their sizes to look up in
     place of the handler's), the
     annotations judged by ``job`` (the per-annotation function and the key of an image id)
-    against ``tables`` (image sizes, sources) in ``into``, hits added to ``facts``.
+    against ``tables`` (image sizes, sources) in ``into``, hits added to ``facts``;
+    ``progress`` told the bytes of the file judged as each task's part comes back.
 
     Returns:
         the writer holding the rows (closed by the caller), or ``None``: the file is for the
@@ -223,7 +225,10 @@ def read_blocks(
                 with no_gc():  # 600,000 new tuples: the collector would scan them again and again
                     all_images(premade, tables[0])  # recorded while the workers judge
             _expect(writer.groups, sink.images, listed, str(path), tables[0])
-            for part in parts:
+            total = path.stat().st_size
+            for task, part in zip(tasks, parts, strict=False):
+                if progress is not None:
+                    progress(task.ranges[-1][1] if task.ranges else total, total)
                 if not part.ok:
                     _abandon(writer)
                     return None
@@ -240,6 +245,8 @@ def read_blocks(
                     merge(tallies, part.tallies, base)
                 del part
                 trim_heap()  # each part unpickled leaves megabytes of freed heap behind
+            if progress is not None:
+                progress(total, total)  # what follows the annotations is read at once
         late = [k for k in present if k not in early]  # categories after the annotations
         with _mapped(path) as view:
             if view is None:

@@ -136,6 +136,7 @@ class CocoReader(Reader):
                 options.task,
                 cluster=options.cluster,
                 source_name=source,
+                progress=options.progress,
             )
             sink.origins.update(dict.fromkeys(sink.paths[written:], str(path)))
             _in_order(facts, kept, totals["annotations"])
