@@ -51,6 +51,8 @@ class FileCache:
         ignored: entries found but not used (corrupt, of another key, inconsistent).
         unstored: partials that could not be written (the folder full or read-only).
         unused: why the run's scan used no cache (an input the pieces do not cover).
+        reader: the reader that kept its files' rows in the cache (``tfrecord``: each shard's,
+            ``labelgate.readers.shards.shardcache``), ``None`` where the scan keeps partials.
     """
 
     folder: Path
@@ -58,6 +60,12 @@ class FileCache:
     ignored: int = 0
     unstored: int = 0
     unused: str | None = None
+    reader: str | None = None
+
+    @property
+    def for_scan(self) -> bool:
+        """Whether the scan keeps its files' partials here (not used, or a reader's)."""
+        return self.unused is None and self.reader is None
 
     @classmethod
     def at(cls, folder: str) -> FileCache:
@@ -108,7 +116,10 @@ class FileCache:
             extra += f"; {self.ignored} entries ignored (corrupt or not this file's), read again"
         if self.unstored:
             extra += f"; {self.unstored} partials could not be stored"
-        return f"cache ({self.folder}): {self.read} files read, {self.cached} from the cache{extra}"
+        files = "files" if self.reader is None else f"{self.reader} shards"
+        return (
+            f"cache ({self.folder}): {self.read} {files} read, {self.cached} from the cache{extra}"
+        )
 
     def load(self, key: str, expect: dict[str, Any], rows: int, spec: Spec) -> Partial | None:
         """The detached partial stored under ``key``, or ``None`` (missing, or ignored)."""

@@ -156,8 +156,18 @@ def run(
         limit = None if max_examples == 0 else max_examples
         background = contract.background_index if background is None else background
         background, implied = framework_background(contract, background)
+        store = None if cache is None else FileCache.at(cache)
         opened = read_input(
-            paths, input_format, contract, background, limit, source_field, client, stack, progress
+            paths,
+            input_format,
+            contract,
+            background,
+            limit,
+            source_field,
+            client,
+            stack,
+            progress,
+            cache=store,
         )
         framework_applies(opened, contract)
         if opened is not None and opened.detected.reader.can("column"):
@@ -170,8 +180,8 @@ def run(
         facts = own = None
         if opened is not None:
             own = opened.read.class_map  # the format's own table, before any framework's reading
-            if opened.format in ("masks", "coco"):
-                client = None  # the cluster read the masks or COCO blocks; their rows are local
+            if opened.format in ("masks", "coco") or opened.detected.reader.can("cache"):
+                client = None  # the cluster read the masks, COCO blocks or shards; rows are local
             elif client is not None and opened.converted:
                 if opened.facts is None or not opened.facts.counts.get("images_checked"):
                     raise UsageError(
@@ -213,7 +223,7 @@ def run(
             id_memory,
             facts,
             ids_per_file=per_file,
-            cache=_cache_for(cache, opened),
+            cache=_cache_for(store, opened),
         )
         if opened is not None:
             done = replace(done, report=as_given(done.report, opened))
@@ -261,7 +271,7 @@ def _validate(
         keyed = None  # the ids, keyed by the scan's workers as they decode them (see scan.idkeys)
         # Ids are keyed as the scan decodes them; files taken from a cache are not decoded.
         keying = why_not is None and client is None and not ids_per_file
-        keying = keying and (cache is None or cache.unused is not None)
+        keying = keying and (cache is None or not cache.for_scan)
         if keying and id_check and columns.id is not None:
             from labelgate.scan.idkeys import IdKeys
             from labelgate.scan.ids import integer_ids
@@ -270,10 +280,10 @@ def _validate(
             limit = None if max_examples == 0 else max_examples
             keyed = IdKeys(data.known_rows or 0, id_memory, integer=integer, limit=limit)
             stack.enter_context(keyed)
-        if cache is not None and cache.unused is None and why_not is not None:
+        if cache is not None and cache.for_scan and why_not is not None:
             cache.unused = why_not
         if why_not is None:
-            usable = None if cache is None or cache.unused is not None else cache
+            usable = cache if cache is not None and cache.for_scan else None
             scan = scan_in_pieces(
                 data, max_examples, id_check, threads, progress, client, keyed, usable
             )
@@ -351,13 +361,16 @@ def _validate(
     return Validation(report, ctx, data)
 
 
-def _cache_for(folder: str | None, opened: Opened | None) -> FileCache | None:
-    """The run's cache; unused where a reader converted the input (it read every file)."""
-    if folder is None:
+def _cache_for(cache: FileCache | None, opened: Opened | None) -> FileCache | None:
+    """The run's cache; the reader's where it kept its files' rows there (shards), else unused
+    where a reader converted the input (it read every file)."""
+    if cache is None:
         return None
-    cache = FileCache.at(folder)
     if opened is not None and opened.converted:
-        cache.unused = f"the {opened.format} input is read whole by its reader"
+        if opened.detected.reader.can("cache"):
+            cache.reader = opened.format  # the scan reads the rows the reader assembled
+        else:
+            cache.unused = f"the {opened.format} input is read whole by its reader"
     return cache
 
 
