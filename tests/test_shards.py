@@ -484,3 +484,34 @@ class TestTfRecord:
         report = run([str(tmp_path / "train.record")], Contract(), max_examples=0).report
         assert report.input["annotations"]["task"] == "detection"
         assert "train.record:1:1" in ids(report, "LG004")
+
+
+_FEATURE_VALUES = st.one_of(
+    st.tuples(st.just("int64"), st.lists(st.integers(-(2**63), 2**63 - 1), max_size=4)),
+    st.tuples(st.just("bytes"), st.lists(st.binary(max_size=300), max_size=3)),
+    st.tuples(st.just("float"), st.lists(st.just(0.5), max_size=3)),
+)
+
+
+class TestExampleWire:
+    @settings(max_examples=150, deadline=None)
+    @given(
+        st.dictionaries(
+            st.sampled_from(["label", "image/encoded", "image/class/label", "é", "x" * 200]),
+            _FEATURE_VALUES,
+            max_size=4,
+        )
+    )
+    def test_features_are_the_ones_protobuf_parses(self, feats: dict[str, Any]) -> None:
+        from tfrecord import example_pb2
+
+        from labelgate.readers.shards.example import features
+
+        message = example_pb2.Example()
+        for name, (kind, values) in feats.items():
+            getattr(message.features.feature[name], f"{kind}_list").value.extend(values)
+        wire = memoryview(message.SerializeToString())
+        found = features(wire, [*feats, "absent"])
+        assert "absent" not in found
+        for name, (kind, values) in feats.items():
+            assert found[name] == (kind, values)
