@@ -139,3 +139,25 @@ class TestCache:
         assert self.counts(remote) == (1, 3, 0)
         assert plain(remote) == plain(validate(folder))
         assert "LG005" not in {f.code for f in remote.findings}
+
+
+class TestWebDataset:
+    def test_a_cluster_and_a_cache_give_the_local_report(
+        self, tmp_path: Path, scheduler: str
+    ) -> None:
+        pytest.importorskip("webdataset")
+        from .test_shards import write_wds
+
+        folder = write_wds(tmp_path / "wds", [None, 0, 1, 2, 3, 1, 4, 2, 0, "x", 1, 2, 0])
+        local = validate(folder)
+        assert plain(validate(folder, dask=scheduler)) == plain(local)
+        store = str(tmp_path / "cache")
+        assert plain(validate(folder, cache=store)) == plain(local)
+        fixed = write_wds(tmp_path / "fixed", [None, 0, 1, 2, 3, 1, 0, 2, 0, "x", 1, 2, 0])
+        name = "train-000001.tar"  # the K of shard 1 fixed (a tar's bytes hold its mtimes)
+        (folder / name).write_bytes((fixed / name).read_bytes())
+        again = validate(folder, cache=store)
+        assert again.cache is not None
+        assert (again.cache["files_read"], again.cache["files_cached"]) == (1, 2)
+        assert plain(again) == plain(validate(folder))
+        assert "LG004" not in {f.code for f in again.findings}
