@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
     from labelgate.inputs.dataset import Dataset
+    from labelgate.readers.opened import Opened
 
-__all__ = ["ENTRY_FORMAT", "MAX_ENTRY_BYTES", "FileCache", "scan_cached"]
+__all__ = ["ENTRY_FORMAT", "MAX_ENTRY_BYTES", "FileCache", "for_input", "scan_cached"]
 
 ENTRY_FORMAT = 1  # bumped whenever what an entry holds, or how a partial is made, changes
 MAX_ENTRY_BYTES = 64 << 20  # an entry past this is neither written nor read
@@ -166,6 +167,19 @@ class FileCache:
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
+
+
+def for_input(cache: FileCache | None, opened: Opened | None) -> FileCache | None:
+    """The run's cache; the reader's where it kept its files' rows there (shards), else unused
+    where a reader converted the input (it read every file)."""
+    if cache is None:
+        return None
+    if opened is not None and opened.converted:
+        if opened.detected.reader.can("cache"):
+            cache.reader = opened.format  # the scan reads the rows the reader assembled
+        else:
+            cache.unused = f"the {opened.format} input is read whole by its reader"
+    return cache
 
 
 def scan_cached(

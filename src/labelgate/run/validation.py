@@ -20,7 +20,7 @@ from labelgate.inputs.dataset import Dataset, open_dataset
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
 from labelgate.run import tables
-from labelgate.run.cache import FileCache
+from labelgate.run.cache import FileCache, for_input
 from labelgate.run.frameworks import framework_background, framework_report, framework_rows
 from labelgate.run.fwapplies import framework_applies, minival, repeated_ids
 from labelgate.run.inputs import DETECTION_BATCHES, as_given, read_input, with_format
@@ -223,7 +223,7 @@ def run(
             id_memory,
             facts,
             ids_per_file=per_file,
-            cache=_cache_for(store, opened),
+            cache=for_input(store, opened),
         )
         if opened is not None:
             done = replace(done, report=as_given(done.report, opened))
@@ -359,19 +359,6 @@ def _validate(
         cache=None if cache is None else cache.summary(),
     )
     return Validation(report, ctx, data)
-
-
-def _cache_for(cache: FileCache | None, opened: Opened | None) -> FileCache | None:
-    """The run's cache; the reader's where it kept its files' rows there (shards), else unused
-    where a reader converted the input (it read every file)."""
-    if cache is None:
-        return None
-    if opened is not None and opened.converted:
-        if opened.detected.reader.can("cache"):
-            cache.reader = opened.format  # the scan reads the rows the reader assembled
-        else:
-            cache.unused = f"the {opened.format} input is read whole by its reader"
-    return cache
 
 
 def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:
