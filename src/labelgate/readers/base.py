@@ -13,14 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 if TYPE_CHECKING:
     from labelgate.contract.classmap import ClassMap
     from labelgate.core.annotations import AnnotationFacts
     from labelgate.readers.common.sink import RowSink
 
-__all__ = ["CAPABILITIES", "Claim", "Read", "ReadOptions", "Reader"]
+__all__ = ["CAPABILITIES", "Claim", "Read", "ReadOptions", "Reader", "ShardCache"]
 
 # What a reader may declare beyond rows:
 #   files  fix rewrites the input's own files (masks: new mask files through a value table)
@@ -29,7 +29,19 @@ __all__ = ["CAPABILITIES", "Claim", "Read", "ReadOptions", "Reader"]
 #   dask   the reader decodes on a Dask cluster (masks)
 #   table  the scan reads the user's files as they are (no rows written)
 #   column the reader picks the label field by ``--label-column`` (shards); its rows' is "label"
-CAPABILITIES = frozenset({"files", "stack", "many", "dask", "table", "column"})
+#   cache  the reader keeps each file's rows in ``--cache DIR`` and reads only new files (shards)
+CAPABILITIES = frozenset({"files", "stack", "many", "dask", "table", "column", "cache"})
+
+
+class ShardCache(Protocol):
+    """The run's ``--cache`` folder as a reader sees it: where entries live, and what the reader
+    did with it (each file: its path, content key and ``"from"``: ``"read"`` or ``"cache"``;
+    entries ignored; parts not stored)."""
+
+    folder: Path
+    files: list[dict[str, str]]
+    ignored: int
+    unstored: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +82,7 @@ class ReadOptions:
             rows then hold the label under that name.
         progress: called with (bytes read, bytes in all) as a large file is parsed (COCO), for
             a sign of life before the scan's own progress begins.
+        cache: the ``--cache`` folder, for readers that can ``cache`` (shards).
     """
 
     background: int | None = None
@@ -82,6 +95,7 @@ class ReadOptions:
     cluster: Callable[..., Any] | None = None
     label_column: str | None = None
     progress: Callable[[int, int | None], None] | None = None
+    cache: ShardCache | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
     from labelgate.inputs.dataset import Dataset
+    from labelgate.readers.opened import Opened
 
-__all__ = ["ENTRY_FORMAT", "MAX_ENTRY_BYTES", "FileCache", "scan_cached"]
+__all__ = ["ENTRY_FORMAT", "MAX_ENTRY_BYTES", "FileCache", "for_input", "scan_cached"]
 
 ENTRY_FORMAT = 1  # bumped whenever what an entry holds, or how a partial is made, changes
 MAX_ENTRY_BYTES = 64 << 20  # an entry past this is neither written nor read
@@ -51,6 +52,8 @@ class FileCache:
         ignored: entries found but not used (corrupt, of another key, inconsistent).
         unstored: partials that could not be written (the folder full or read-only).
         unused: why the run's scan used no cache (an input the pieces do not cover).
+        reader: the reader that kept its files' rows in the cache (``tfrecord``: each shard's,
+            ``labelgate.readers.shards.shardcache``), ``None`` where the scan keeps partials.
     """
 
     folder: Path
@@ -58,6 +61,12 @@ class FileCache:
     ignored: int = 0
     unstored: int = 0
     unused: str | None = None
+    reader: str | None = None
+
+    @property
+    def for_scan(self) -> bool:
+        """Whether the scan keeps its files' partials here (not used, or a reader's)."""
+        return self.unused is None and self.reader is None
 
     @classmethod
     def at(cls, folder: str) -> FileCache:
@@ -108,7 +117,10 @@ class FileCache:
             extra += f"; {self.ignored} entries ignored (corrupt or not this file's), read again"
         if self.unstored:
             extra += f"; {self.unstored} partials could not be stored"
-        return f"cache ({self.folder}): {self.read} files read, {self.cached} from the cache{extra}"
+        files = "files" if self.reader is None else f"{self.reader} shards"
+        return (
+            f"cache ({self.folder}): {self.read} {files} read, {self.cached} from the cache{extra}"
+        )
 
     def load(self, key: str, expect: dict[str, Any], rows: int, spec: Spec) -> Partial | None:
         """The detached partial stored under ``key``, or ``None`` (missing, or ignored)."""
@@ -155,6 +167,19 @@ class FileCache:
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
+
+
+def for_input(cache: FileCache | None, opened: Opened | None) -> FileCache | None:
+    """The run's cache; the reader's where it kept its files' rows there (shards), else unused
+    where a reader converted the input (it read every file)."""
+    if cache is None:
+        return None
+    if opened is not None and opened.converted:
+        if opened.detected.reader.can("cache"):
+            cache.reader = opened.format  # the scan reads the rows the reader assembled
+        else:
+            cache.unused = f"the {opened.format} input is read whole by its reader"
+    return cache
 
 
 def scan_cached(

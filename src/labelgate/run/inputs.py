@@ -19,6 +19,7 @@ from labelgate.io import InputFile
 if TYPE_CHECKING:
     from labelgate.contract.classmap import ClassMap
     from labelgate.core.report import Example, Finding, Report
+    from labelgate.readers.base import ShardCache
     from labelgate.readers.opened import Opened
     from labelgate.readers.unpacked import Unpacked
 
@@ -123,10 +124,13 @@ def read_input(
     client: Any,
     stack: ExitStack,
     progress: Any = None,
+    *,
+    cache: ShardCache | None = None,
 ) -> Opened | None:
     """The input read through its reader, or ``None`` for a label table, which the scan reads as
     it is. The rows a reader writes live in a folder the validation owns and removes when it is
-    closed: fix, diff and repro read them again through it."""
+    closed: fix, diff and repro read them again through it; ``cache``: the ``--cache`` folder,
+    where a reader keeps its files' rows (shards)."""
     from labelgate.readers.base import ReadOptions
     from labelgate.readers.opened import open_input
 
@@ -147,6 +151,7 @@ def read_input(
         cluster=None if client is None else _cluster(client),
         label_column=contract.label_column,
         progress=getattr(progress, "reading", None),  # the command line's bar: bytes parsed
+        cache=cache,
     )
     opened = open_input(listed, input_format, folder, options)
     if opened.facts is not None and opened.images is not None:

@@ -43,7 +43,6 @@ from labelgate.scan.result import ID_MEMORY
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
-    from labelgate.readers.opened import Opened
     from labelgate.run.cache import FileCache
 
 __all__ = ["Validation", "report_of", "run", "validate_in_context"]
@@ -165,8 +164,22 @@ def run(
         limit = None if max_examples == 0 else max_examples
         background = contract.background_index if background is None else background
         background, implied = framework_background(contract, background)
+        store = None
+        if cache is not None:
+            from labelgate.run.cache import FileCache, for_input  # loaded only with --cache
+
+            store = FileCache.at(cache)
         opened = read_input(
-            paths, input_format, contract, background, limit, source_field, client, stack, progress
+            paths,
+            input_format,
+            contract,
+            background,
+            limit,
+            source_field,
+            client,
+            stack,
+            progress,
+            cache=store,
         )
         framework_applies(opened, contract)
         if opened is not None and opened.detected.reader.can("column"):
@@ -179,14 +192,14 @@ def run(
         facts = own = None
         if opened is not None:
             own = opened.read.class_map  # the format's own table, before any framework's reading
-            if opened.format in ("masks", "coco"):
-                client = None  # the cluster read the masks or COCO blocks; their rows are local
+            if opened.format in ("masks", "coco") or opened.detected.reader.can("cache"):
+                client = None  # the cluster read the masks, COCO blocks or shards; rows are local
             elif client is not None and opened.converted:
                 if opened.facts is None or not opened.facts.counts.get("images_checked"):
                     raise UsageError(
-                        "--dask reads Parquet tables, masks, COCO and the images of a detection "
-                        f"input; {opened.format} is read locally, and no images of it were found "
-                        "to check (--images DIR names them)"
+                        "--dask reads Parquet tables, masks, COCO, TFRecord and WebDataset shards and "
+                        f"the images of a detection input; {opened.format} is read locally, and no "
+                        "images of it were found to check (--images DIR names them)"
                     )
                 client = None  # the cluster opened the images; the boxes are read here
             opened = framework_rows(opened, contract)
@@ -222,7 +235,7 @@ def run(
             id_memory,
             facts,
             ids_per_file=per_file,
-            cache=_cache_for(cache, opened),
+            cache=None if store is None else for_input(store, opened),
         )
         if opened is not None:
             done = replace(done, report=as_given(done.report, opened))
@@ -274,7 +287,7 @@ def _validate(
         keyed = None  # the ids, keyed by the scan's workers as they decode them (see scan.idkeys)
         # Ids are keyed as the scan decodes them; files taken from a cache are not decoded.
         keying = why_not is None and client is None and not ids_per_file
-        keying = keying and (cache is None or cache.unused is not None)
+        keying = keying and (cache is None or not cache.for_scan)
         if keying and id_check and columns.id is not None:
             from labelgate.scan.idkeys import IdKeys
             from labelgate.scan.ids import integer_ids
@@ -283,10 +296,10 @@ def _validate(
             limit = None if max_examples == 0 else max_examples
             keyed = IdKeys(data.known_rows or 0, id_memory, integer=integer, limit=limit)
             stack.enter_context(keyed)
-        if cache is not None and cache.unused is None and why_not is not None:
+        if cache is not None and cache.for_scan and why_not is not None:
             cache.unused = why_not
         if why_not is None:
-            usable = None if cache is None or cache.unused is not None else cache
+            usable = cache if cache is not None and cache.for_scan else None
             scan = scan_in_pieces(
                 data, max_examples, id_check, threads, progress, client, keyed, usable
             )
@@ -362,18 +375,6 @@ def _validate(
         cache=None if cache is None else cache.summary(),
     )
     return Validation(report, ctx, data)
-
-
-def _cache_for(folder: str | None, opened: Opened | None) -> FileCache | None:
-    """The run's cache; unused where a reader converted the input (it read every file)."""
-    if folder is None:
-        return None
-    from labelgate.run.cache import FileCache  # the cache's codec loads only with --cache
-
-    cache = FileCache.at(folder)
-    if opened is not None and opened.converted:
-        cache.unused = f"the {opened.format} input is read whole by its reader"
-    return cache
 
 
 def _completed(findings: list[Finding], data: Dataset) -> list[Finding]:

@@ -20,9 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from labelgate.core.annotations import AnnotationFacts, Hits
-from labelgate.core.codes import Code
-from labelgate.core.report import Example
+from labelgate.core.annotations import AnnotationFacts
 from labelgate.readers.coco.cocoarrow import ImageColumns, image_columns
 from labelgate.readers.coco.cocofast import ImageSizes
 from labelgate.readers.coco.cocojudge import Partial, Tallies, Task, no_gc, run_tasks
@@ -32,6 +30,8 @@ from labelgate.readers.coco.cocoshapes import CocoShapes
 from labelgate.readers.common.imageindex import GroupCodes, ImageIndex
 from labelgate.readers.common.memory import trim_heap
 from labelgate.readers.common.ordered import Results
+from labelgate.readers.common.replay import replay
+from labelgate.readers.common.replay import shifted as _shifted
 from labelgate.readers.common.sink import RowSink, RowWriter
 
 __all__ = ["BLOCK", "FAST_FROM", "read_blocks"]
@@ -41,37 +41,6 @@ BLOCK = 4 << 20  # bytes parsed at once: their objects stay in the tens of megab
 OVERSIZE = 8  # a block this many times BLOCK: not parsed whole, the file read sequentially
 TASK = 48 << 20  # bytes of annotations per task at most: its rows travel back at once
 DEFERRED = 1_000_000  # boxes of unlisted images kept for the end (as the sequential read)
-
-
-def _shifted(example: Example, base: int) -> Example:
-    return example if example.row < 0 or not base else replace(example, row=example.row + base)
-
-
-def replay(
-    facts: AnnotationFacts,
-    code: Code,
-    hits: Hits,
-    base: int = 0,
-    seen: set[tuple[Any, Any]] | None = None,
-) -> None:
-    """Add one range's hits of ``code`` to ``facts`` as if they had been met there, its rows
-    moved by ``base``: messages in their order, the first examples up to the limit, the severity
-    its task gave it, the records it counted (``seen``) remembered so that none is counted
-    again."""
-    for message in hits.message.split("; "):
-        facts.hit(code, message=message, fix=hits.fix, unit=hits.unit, count=0)
-    into = facts.hits[code]
-    into.count += hits.count
-    for example in hits.examples:
-        if facts.limit is not None and len(into.examples) >= facts.limit:
-            break
-        into.examples.append(_shifted(example, base))
-    if hits.details and not into.details:
-        into.details = dict(hits.details)
-    if hits.severity is not None:  # the task made it an error there (instances.hit)
-        into.severity = hits.severity
-    if seen:
-        facts.remember(code, seen)
 
 
 def merge(into: Tallies, part: Tallies, base: int) -> None:

@@ -75,12 +75,27 @@ def _feature(buf: memoryview) -> tuple[str, Value]:
     """A ``Feature``'s kind (``int64``, ``bytes``, ``float`` or ``empty``) and values."""
     import struct
 
+    size = len(buf)
+    if (
+        4 < size < 0x80
+        and buf[0] == 0x1A
+        and buf[1] == size - 2
+        and buf[2] == 0x0A
+        and buf[3] == size - 4
+    ):
+        ints: list[int] = []  # one packed Int64List, as every writer writes a label
+        at = 4
+        while at < size:
+            raw, at = _varint(buf, at)
+            ints.append(_signed(raw))
+        return "int64", ints
+
     kind, values = "empty", []  # type: tuple[str, Value]
     for number, _, inner in _fields(buf):
         if not isinstance(inner, memoryview) or number not in (1, 2, 3):
             continue
         if number == 3:
-            ints: list[int] = []
+            ints = []
             for n, wire, v in _fields(inner):
                 if n != 1:
                     continue
@@ -114,29 +129,81 @@ def _feature(buf: memoryview) -> tuple[str, Value]:
 def features(record: memoryview, wanted: Collection[str]) -> dict[str, tuple[str, Value]]:
     """The features named in ``wanted`` that an ``Example`` holds: name -> (kind, values).
 
+    Only the map entries are walked: an entry's key is compared with the names wanted before
+    its value is looked at, and the value of any other feature (the encoded image) is skipped
+    by its length, neither decoded nor copied.
+
     Raises:
         ProtoError: the record is not an Example in protobuf's wire format.
     """
+    keys = {name.encode("utf-8"): name for name in wanted}
     found: dict[str, tuple[str, Value]] = {}
-    for number, wire, part in _fields(record):
-        if number != 1 or wire != 2 or not isinstance(part, memoryview):
-            continue
-        for n, w, entry in _fields(part):
-            if n != 1 or w != 2 or not isinstance(entry, memoryview):
+    for start, stop in _spans(record, 0, len(record)):  # Example.features (merged, as protobuf)
+        for first, last in _spans(record, start, stop):  # Features.feature: the map's entries
+            key, value = _entry(record, first, last)
+            name = keys.get(key)
+            if name is None:
+                try:
+                    key.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise ProtoError("a feature name that is not UTF-8") from exc
                 continue
-            key = value = None
-            for en, ew, ev in _fields(entry):
-                if en == 1 and ew == 2 and isinstance(ev, memoryview):
-                    key = bytes(ev)
-                elif en == 2 and ew == 2 and isinstance(ev, memoryview):
-                    value = ev
-            try:
-                name = (key or b"").decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ProtoError("a feature name that is not UTF-8") from exc
-            if name in wanted:
-                found[name] = _feature(value) if value is not None else ("empty", [])
+            found[name] = _feature(value) if value is not None else ("empty", [])
     return found
+
+
+def _spans(buf: memoryview, at: int, end: int) -> list[tuple[int, int]]:
+    """The (start, stop) of each field 1 of wire type 2 of the message at ``buf[at:end]``;
+    every other field checked and skipped."""
+    out: list[tuple[int, int]] = []
+    while at < end:
+        tag = buf[at]
+        if tag < 0x80:
+            at += 1
+        else:
+            tag, at = _varint(buf, at)
+        wire = tag & 7
+        if tag >> 3 == 0:
+            raise ProtoError("field number 0")
+        if wire == 2:
+            size = buf[at] if at < end else 0x80
+            if size < 0x80:
+                at += 1
+            else:
+                size, at = _varint(buf, at)
+            if at + size > end:
+                raise ProtoError("a field runs past the end of its message")
+            if tag == 0x0A:
+                out.append((at, at + size))
+            at += size
+        elif wire == 0:
+            _, at = _varint(buf, at)
+        elif wire in (1, 5):
+            at += 8 if wire == 1 else 4
+            if at > end:
+                raise ProtoError("a fixed-width field runs past the end of its message")
+        else:
+            raise ProtoError(f"wire type {wire}")
+        if at > end:
+            raise ProtoError("a varint runs past the end of its message")
+    return out
+
+
+def _entry(buf: memoryview, at: int, end: int) -> tuple[bytes, memoryview | None]:
+    """A map entry's key (its last, as protobuf keeps it) and value message (a view)."""
+    n = buf[at + 1] if end - at > 2 and buf[at] == 0x0A else 0x80
+    if n < 0x80 and at + 2 + n < end and buf[at + 2 + n] == 0x12:  # key, then value: as written
+        size, begin = _varint(buf, at + 3 + n)
+        if begin + size == end:
+            return bytes(buf[at + 2 : at + 2 + n]), buf[begin:end]
+    key, value = b"", None
+    for number, wire, part in _fields(buf[at:end]):
+        if wire == 2 and isinstance(part, memoryview):
+            if number == 1:
+                key = bytes(part)
+            elif number == 2:
+                value = part
+    return key, value
 
 
 def names(record: memoryview) -> list[str]:

@@ -7,10 +7,12 @@ shards). A name that expands to no file is refused with the shard named.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from labelgate.errors import InputError, UsageError
@@ -62,6 +64,7 @@ def shards_of(
     *,
     lists: bool = True,
     remote: bool = False,
+    names: Callable[[str], bool] | None = None,
 ) -> list[Shard]:
     """The shards of the paths given, in order (a pattern expanded as webdataset expands it, a
     folder's shards sorted, a list file's lines in order).
@@ -69,6 +72,8 @@ def shards_of(
     Raises:
         InputError: a name matches no file, a folder holds no shard, or one shard is named twice.
         UsageError: a URI, where the reader reads no remote shard (``remote``).
+
+    ``names``: which objects below a remote prefix are shards (default: tar names).
     """
     found: list[Shard] = []
     for path in given:
@@ -80,7 +85,7 @@ def shards_of(
                     f"{kind} shards on object storage or HTTP are not read yet "
                     f"({display_uri(uri)}): copy them to a local folder first"
                 )
-            found.extend(remote_shards(uri, kind))
+            found.extend(remote_shards(uri, kind, names or _tar))
             continue
         found.extend(_one(path, text, is_shard, kind, lists))
     seen: set[str] = set()
@@ -96,32 +101,37 @@ def shards_of(
     return found
 
 
-def remote_shards(uri: str, kind: str) -> list[Shard]:
-    """The tar shards a URI names: a brace pattern of objects, one object, or every ``.tar``
-    below a prefix (sorted), listed through pyarrow's filesystem for the URI (credentials from
-    the usual environment).
+def remote_shards(uri: str, kind: str, names: Callable[[str], bool] | None = None) -> list[Shard]:
+    """The shards a URI names: a brace pattern of objects, one object, a glob of the objects
+    of one prefix (``train-*.tfrecord``, sorted), or every shard below a prefix (sorted; its
+    object names kept by ``names``, by default tar names), listed through pyarrow's filesystem
+    for the URI (credentials from the usual environment).
 
     Raises:
-        InputError: an object does not exist, or the prefix holds no shard.
+        InputError: an object does not exist, or the prefix (or glob) holds no shard.
     """
     import pyarrow as pa
     import pyarrow.fs as pafs
 
     from labelgate.io.sources import filesystem
 
+    keep = names or _tar
     base, _, query = uri.partition("?")
     suffix = f"?{query}" if query else ""
     scheme = base.partition("://")[0]
     named = expand_urls(base) if is_brace_pattern(base) else [base]
     found: list[Shard] = []
     for one in named:
-        fs, inner = filesystem(one + suffix)
+        parent, _, leaf = one.rpartition("/")
+        globbed = bool(_GLOB & set(leaf)) and "/" in one.partition("://")[2]
+        fs, inner = filesystem((parent if globbed else one) + suffix)
         try:
             info = fs.get_file_info(inner)
             if info.type == pafs.FileType.Directory:
                 listed = fs.get_file_info(pafs.FileSelector(inner, recursive=False))
+                wanted = partial(_matches, leaf) if globbed else keep
                 inside = sorted(
-                    (i for i in listed if i.type == pafs.FileType.File and _tar(i.base_name)),
+                    (i for i in listed if i.type == pafs.FileType.File and wanted(i.base_name)),
                     key=lambda i: i.path,
                 )
                 if not inside:
@@ -138,6 +148,10 @@ def remote_shards(uri: str, kind: str) -> list[Shard]:
             full = f"{scheme}://{i.path}"
             found.append(Shard(Path(i.path), display_uri(full), full + suffix, int(i.size or 0)))
     return found
+
+
+def _matches(pattern: str, name: str) -> bool:
+    return fnmatch.fnmatchcase(name, pattern)
 
 
 def _tar(name: str) -> bool:

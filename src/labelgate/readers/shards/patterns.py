@@ -14,11 +14,14 @@ def pattern_format(pattern: str) -> str | None:
 
     from labelgate.errors import InputError
     from labelgate.readers.shards.braces import expand_urls, is_brace_pattern
-    from labelgate.readers.shards.tfrecord import is_tfrecord
+    from labelgate.readers.shards.tfrecord import TFRECORD_SUFFIXES, is_tfrecord
     from labelgate.readers.shards.webdataset import is_tar_name
 
     if "://" in pattern:  # a prefix of shards is named with --input-format webdataset
-        return "webdataset" if is_tar_name(pattern.split("?", 1)[0]) else None
+        name = pattern.split("?", 1)[0]
+        if is_tar_name(name):
+            return "webdataset"
+        return "tfrecord" if name.lower().endswith(TFRECORD_SUFFIXES) else None
     try:
         named = expand_urls(pattern) if is_brace_pattern(pattern) else []
     except InputError:

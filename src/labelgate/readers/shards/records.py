@@ -15,17 +15,21 @@ import gzip
 import struct
 import zlib
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from functools import cache
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from labelgate.errors import InputError, one_line
+from labelgate.io.uri import scrub_uris
 
 __all__ = ["MAX_RECORD", "crc32c", "fast_crc", "framed", "head", "masked_crc", "records"]
 
 MAX_RECORD = 1 << 30  # bytes: a longer record is a corrupt length, not an image
 _MASK_DELTA = 0xA282EAD8
 _POLY = 0x82F63B78  # CRC-32C (Castagnoli), reflected
+_HEAD = struct.Struct("<QI")
+_FOOT = struct.Struct("<I")
 
 
 @cache
@@ -68,7 +72,10 @@ def fast_crc() -> bool:
 
 def masked_crc(data: bytes | memoryview) -> int:
     """TFRecord's masked CRC-32C of ``data``."""
-    crc = crc32c(data)
+    return _masked(crc32c(data))
+
+
+def _masked(crc: int) -> int:
     return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
@@ -80,41 +87,103 @@ def framed(head: bytes) -> bool:
     return masked_crc(head[:8]) == crc
 
 
-def records(path: Path, name: str) -> Iterator[memoryview]:
-    """Every record's data in a TFRecord file, its framing and both CRCs checked.
+def records(path: Path, name: str, uri: str | None = None) -> Iterator[memoryview]:
+    """Every record's data in a TFRecord file, its framing and both CRCs checked; a shard on
+    object storage (``uri``) is streamed once, front to back.
+
+    A plain local file is mapped, not read: each record is a view of the mapping, its CRC
+    computed there, so no record is copied (a gzip file or an object is read as a stream).
 
     Raises:
         InputError: the file is cut inside a record, a CRC does not match, or a length is
             past ``MAX_RECORD`` (``name`` and the record's index are named).
     """
     try:
-        with _opened(path) as f:
-            index = 0
-            while True:
-                head = f.read(12)
-                if not head:
-                    return
-                if len(head) < 12:
-                    raise _bad(name, index, "the file ends inside its header (truncated)")
-                (length,) = struct.unpack("<Q", head[:8])
-                (crc,) = struct.unpack("<I", head[8:12])
-                if masked_crc(head[:8]) != crc:
-                    raise _bad(name, index, "its length's CRC does not match (corrupt)")
-                if length > MAX_RECORD:
-                    raise _bad(name, index, f"a length of {length:,} bytes (corrupt)")
-                data = f.read(length)
-                foot = f.read(4)
-                if len(data) < length or len(foot) < 4:
-                    raise _bad(name, index, "the file ends inside its data (truncated)")
-                if masked_crc(data) != struct.unpack("<I", foot)[0]:
-                    raise _bad(name, index, "its data's CRC does not match (corrupt)")
-                yield memoryview(data)
-                index += 1
+        if uri is not None:
+            yield from _streamed(_remote(uri), name)
+            return
+        with path.open("rb") as f:
+            gzipped = f.read(2) == b"\x1f\x8b"
+            size = f.seek(0, 2)
+            if gzipped:
+                with gzip.open(path, "rb") as inflated:
+                    yield from _streamed(inflated, name)
+                return
+            if not size:
+                return
+            import mmap
+
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        yield from _mapped(mapped, size, name)
     except InputError:
         raise
-    except (OSError, EOFError, zlib.error) as exc:  # InputError is an OSError: not reworded
-        why = getattr(exc, "strerror", None) or one_line(exc)
+    except (OSError, EOFError, zlib.error, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or scrub_uris(one_line(exc))
         raise InputError(f"cannot read this TFRecord shard ({why})", path=name) from None
+
+
+def _mapped(mapped: Any, size: int, name: str) -> Iterator[memoryview]:
+    """The records of a mapped file, each a view of the mapping."""
+    crc = _implementation()
+    view = memoryview(mapped)
+    unpack = _HEAD.unpack_from
+    at = index = 0
+    try:
+        while at < size:
+            if at + 12 > size:
+                raise _bad(name, index, "the file ends inside its header (truncated)")
+            length, length_crc = unpack(mapped, at)
+            if _masked(crc(view[at : at + 8])) != length_crc:
+                raise _bad(name, index, "its length's CRC does not match (corrupt)")
+            if length > MAX_RECORD:
+                raise _bad(name, index, f"a length of {length:,} bytes (corrupt)")
+            start, stop = at + 12, at + 12 + length
+            if stop + 4 > size:
+                raise _bad(name, index, "the file ends inside its data (truncated)")
+            data = view[start:stop]
+            if _masked(crc(data)) != _FOOT.unpack_from(mapped, stop)[0]:
+                raise _bad(name, index, "its data's CRC does not match (corrupt)")
+            yield data
+            at, index = stop + 4, index + 1
+    finally:
+        with suppress(BufferError):  # a record still held by the caller keeps it mapped
+            view.release()
+            mapped.close()
+
+
+def _streamed(f: Any, name: str) -> Iterator[memoryview]:
+    """The records of a stream (a gzip file, an object), each read into memory."""
+    index = 0
+    while True:
+        head = f.read(12)
+        if not head:
+            return
+        if len(head) < 12:
+            raise _bad(name, index, "the file ends inside its header (truncated)")
+        length, crc = _HEAD.unpack(head)
+        if masked_crc(head[:8]) != crc:
+            raise _bad(name, index, "its length's CRC does not match (corrupt)")
+        if length > MAX_RECORD:
+            raise _bad(name, index, f"a length of {length:,} bytes (corrupt)")
+        data = f.read(length)
+        foot = f.read(4)
+        if len(data) < length or len(foot) < 4:
+            raise _bad(name, index, "the file ends inside its data (truncated)")
+        if masked_crc(data) != _FOOT.unpack(foot)[0]:
+            raise _bad(name, index, "its data's CRC does not match (corrupt)")
+        yield memoryview(data)
+        index += 1
+
+
+def _remote(uri: str) -> Any:
+    """An object's input stream (inflated where it is gzip), through pyarrow's filesystem."""
+    from labelgate.io.sources import filesystem
+
+    fs, inner = filesystem(uri)
+    stream = fs.open_input_stream(inner)
+    if uri.split("?", 1)[0].lower().endswith(".gz"):
+        return gzip.GzipFile(fileobj=stream, mode="rb")
+    return stream
 
 
 def _opened(path: Path) -> IO[bytes] | gzip.GzipFile:

@@ -8,15 +8,40 @@ null and counted rejected (``labelgate.core.annotations.REJECTED``), named by LG
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from labelgate.core.annotations import REJECTED, AnnotationFacts
+from labelgate.core.annotations import REJECTED, AnnotationFacts, Hits
+from labelgate.core.codes import Code
 from labelgate.core.report import Example
+from labelgate.readers.common.replay import replay
 from labelgate.readers.common.sink import RowSink
 
-__all__ = ["LabelRows"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["LabelRows", "Part"]
 
 _BATCH = 65_536
+
+
+@dataclass(slots=True)
+class Part:
+    """One shard's rows (``LabelRows``' schema) and findings, rows counted from 0.
+
+    Attributes:
+        table: the rows.
+        rejected: row -> the code of the finding that rejected it.
+        hits: code -> the records failing it (their examples' rows within the shard).
+        seen: code -> the records it counted (id, source), so that none is counted twice.
+        counts: what was read (``LabelRows.counts``).
+    """
+
+    table: pa.Table
+    rejected: dict[int, str] = field(default_factory=dict)
+    hits: dict[Code, Hits] = field(default_factory=dict)
+    seen: dict[Code, list[tuple[Any, Any]]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 class LabelRows:
@@ -39,6 +64,8 @@ class LabelRows:
         self._sink = sink
         self._writer = sink.batches(self.schema)
         self._cols: tuple[list[Any], ...] = tuple([] for _ in fields)
+        self._held: list[pa.Table] = []  # parts' rows, written in batches of _BATCH
+        self._held_rows = 0
         self.rows = 0
 
     def add(self, ident: str, label: int | None, source: str, name: str | None = None) -> None:
@@ -64,14 +91,47 @@ class LabelRows:
         self.add(ident, None, source)
         self.counts[REJECTED] += 1
 
+    def extend(self, part: Part) -> None:
+        """A shard's rows read on their own (``parts``), added as if read here: after the rows
+        before, its findings' rows moved by as many."""
+        base = self.rows
+        if self._cols[0]:
+            self._flush()
+        self._held.append(part.table)
+        self._held_rows += part.table.num_rows
+        self.rows += part.table.num_rows
+        self._sink.batch_rejected.update((base + r, c) for r, c in part.rejected.items())
+        for code, hits in part.hits.items():
+            replay(self.facts, code, hits, base, set(part.seen.get(code, ())))
+        self.counts.update(part.counts)
+        if self._held_rows >= _BATCH:
+            self._write_held(whole=False)
+
+    def _write_held(self, *, whole: bool) -> None:
+        import pyarrow as pa
+
+        held = pa.concat_tables(self._held)
+        start = 0
+        while held.num_rows - start >= _BATCH or (whole and start < held.num_rows):
+            for batch in held.slice(start, _BATCH).combine_chunks().to_batches(_BATCH):
+                self._writer.write_batch(batch)
+            start += _BATCH
+        self._held = [held.slice(start)] if start < held.num_rows else []
+        self._held_rows = held.num_rows - min(start, held.num_rows)
+
     def _flush(self) -> None:
         import pyarrow as pa
 
+        if self._held:
+            self._write_held(whole=True)
         arrays = [pa.array(c, f.type) for c, f in zip(self._cols, self.schema, strict=True)]
         self._writer.write_batch(pa.record_batch(arrays, schema=self.schema))
         self._cols = tuple([] for _ in self._cols)
 
     def close(self) -> None:
         """Write what is left (an empty file with the schema when no row came) and count."""
-        self._flush()
+        if self._held:
+            self._write_held(whole=True)
+        if self._cols[0] or not self.rows:
+            self._flush()
         self.facts.counts.update(self.counts)

@@ -16,6 +16,8 @@ text, where there is one, as the name.
 
 from __future__ import annotations
 
+import re
+from functools import partial
 from pathlib import Path
 
 from labelgate.contract.classmap import ClassMap, load_class_map
@@ -28,14 +30,17 @@ from labelgate.readers.common.layout import first_files
 from labelgate.readers.common.sink import RowSink, RowWriter, in_int64
 from labelgate.readers.shards.example import ProtoError, features, names
 from labelgate.readers.shards.listing import Shard, shards_of
+from labelgate.readers.shards.parts import shard_parts
 from labelgate.readers.shards.records import fast_crc, framed, head, records
 from labelgate.readers.shards.rows import LabelRows
 
 __all__ = [
     "BOX_FEATURE",
     "CLASS_FEATURES",
+    "TFRECORD_SUFFIXES",
     "TfRecordReader",
     "is_tfrecord",
+    "is_tfrecord_name",
     "read_boxes",
     "read_classes",
 ]
@@ -45,6 +50,15 @@ BOX_FEATURE = "image/object/class/label"
 BOX_TEXT = "image/object/class/text"
 CLASS_TEXT = "image/class/text"
 _FIX = "write one integer class index in the label feature of every record"
+TFRECORD_SUFFIXES = (".tfrecord", ".tfrecords", ".record", ".tfrec", ".tfrecord.gz")
+_SHARDED = re.compile(r"-\d+-of-\d+$")  # TensorFlow's own shard names: train-00000-of-01024
+
+
+def is_tfrecord_name(name: str) -> bool:
+    """Whether an object's name is a TFRecord shard's: a TFRecord suffix, or TensorFlow's
+    ``NAME-00000-of-01024`` (an object is not opened to tell, below a prefix)."""
+    lower = name.lower()
+    return lower.endswith(TFRECORD_SUFFIXES) or _SHARDED.search(lower) is not None
 
 
 def is_tfrecord(path: Path) -> bool:
@@ -62,7 +76,7 @@ def _feature_of(shards: list[Shard], given: str | None) -> str:
     """
     known = (given,) if given is not None else (*CLASS_FEATURES, BOX_FEATURE)
     for shard in shards:
-        for record in records(shard.path, shard.name):
+        for record in records(shard.path, shard.name, shard.uri):
             try:
                 held = features(record, known)
                 listed = ", ".join(sorted(names(record))[:20])
@@ -79,49 +93,60 @@ def _feature_of(shards: list[Shard], given: str | None) -> str:
     raise LabelColumnError("LG001 no Example to find the label feature in")
 
 
-def read_classes(shards: list[Shard], sink: RowSink, facts: AnnotationFacts, feature: str) -> None:
-    """One row per record: its label feature's one integer."""
+def read_classes(
+    shards: list[Shard],
+    sink: RowSink,
+    facts: AnnotationFacts,
+    feature: str,
+    options: ReadOptions | None = None,
+) -> None:
+    """One row per record: its label feature's one integer; each shard on its own (``parts``:
+    on the cluster, or from the cache, where ``options`` gives one)."""
+    options = options or ReadOptions()
     texts = _texts_of(shards[0], feature)
     rows = LabelRows(sink, facts, feature, names=texts is not None)
-    wanted = (feature,) if texts is None else (feature, texts)
-    for shard in shards:
-        for index, record in enumerate(records(shard.path, shard.name)):
-            ident = f"{shard.name}:{index}"
-            try:
-                held = features(record, wanted)
-                found = held.get(feature)
-            except ProtoError as exc:
-                rows.reject(
-                    ident, shard.name, None, f"records that are not an Example ({exc})", _FIX
-                )
-                continue
-            if found is None:
-                rows.reject(
-                    ident, shard.name, None, f"records without the {feature!r} feature", _FIX
-                )
-                continue
-            kind, values = found
-            if kind != "int64" or len(values) != 1:
-                what = f"{len(values)} values" if kind == "int64" else f"a {kind} list"
-                rows.reject(
-                    ident,
-                    shard.name,
-                    what,
-                    f"records whose {feature!r} is not one int64 (TensorFlow's "
-                    "FixedLenFeature([], tf.int64) refuses them)",
-                    _FIX,
-                )
-                continue
-            text = held.get(texts or "", ("", []))[1]
-            name = (
-                text[0].decode("utf-8", "replace") if text and isinstance(text[0], bytes) else None
-            )
-            rows.add(ident, int(values[0]), shard.name, name)  # int64 by the wire format
-        rows.counts["shards"] += 1
+    job = partial(_classes, feature=feature, texts=texts)
+    rules = {"reader": "tfrecord", "feature": feature, "texts": texts, "limit": facts.limit}
+    for part in shard_parts(
+        shards, job, rows, rules=rules, cluster=options.cluster, cache=options.cache
+    ):
+        rows.extend(part)
     rows.counts["records"] = rows.rows
     rows.close()
     if not rows.rows:
         facts.empty = f"no record in {len(shards)} shards"
+
+
+def _classes(shard: Shard, rows: LabelRows, *, feature: str, texts: str | None) -> None:
+    """One shard's rows (runs on a worker, for a cluster)."""
+    wanted = (feature,) if texts is None else (feature, texts)
+    for index, record in enumerate(records(shard.path, shard.name, shard.uri)):
+        ident = f"{shard.name}:{index}"
+        try:
+            held = features(record, wanted)
+            found = held.get(feature)
+        except ProtoError as exc:
+            rows.reject(ident, shard.name, None, f"records that are not an Example ({exc})", _FIX)
+            continue
+        if found is None:
+            rows.reject(ident, shard.name, None, f"records without the {feature!r} feature", _FIX)
+            continue
+        kind, values = found
+        if kind != "int64" or len(values) != 1:
+            what = f"{len(values)} values" if kind == "int64" else f"a {kind} list"
+            rows.reject(
+                ident,
+                shard.name,
+                what,
+                f"records whose {feature!r} is not one int64 (TensorFlow's "
+                "FixedLenFeature([], tf.int64) refuses them)",
+                _FIX,
+            )
+            continue
+        text = held.get(texts or "", ("", []))[1]
+        name = text[0].decode("utf-8", "replace") if text and isinstance(text[0], bytes) else None
+        rows.add(ident, int(values[0]), shard.name, name)  # int64 by the wire format
+    rows.counts["shards"] += 1
 
 
 def _texts_of(shard: Shard, feature: str) -> str | None:
@@ -130,7 +155,7 @@ def _texts_of(shard: Shard, feature: str) -> str | None:
     shifted shard (LG011) and names that disagree with their label are LG010."""
     if feature != "image/class/label":
         return None
-    for record in records(shard.path, shard.name):
+    for record in records(shard.path, shard.name, shard.uri):
         try:
             return CLASS_TEXT if CLASS_TEXT in features(record, (CLASS_TEXT,)) else None
         except ProtoError:
@@ -144,7 +169,7 @@ def read_boxes(shards: list[Shard], sink: RowSink, facts: AnnotationFacts) -> No
     writer: RowWriter = sink.rows(names=True)
     counts = {"shards": 0, "records": 0, "objects": 0, REJECTED: 0}
     for shard in shards:
-        for index, record in enumerate(records(shard.path, shard.name)):
+        for index, record in enumerate(records(shard.path, shard.name, shard.uri)):
             image = f"{shard.name}:{index}"
             counts["records"] += 1
             try:
@@ -194,7 +219,10 @@ def _bad(
 
 
 def _label_map(shards: list[Shard], facts: AnnotationFacts) -> tuple[ClassMap | None, str]:
-    """The one ``.pbtxt`` beside the first shard (or one folder up), and how it was found."""
+    """The one ``.pbtxt`` beside the first shard (or one folder up), and how it was found
+    (none for shards on object storage: ``--class-names`` names it)."""
+    if shards[0].uri is not None:
+        return None, ""
     for where in (shards[0].path.parent, shards[0].path.parent.parent):
         maps = [p for p in first_files(where, "*.pbtxt", 3)]
         if len(maps) > 1:
@@ -215,8 +243,8 @@ class TfRecordReader(Reader):
 
     name = "tfrecord"
     title = "TFRecord shards of tf.train.Example (image/class/label, the Detection API's boxes)"
-    suffixes = (".tfrecord", ".tfrecords", ".record", ".tfrec")
-    capabilities = frozenset({"many"})
+    suffixes = TFRECORD_SUFFIXES
+    capabilities = frozenset({"many", "dask", "cache"})
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
         if path.is_file() and is_tfrecord(path):
@@ -228,7 +256,9 @@ class TfRecordReader(Reader):
     def read(
         self, paths: list[Path], sink: RowSink, facts: AnnotationFacts, options: ReadOptions
     ) -> Read:
-        shards = shards_of(paths, is_tfrecord, "TFRecord", lists=False)
+        shards = shards_of(
+            paths, is_tfrecord, "TFRecord", lists=False, remote=True, names=is_tfrecord_name
+        )
         facts.notes.append(f"{len(shards)} shards, each a source")
         if not fast_crc():
             facts.notes.append("CRCs checked in pure Python (slow): pip install crc32c")
@@ -250,5 +280,5 @@ class TfRecordReader(Reader):
                 )
             return Read(cmap, why)
         facts.notes.append(f"labels read from the {feature!r} feature of each record")
-        read_classes(shards, sink, facts, feature)
+        read_classes(shards, sink, facts, feature, options)
         return Read()

@@ -17,6 +17,7 @@ Rows: id = ``shard:key``, label, source = the shard.
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 from labelgate.core.annotations import AnnotationFacts
@@ -26,6 +27,7 @@ from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.common.layout import first_files
 from labelgate.readers.common.sink import RowSink, in_int64
 from labelgate.readers.shards.listing import Shard, list_file_names, shards_of
+from labelgate.readers.shards.parts import shard_parts
 from labelgate.readers.shards.rows import LabelRows
 from labelgate.readers.shards.tarwalk import members
 
@@ -116,41 +118,66 @@ def _json(data: bytes | None) -> object:
 
 
 def read_webdataset(
-    shards: list[Shard], sink: RowSink, facts: AnnotationFacts, label: str | None
+    shards: list[Shard],
+    sink: RowSink,
+    facts: AnnotationFacts,
+    label: str | None,
+    options: ReadOptions | None = None,
 ) -> None:
-    """Every sample of every shard as a row in ``sink``."""
+    """Every sample of every shard as a row in ``sink``; the label's place settled first, from
+    the first sample holding one, then each shard on its own (``parts``: on the cluster, or from
+    the cache, where ``options`` gives one)."""
+    options = options or ReadOptions()
     rows = LabelRows(sink, facts, label)
-    place = _Label(label)
-    pending: list[tuple[Shard, str, dict[str, bytes | None], str]] = []
-    samples = 0
-    for shard in shards:
-        for key, sample, twice in _samples(shard, place):
-            samples += 1
-            ident = f"{shard.name}:{key}"
-            if place.member is None and place.field is None and (twice or not place.choose(sample)):
-                pending.append((shard, ident, sample, twice))
-                continue
-            while pending:  # the samples before the first labelled one, judged now, in order
-                _row(rows, place, *pending.pop(0))
-            _row(rows, place, shard, ident, sample, twice)
-        rows.counts["shards"] += 1
-    if pending and label is not None:
-        raise InputError(
-            f"no sample holds a {label!r} member or a .json member with that field",
-            path=shards[0].name,
-        )
-    if pending:
-        raise InputError(
-            "no sample holds a label member (.cls, .cls2, .index, a .txt holding an integer) or "
-            "a .json member with a label, cls or class field; --label-column names one",
-            path=shards[0].name,
-        )
+    place = _settled(shards, label)
+    rules = {"reader": "webdataset", "label": label, "member": place.member, "field": place.field}
+    rules |= {"limit": str(facts.limit)}
+    job = partial(_shard_rows, place=place)
+    for part in shard_parts(
+        shards, job, rows, rules=rules, cluster=options.cluster, cache=options.cache
+    ):
+        rows.extend(part)
+    samples = rows.rows
     rows.counts["samples"] = samples
     rows.close()
     if samples:
         facts.notes.append(f"labels read from {place.where} of each sample")
     else:
         facts.empty = f"no sample in {len(shards)} shards"
+
+
+def _settled(shards: list[Shard], label: str | None) -> _Label:
+    """Where the labels are, from the first sample (in the shards' order) that holds one.
+
+    Raises:
+        InputError: samples, none of which holds a label (or the one ``label`` names).
+    """
+    place = _Label(label)
+    seen = False
+    for shard in shards:
+        for _, sample, twice in _samples(shard, place):
+            seen = True
+            if not twice and place.choose(sample):
+                return place
+    if seen and label is not None:
+        raise InputError(
+            f"no sample holds a {label!r} member or a .json member with that field",
+            path=shards[0].name,
+        )
+    if seen:
+        raise InputError(
+            "no sample holds a label member (.cls, .cls2, .index, a .txt holding an integer) or "
+            "a .json member with a label, cls or class field; --label-column names one",
+            path=shards[0].name,
+        )
+    return place
+
+
+def _shard_rows(shard: Shard, rows: LabelRows, *, place: _Label) -> None:
+    """One shard's rows, the label's place settled (runs on a worker, for a cluster)."""
+    for key, sample, twice in _samples(shard, place):
+        _row(rows, place, shard, f"{shard.name}:{key}", sample, twice)
+    rows.counts["shards"] += 1
 
 
 def _samples(shard: Shard, place: _Label) -> list[tuple[str, dict[str, bytes | None], str]]:
@@ -245,7 +272,7 @@ class WebDatasetReader(Reader):
     name = "webdataset"
     title = "WebDataset tar shards (.cls / .json labels, grouped by key)"
     suffixes = _SUFFIXES
-    capabilities = frozenset({"many"})
+    capabilities = frozenset({"many", "dask", "cache"})
     task = "classification"
 
     def detect(self, path: Path, task: str | None = None) -> Claim | None:
@@ -270,5 +297,5 @@ class WebDatasetReader(Reader):
     ) -> Read:
         shards = shards_of(paths, _is_shard, "WebDataset", remote=True)
         facts.notes.append(f"{len(shards)} shards, each a source")
-        read_webdataset(shards, sink, facts, options.label_column)
+        read_webdataset(shards, sink, facts, options.label_column, options)
         return Read()
