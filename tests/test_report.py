@@ -29,7 +29,18 @@ TOP = {
     "classes",
     "notes",
 }
-FINDING = {"code", "severity", "count", "unit", "message", "fix", "examples", "batches", "details"}
+FINDING = {
+    "code",
+    "severity",
+    "count",
+    "unit",
+    "message",
+    "fix",
+    "examples",
+    "batches",
+    "batch_count",
+    "details",
+}
 EXAMPLE = {"row", "id", "batch", "source", "value"}
 ENVIRONMENT = {
     "labelgate",

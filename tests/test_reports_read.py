@@ -16,7 +16,7 @@ from labelgate.cli import handlers
 from labelgate.core.report import Report
 from labelgate.render import FORMATS, render
 from labelgate.render.hints import COMMAND, command_line
-from tests.conftest import SAMPLES, cli_here, run_cli
+from tests.conftest import ROOT, SAMPLES, cli_here, run_cli
 from tests.test_samples import table
 
 # every sample, in every format; one worker runs them all (the reports are made once, for the module)
@@ -88,6 +88,21 @@ class TestNoRepr:
             hits = [s for s in strings(json.loads(render(report, "json"))) if REPR.search(s)]
             if hits:
                 found[command] = hits[:3]
+        assert not found
+
+
+class TestReportSchema:
+    def test_every_sample_report_validates(self, reports: dict[str, Report]) -> None:
+        """schemas/report.schema.json describes the JSON of every sample and diff."""
+        import jsonschema
+
+        schema = json.loads((ROOT / "schemas" / "report.schema.json").read_text())
+        validator = jsonschema.Draft202012Validator(schema)
+        found = {}
+        for command, report in reports.items():
+            errors = list(validator.iter_errors(json.loads(render(report, "json"))))
+            if errors:
+                found[command] = [e.message for e in errors[:3]]
         assert not found
 
 

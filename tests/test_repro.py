@@ -50,6 +50,26 @@ class TestBundle:
             env
         )
 
+    def test_many_failing_batches(self, tmp_path: Path) -> None:
+        """The first 1000 failing batches are bundled; the README counts the ones left out."""
+        import numpy as np
+        import pyarrow as pa
+
+        from labelgate import Contract
+        from labelgate.commands.bundle import make_bundle
+
+        labels = np.zeros(32 * 1_200, dtype=np.int64)
+        labels[::32] = 9  # every batch holds a label past K
+        pq.write_table(pa.table({"label": labels}), tmp_path / "l.parquet")
+        bundle = make_bundle(
+            [str(tmp_path / "l.parquet")], Contract(num_classes=4), str(tmp_path / "b")
+        )
+        assert bundle is not None and bundle.batches == list(range(1000))
+        case = json.loads((tmp_path / "b" / "case.json").read_text())
+        assert len(case["failing_batches"]) == 1000
+        readme = (tmp_path / "b" / "README.md").read_text()
+        assert "998, 999; 200 more batches fail in the input, left out of this bundle" in readme
+
     def test_names_nobody_and_no_absolute_path(self, tmp_path: Path) -> None:
         out = make(tmp_path, "oob_0_2_4.parquet", "-k", "4")
         forbidden = {

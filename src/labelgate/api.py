@@ -195,8 +195,9 @@ class ValidationReport(Report):
         )
 
 
-def _as_validation_report(report: Report) -> ValidationReport:
-    return ValidationReport(**{f.name: getattr(report, f.name) for f in dataclasses.fields(report)})
+def _as_validation_report(report: Report, all_batches: bool = False) -> ValidationReport:
+    fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
+    return ValidationReport(**fields | {"all_batches": all_batches})
 
 
 def validate(
@@ -218,6 +219,7 @@ def validate(
     tokenizer: str | None = None,
     max_length: int | None = None,
     cache: str | None = None,
+    all_batches: bool = False,
     **options: Unpack[ContractOptions],
 ) -> ValidationReport:
     """Validate label files, or the labels already in memory.
@@ -255,6 +257,9 @@ def validate(
         cache: a folder keeping each Parquet file's partial result under a key of its bytes and
             of the contract, so that a re-run reads only the files that changed (streaming
             engine only; docs/ci-gate.md).
+        all_batches: whether ``to_dict()``, ``to_json()`` and ``save()`` list every batch of
+            each batch list (``--all-batches``), not the first 1000 with their counts
+            (docs/report.md); the report's own ``batches`` and ``findings`` hold every one.
         options: ``classes``, ``task``, ``class_names``, ``ignore_index``, ``label_column``,
             ``id_column``, ``source_column``, ``name_column``, ``batch_size``, ``drop_last``,
             ``shuffle_seed``, ``world_size``, ``grad_accum``, ``sampler_drop_last``,
@@ -302,14 +307,15 @@ def validate(
     from labelgate.inputs.memory import as_table, is_in_memory
 
     if tokenizer is not None or max_length is not None:
-        return _sft(data, applied, settings, tokenizer, max_length)
+        sft = _sft(data, applied, settings, tokenizer, max_length)
+        return dataclasses.replace(sft, all_batches=all_batches)
     if not is_in_memory(data):
         if target_getter is not None:
             raise UsageError("target_getter= reads a Dataset in memory, not files")
         listed = [data] if isinstance(data, str) else list(data)
         report = _run(listed, applied, engine, gx_docs, settings)
         report = complete_commands(report, listed, input_format=input_format)
-        return _as_validation_report(report)
+        return _as_validation_report(report, all_batches)
     if engine != "streaming":
         raise UsageError(
             f"the {engine} engine reads files; data in memory runs the streaming engine"
@@ -320,7 +326,7 @@ def validate(
     settings["found"] = _found_in(found)
     report = _run([held(found.table, found.given_as)], applied, engine, gx_docs, settings)
     report = complete_commands(report, ["PATH"])  # the data lives in memory: the user names it
-    return _as_validation_report(report)
+    return _as_validation_report(report, all_batches)
 
 
 # validate's own keywords, named as the closest match when an option is misspelt

@@ -6,6 +6,7 @@ imports."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -98,6 +99,8 @@ def _emit(report: object, args: argparse.Namespace) -> int:
     from labelgate.render import render
 
     assert isinstance(report, Report)
+    if args.all_batches:
+        report = dataclasses.replace(report, all_batches=True)
     to_terminal = args.output is None and sys.stdout.isatty()
     link = _report_url(args) if args.format == "pr-comment" else None
     text = render(report, args.format, color=to_terminal, link=link)

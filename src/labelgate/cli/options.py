@@ -179,6 +179,12 @@ def report_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="offending rows listed per finding (default 20; 0 lists all)",
     )
+    p.add_argument(
+        "--all-batches",
+        action="store_true",
+        help="list every batch in the JSON report's batch lists (default: the first 1000, "
+        "with their counts)",
+    )
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument(
         "--report-url",

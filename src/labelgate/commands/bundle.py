@@ -13,6 +13,7 @@ from typing import Any
 
 from labelgate.contract import Contract
 from labelgate.core.environment import environment
+from labelgate.core.report import BATCHES_LISTED
 from labelgate.errors import UsageError
 from labelgate.io.sources import shown
 from labelgate.run.validation import run
@@ -118,7 +119,10 @@ def make_bundle(
     done = run(paths, contract, max_examples=1)
     with done:
         report, data = done.report, done.dataset
-        failing = report.batches["failing"]
+        # the first BATCHES_LISTED failing batches, as the JSON report lists them: a bundle is a
+        # case to replay, not a copy of the data; the README says how many fail in all
+        every = report.batches["failing"]
+        failing = every[:BATCHES_LISTED]
         if not failing and not crash:
             return None
         nan = {f for x in report.findings if x.code == "LG007" for f in x.batches}
@@ -170,7 +174,14 @@ def make_bundle(
             shutil.copyfile(HERE / "replay.py", folder / "replay.py")
             shutil.copyfile(HERE / "_repro_driver.py", folder / "repro.py")
             text = README.format(
-                input=", ".join(inputs), batches=", ".join(map(str, failing)) or "none"
+                input=", ".join(inputs),
+                batches=(", ".join(map(str, failing)) or "none")
+                + (
+                    f"; {len(every) - len(failing)} more batches fail in the input, left out "
+                    "of this bundle"
+                    if len(every) > len(failing)
+                    else ""
+                ),
             )
             if crash:
                 text += CRASH_README

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from labelgate.core.drawing import Drawing
 from labelgate.errors import LabelError
 
-__all__ = ["SCHEMA_VERSION", "Example", "Finding", "Report", "json_default"]
+__all__ = [
+    "BATCHES_LISTED",
+    "SCHEMA_VERSION",
+    "Example",
+    "Finding",
+    "Report",
+    "json_default",
+    "listed",
+    "shown_batches",
+]
 
 SCHEMA_VERSION = 1
+# Batch indices a list of the JSON document holds unless every batch is asked for
+# (``--all-batches``); its count is always given, so a trimmed list says how much it leaves out.
+BATCHES_LISTED = 1000
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -89,7 +102,8 @@ class Finding:
         unit: what ``count`` counts: ``"rows"``, ``"tokens"``, ``"batches"``, ``"entries"``,
             ``"classes"``, ``"sources"`` or ``"file"``.
         examples: the first offending rows.
-        batches: the batch indices concerned, where the check is about batches.
+        batches: every batch index concerned, where the check is about batches, in order (the
+            JSON document lists the first ``BATCHES_LISTED`` of them, and ``batch_count``).
         details: further evidence as plain data.
     """
 
@@ -103,8 +117,9 @@ class Finding:
     batches: tuple[int, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data for JSON."""
+    def to_dict(self, *, all_batches: bool = False) -> dict[str, Any]:
+        """Plain data for JSON: the first ``BATCHES_LISTED`` batches (every one with
+        ``all_batches``) and ``batch_count``, how many there are in all."""
         return {
             "code": self.code,
             "severity": self.severity,
@@ -113,7 +128,8 @@ class Finding:
             "message": self.message,
             "fix": self.fix,
             "examples": [e.to_dict() for e in self.examples],
-            "batches": list(self.batches),
+            "batches": listed(self.batches, all_batches),
+            "batch_count": len(self.batches),
             "details": self.details,
         }
 
@@ -128,7 +144,8 @@ class Report:
         input: paths, sizes, row counts, row groups, content hashes, label dtype.
         environment: labelgate, Python, pyarrow, numpy and torch versions, backend, code revision.
         contract: the contract actually applied, detected columns included.
-        batches: the batch simulation's summary.
+        batches: the batch simulation's summary; ``failing`` holds every failing batch (the
+            JSON document lists the first ``BATCHES_LISTED``, and ``failing_count``).
         sources: per-source table.
         classes: per-class table.
         notes: remarks that are not findings (detected columns, dtype casts).
@@ -138,6 +155,8 @@ class Report:
             would need and do with it (``labelgate.run.readings.Reading.to_dict``).
         cache: with ``--cache``, the files read and those whose partial came from the cache
             (``labelgate.run.cache.FileCache.summary``).
+        all_batches: whether the JSON document lists every batch of each batch list
+            (``--all-batches``), not the first ``BATCHES_LISTED``.
     """
 
     findings: tuple[Finding, ...]
@@ -153,6 +172,7 @@ class Report:
     diff: dict[str, Any] | None = None
     frameworks: tuple[dict[str, Any], ...] = ()
     cache: dict[str, Any] | None = None
+    all_batches: bool = False
 
     @property
     def failed(self) -> bool:
@@ -207,11 +227,11 @@ class Report:
                 "status": self.status,
                 "strict": self.strict,
                 "counts": dict(self.counts),
-                "findings": [f.to_dict() for f in self.findings],
+                "findings": [f.to_dict(all_batches=self.all_batches) for f in self.findings],
                 "input": self.input,
                 "environment": self.environment,
                 "contract": self.contract,
-                "batches": self.batches,
+                "batches": self.batch_table(),
                 "sources": self.sources,
                 "classes": self.classes,
                 "notes": list(self.notes),
@@ -220,6 +240,33 @@ class Report:
             | ({"frameworks": list(self.frameworks)} if self.frameworks else {})
             | ({"cache": self.cache} if self.cache is not None else {})
         )
+
+    def batch_table(self) -> dict[str, Any]:
+        """``batches`` as the JSON document has it: ``failing`` trimmed to its first
+        ``BATCHES_LISTED`` (unless ``all_batches``), ``failing_count`` how many fail in all."""
+        if "failing" not in self.batches:
+            return self.batches
+        failing = self.batches["failing"]
+        return self.batches | {
+            "failing": listed(failing, self.all_batches),
+            "failing_count": self.batches.get("failing_count", len(failing)),
+        }
+
+
+def listed(batches: Sequence[int], all_batches: bool = False) -> list[int]:
+    """The batch indices a JSON list holds: the first ``BATCHES_LISTED``, or every one."""
+    return list(batches if all_batches else batches[:BATCHES_LISTED])
+
+
+def shown_batches(
+    batches: Sequence[int], total: int | None = None, *, limit: int = 20, mark: str = ""
+) -> str:
+    """``#3, #7, #9 (and 12 more)``: the first ``limit`` batches, and how many more there are of
+    ``total`` (default: the list's length) in all; empty for none."""
+    total = len(batches) if total is None else total
+    shown = ", ".join(f"{mark}{b}" for b in batches[:limit])
+    more = total - min(limit, len(batches))
+    return (shown + (f" (and {more} more)" if more > 0 else "")).strip()
 
 
 def json_default(value: object) -> object:

@@ -213,6 +213,8 @@ def _batch_plot(report: Report) -> str:
         y_title = "failing batches"
     if size > 1:
         caption += f"; {count} batches in {bins} bins of {size}"
+    if failing:  # every failing batch is drawn: the report holds them all, not the JSON's first
+        caption += f"; {counted(len(failing), 'batches')} failing"
     marked = [n > 0 for n in fails_in]
     return _bars(
         "plot-batches",

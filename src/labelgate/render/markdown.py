@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labelgate.core.report import Example, Report
+from labelgate.core.report import Example, Report, shown_batches
 from labelgate.render.common import (
     base_paths,
     counted,
@@ -56,7 +56,7 @@ def render_markdown(report: Report) -> str:
     out += [
         "",
         f"Batches: {counted(b['count'], 'batches')} of {b['size']} rows; failing batches: "
-        + (", ".join(f"#{x}" for x in b["failing"][:20]) or "none"),
+        + (shown_batches(b["failing"], b.get("failing_count"), mark="#") or "none"),
         "",
     ]
     lines = framework_lines(report)

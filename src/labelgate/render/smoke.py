@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from labelgate.commands.smoke import CPU_HINT, SmokeRun
+from labelgate.core.report import listed, shown_batches
 from labelgate.render.terminal import no_commands, terminal_text
 
 __all__ = ["SmokeVerdict", "render_smoke"]
@@ -47,7 +48,8 @@ class SmokeVerdict:
         out: dict[str, Any] = {"schema_version": 1, "status": "pass" if self.passed else "fail"}
         if self.before is not None:
             out["before"] = self.before.to_dict() | {
-                "predicted_failures": self.predicted,
+                "predicted_failures": listed(self.predicted),
+                "predicted_count": len(self.predicted),
                 "failed_as_predicted": self.before_as_predicted,
             }
         out["after" if self.before is not None else "run"] = self.after.to_dict()
@@ -100,7 +102,7 @@ def render_smoke(verdict: SmokeVerdict, fmt: str) -> str:
     lines: list[str] = []
     if verdict.before is not None:
         lines += _run_lines(verdict.before, "before (raw)")
-        predicted = ", ".join(map(str, verdict.predicted)) or "none"
+        predicted = shown_batches(verdict.predicted) or "none"
         match = "as predicted" if verdict.before_as_predicted else "NOT as predicted"
         lines.append(
             f"  validate predicted failures in batches: {predicted}; the raw file failed {match}"

@@ -76,6 +76,7 @@ def batch_summary(ctx: Context) -> dict[str, Any]:
     kept = plan.kept_batches(scan.rows)
     crash = scan.rejected_batches()
     nan = failing_nan_batches(ctx) if scan.rows else []
+    failing = sorted(set(crash) | set(nan))
     return {
         "size": plan.size,
         "drop_last": plan.drop_last,
@@ -86,7 +87,10 @@ def batch_summary(ctx: Context) -> dict[str, Any]:
         **({"unit": "images"} if plan.image is not None else {}),
         "with_rejected": len(crash),
         "no_usable": len(nan),
-        "failing": sorted(set(crash) | set(nan))[:1000],
+        # every failing batch, for the commands that act on them (smoke --before, repro); the
+        # JSON document lists the first BATCHES_LISTED (Report.batch_table)
+        "failing": failing,
+        "failing_count": len(failing),
         "usable_per_batch": scan.usable_per_batch().tolist() if kept <= PER_BATCH_MAX else None,
     }
 
