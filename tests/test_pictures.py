@@ -297,3 +297,28 @@ class TestBoxesPerImage:
         assert by_class[1] == {"label": 1, "images": 1, "mean": 1.0, "most": 1}
         page = render_html(report)
         assert 'id="plot-boxes"' in page and "boxes per image (3 images)" in page
+
+
+def test_boxes_per_class_are_counted_as_one_pass_per_class_would() -> None:
+    """The per-class figures from one sort equal each class counted on its own, the first
+    ``CLASSES`` classes listed."""
+    import numpy as np
+
+    from labelgate.run import boxcounts
+
+    rng = np.random.default_rng(5)
+    image, label = rng.integers(0, 40, 3000), rng.integers(0, boxcounts.CLASSES + 30, 3000)
+    got = boxcounts._per_class(image, label, 40)
+    want = []
+    for k in np.unique(label)[: boxcounts.CLASSES].tolist():
+        counts = np.bincount(image[label == k])
+        counts = counts[counts > 0]
+        want.append(
+            {
+                "label": k,
+                "images": int(counts.size),
+                "mean": round(float(counts.mean()), 2),
+                "most": int(counts.max()),
+            }
+        )
+    assert got == want

@@ -13,7 +13,7 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["bool_mask", "numbers"]
+__all__ = ["bool_mask", "numbers", "valid"]
 
 _NUMPY = {
     "int8": np.int8,
@@ -41,6 +41,12 @@ def _validity(arr: pa.Array) -> npt.NDArray[np.bool_]:
     (``pyarrow.compute.fill_null`` would import pandas for its Python fill value)."""
     bits = np.unpackbits(np.frombuffer(arr.buffers()[0], np.uint8), bitorder="little")
     return bits[arr.offset : arr.offset + len(arr)].astype(bool)
+
+
+def valid(arr: pa.Array) -> npt.NDArray[np.bool_]:
+    """Which values of ``arr`` are not null, from its bitmap (``is_valid`` loads pandas)."""
+    arr = _single(arr)
+    return _validity(arr) if arr.null_count else np.ones(len(arr), bool)
 
 
 def numbers(arr: pa.Array, fill: int | float = 0) -> npt.NDArray[Any]:
