@@ -108,6 +108,7 @@ NOT_ON_THE_PARQUET_PATH = (
     "pyarrow.fs",
     "pyarrow.dataset",
     "ssl",
+    "_hashlib",  # OpenSSL: a small file is hashed by the interpreter's own SHA-256
     "subprocess",  # the code revision read from .git, the platform from os.uname
     "numpy.ma",  # numpy 2's np.unique loads it
     "difflib",  # "did you mean": only when a name is refused
@@ -133,3 +134,18 @@ def test_cold_validation_of_parquet_loads_only_what_it_uses(sample: str) -> None
     )
     assert "FAIL" in out.stdout
     assert "loaded: []" in out.stderr.splitlines(), out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("size", [0, 5000, (1 << 20) + 3])
+def test_an_inputs_hash_is_sha256_whichever_module_computes_it(tmp_path: Path, size: int) -> None:
+    """Below a megabyte the interpreter's own SHA-256 hashes a file, past it OpenSSL's: the
+    report's hash is the file's SHA-256 either way."""
+    import hashlib
+
+    from labelgate.io.sources import resolve_inputs
+
+    path = tmp_path / "labels.csv"
+    body = b"label\n" + b"1\n" * (size // 2)
+    path.write_bytes(body)
+    (found,) = resolve_inputs([str(path)])
+    assert found.digest() == "sha256:" + hashlib.sha256(body).hexdigest()

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,6 +37,8 @@ def atomic_path(target: str | Path) -> Iterator[Path]:
     folder = path.parent if str(path.parent) else Path()
     try:
         # The suffix is kept, so that a reader that goes by it can check the file before rename.
+        import tempfile  # loaded where a file is written, not at every start
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.tmp-", suffix=path.suffix, dir=folder)
     except OSError as exc:
         raise UsageError(f"{str(path)!r}: cannot write there ({exc.strerror})") from None
@@ -77,6 +77,9 @@ def is_special(path: str | Path) -> bool:
 def _in_place(target: Path) -> Iterator[Path]:
     """Yield a private temporary path; on success copy its bytes into ``target`` (opened for
     writing, never renamed over, so a device stays a device and a FIFO a FIFO)."""
+    import shutil  # loaded where a file is written, not at every start
+    import tempfile
+
     folder = Path(tempfile.mkdtemp(prefix="labelgate-"))
     try:
         staged = folder / f"staged{target.suffix}"
@@ -130,6 +133,8 @@ def scratch_path(folder: str | Path, suffix: str) -> Iterator[Path]:
         UsageError: the folder does not exist or cannot be written.
     """
     try:
+        import tempfile  # loaded where a file is written, not at every start
+
         fd, name = tempfile.mkstemp(prefix=".labelgate-scratch-", suffix=suffix, dir=folder)
     except OSError as exc:
         raise UsageError(f"{str(folder)!r}: cannot write there ({exc.strerror})") from None

@@ -14,12 +14,14 @@ into a folder the caller owns, with a bound on the bytes written (docs/security.
 from __future__ import annotations
 
 import stat
-import zipfile
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from labelgate.errors import InputError, one_line
 from labelgate.io.files import open_regular
+
+if TYPE_CHECKING:
+    import zipfile
 
 __all__ = ["CODECS", "MAX_UNPACKED", "decompress", "sniff", "spool", "unzip"]
 
@@ -113,6 +115,8 @@ def unzip(path: Path, folder: Path, shown: str, limit: int | None = None) -> Non
         InputError: not a zip, a member name leading out, an encrypted member, or more than
             ``limit`` bytes in all.
     """
+    import zipfile  # loaded for a zip only
+
     with open_regular(path, "zip archive") as raw:
         try:
             archive = zipfile.ZipFile(raw)
