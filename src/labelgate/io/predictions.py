@@ -265,7 +265,9 @@ def _classes(column: Any, k: int, path: str) -> I32:
 
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    if pa.types.is_integer(column.type):  # the usual case: no float round trip
+    if pa.types.is_signed_integer(column.type):  # the usual case: read as stored, no cast
+        return _checked_classes(numbers(column, -1), k, path)
+    if pa.types.is_integer(column.type):
         return _checked_classes(numbers(pc.cast(column, pa.int64()), -1), k, path)
     values = _number_column(column, path, pa.float64())
     raw = numbers(values, np.nan)
