@@ -138,6 +138,9 @@ class _Unique:
 
 
 def _unique(col: _Column) -> _Unique:
+    if len(col.ids) < 2 or bool((col.ids[1:] > col.ids[:-1]).all()):
+        # increasing ids (the usual layout): each is its own first and last row, no sort
+        return _Unique(col.ids, np.arange(len(col.ids)), col.labels, col.null)
     order = np.argsort(col.ids, kind="stable")
     ids = col.ids[order]
     starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1]))) if len(ids) else ids
