@@ -121,6 +121,29 @@ class TestCommand:
         ]
         assert doc["after"]["clean"] and doc["after"]["batches_processed"] == 1
 
+    def test_a_csv_is_replayed_as_a_loader_reads_it(self, tmp_path: Path) -> None:
+        """A CSV holds its labels as text; a column of integers is read as integers (as
+        pandas' read_csv gives it), so a clean CSV passes and its fault is the real one; the
+        same file gzipped is replayed the same and named as given."""
+        import gzip
+
+        clean, bad = tmp_path / "clean.csv", tmp_path / "bad.csv"
+        clean.write_text("id,label\n101, 0\n102,+2\n103,3\n")
+        bad.write_text("id,label\n101,0\n102,2\n103,4\n")
+        packed = tmp_path / "bad.csv.gz"
+        packed.write_bytes(gzip.compress(bad.read_bytes()))
+        ok = run_cli("smoke", str(clean), "-k", "4", "--device", "cpu")
+        assert ok.returncode == 0, ok.stdout + ok.stderr
+        for path in (bad, packed):
+            failed = run_cli("smoke", str(path), "-k", "4", "--device", "cpu")
+            assert failed.returncode == 1, failed.stdout + failed.stderr
+            assert "IndexError: Target 4 is out of bounds." in failed.stdout
+            assert f"smoke: {path}" in failed.stdout
+        words = tmp_path / "words.csv"
+        words.write_text("id,label\n1,0\n2,cat\n")
+        text = run_cli("smoke", str(words), "-k", "4", "--device", "cpu")
+        assert text.returncode == 1 and "is text, not a class index" in text.stdout
+
     def test_unfixed_file_fails(self) -> None:
         result = run_cli("smoke", "oob_0_2_4.parquet", "-k", "4", "--device", "cpu", cwd=SAMPLES)
         assert result.returncode == 1

@@ -166,7 +166,14 @@ def _smoke(args: argparse.Namespace) -> int:
             after = run_smoke(done.dataset, **options, masks=root)
         after.path = args.paths[0]  # the masks, not the histogram rows read from them
     else:
-        after = run_smoke(open_dataset(args.paths, contract), **options)
+        from contextlib import ExitStack
+
+        from labelgate.run.inputs import unpacked_inputs
+
+        with ExitStack() as stack:  # stdin, .gz, .zst: replayed from what they unpack to
+            unpacked = unpacked_inputs(args.paths, stack)
+            after = run_smoke(open_dataset(unpacked.paths, contract), **options)
+            after.path = unpacked.shown(after.path)
     verdict = SmokeVerdict(after, before, predicted)
     sys.stdout.write(render_smoke(verdict, args.format))
     return EXIT_PASS if verdict.passed else EXIT_FAIL

@@ -21,6 +21,7 @@ from labelgate.core.labels import Status, classify, classify_soft
 from labelgate.core.report import Example
 from labelgate.errors import UsageError
 from labelgate.inputs.dataset import Dataset
+from labelgate.io.sources import typed
 from labelgate.scan.batchrows import collect_batches
 
 __all__ = ["BatchFailure", "SmokeRun", "nvidia_torch", "run_smoke"]
@@ -158,7 +159,7 @@ def run_smoke(
     if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", device):
         raise UsageError(f"--device must be auto, cpu, cuda, cuda:N or mps, got {device!r}")
     started = time.perf_counter()
-    table = collect_batches(data, limit=max_batches)
+    table = _as_loaded(collect_batches(data, limit=max_batches), data)
     batch_ids = (
         numbers(table.column("batch").combine_chunks()) if table.num_rows else np.zeros(0, np.int64)
     )
@@ -339,3 +340,23 @@ def _offending(
 def _tail(stderr: str) -> str:
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "no output"
+
+
+def _as_loaded(table: Any, data: Dataset) -> Any:
+    """The batches' labels as a loader of the input holds them. A CSV or TSV holds every cell as
+    text; read by pandas (``read_csv``), a column whose every value is an integer is one, any
+    other stays text. The replay gets the same, not the file's text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    label = table.column("label")
+    if typed(data.files) or (
+        not pa.types.is_string(label.type) and not pa.types.is_large_string(label.type)
+    ):
+        return table
+    integer = pc.match_substring_regex(label, r"^\s*[+-]?[0-9]{1,18}\s*$")
+    if not pc.all(pc.fill_null(integer, True)).as_py():
+        return table
+    text = pc.replace_substring_regex(pc.utf8_trim_whitespace(label), r"^\+", "")
+    at = table.schema.get_field_index("label")
+    return table.set_column(at, "label", pc.cast(text, pa.int64()))
