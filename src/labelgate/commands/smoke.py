@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from labelgate.core.arrow import numbers
-from labelgate.core.labels import Status, classify, classify_soft
+from labelgate.core.arrow import from_numpy, numbers
+from labelgate.core.labels import Status, classify, classify_soft, parse_text
 from labelgate.core.report import Example
 from labelgate.errors import UsageError
 from labelgate.inputs.dataset import Dataset
@@ -345,18 +345,21 @@ def _tail(stderr: str) -> str:
 def _as_loaded(table: Any, data: Dataset) -> Any:
     """The batches' labels as a loader of the input holds them. A CSV or TSV holds every cell as
     text; read by pandas (``read_csv``), a column whose every value is an integer is one, any
-    other stays text. The replay gets the same, not the file's text."""
+    other stays text. The replay gets the same, not the file's text; integers are read from
+    text as every check reads them (``parse_text``)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     label = table.column("label")
-    if typed(data.files) or (
-        not pa.types.is_string(label.type) and not pa.types.is_large_string(label.type)
+    if typed(data.files) or not (
+        pa.types.is_string(label.type) or pa.types.is_large_string(label.type)
     ):
         return table
-    integer = pc.match_substring_regex(label, r"^\s*[+-]?[0-9]{1,18}\s*$")
-    if not pc.all(pc.fill_null(integer, True)).as_py():
+    values, bad, empty = parse_text(label.combine_chunks())
+    if bad.any():
         return table
-    text = pc.replace_substring_regex(pc.utf8_trim_whitespace(label), r"^\+", "")
     at = table.schema.get_field_index("label")
-    return table.set_column(at, "label", pc.cast(text, pa.int64()))
+    column = from_numpy(values)
+    if empty.any():  # empty cells are nulls, as a loader's NaN is no class
+        bits = pa.py_buffer(np.packbits(~empty, bitorder="little"))
+        column = pa.Array.from_buffers(pa.int64(), len(values), [bits, column.buffers()[1]])
+    return table.set_column(at, "label", column)

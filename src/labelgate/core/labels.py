@@ -25,6 +25,7 @@ __all__ = [
     "is_list_type",
     "is_soft_type",
     "list_rows",
+    "parse_text",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -300,7 +301,7 @@ def _scalars(arr: pa.Array, k: int, ignore_index: int) -> tuple[I64, U8]:
         status[~ok | frac] = Status.BAD_TYPE
         values = np.where(ok & ~frac, f, 0.0).astype(np.int64)
     elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        values, text_bad, text_null = _parse_text(arr)
+        values, text_bad, text_null = parse_text(arr)
         status[text_bad] = Status.BAD_TYPE
         null |= text_null
     elif pa.types.is_null(t):
@@ -316,7 +317,7 @@ def _scalars(arr: pa.Array, k: int, ignore_index: int) -> tuple[I64, U8]:
     return values, status
 
 
-def _parse_text(arr: pa.Array) -> tuple[I64, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+def parse_text(arr: pa.Array) -> tuple[I64, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """Integers written as text (CSV, JSON strings): ``"3"`` and ``"3.0"`` are 3; ``"3.5"`` and
     ``"cat"`` are not class indices; an empty cell is null."""
     import pyarrow as pa
