@@ -136,6 +136,23 @@ class TestValidate:
         assert report.passed
         assert [f.severity for f in report.findings if f.code == "LG007"] == ["info"]
 
+    def test_long_lists_in_details_are_capped_with_their_counts(self, tmp_path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rows = 12_000  # every row ignored: 3,000 empty steps of 2 ranks x 2 micro-batches of 1
+        path = tmp_path / "ignored.parquet"
+        pq.write_table(pa.table({"id": range(rows), "label": [-100] * rows}), path)
+        report = labelgate.validate(
+            str(path), classes=4, batch_size=1, world_size=2, grad_accum=2, normalize="step"
+        )
+        steps = [f for f in report.findings if f.code == "LG007" and f.unit == "steps"]
+        assert len(steps) == 1 and steps[0].details is not None
+        d = steps[0].details
+        assert d["step_count"] == steps[0].count == 3000 and len(d["steps"]) == 1000
+        assert d["steps"] == list(range(1000)) and len(d["per_rank"]) == 1000
+        assert d["per_rank_count"] == 12_000
+
     def test_shuffled_ranks_follow_the_sampler_seed(self, tmp_path: Path) -> None:
         path = odd_rows_ignored(tmp_path, rows=64)
         report = labelgate.validate(path, classes=4, batch_size=2, world_size=4, shuffle_seed=3)

@@ -11,6 +11,7 @@ from labelgate.training.ranks import RankBatch, RankVerdict
 __all__ = ["rank_findings"]
 
 SHOWN = 5
+LISTED = 1000  # entries of a list in ``details``; its full length is given beside it
 
 
 def _named(b: RankBatch) -> str:
@@ -24,7 +25,8 @@ def _examples(ctx: Context, batches: tuple[RankBatch, ...]) -> tuple[Example, ..
 
 
 def _details(v: RankVerdict, batches: tuple[RankBatch, ...]) -> dict[str, object]:
-    """The failing per-rank batches as data (the first 1000), with the loader replayed."""
+    """The failing per-rank batches as data (the first ``LISTED``, and their count), with the
+    loader replayed."""
     s = v.spec
     return {
         "world_size": s.world_size,
@@ -34,8 +36,9 @@ def _details(v: RankVerdict, batches: tuple[RankBatch, ...]) -> dict[str, object
         "cut_rows": v.cut,
         "per_rank": [
             {"rank": b.rank, "batch": b.batch, "step": b.step, "rows": list(b.rows), "size": b.size}
-            for b in batches[:1000]
+            for b in batches[:LISTED]
         ],
+        "per_rank_count": len(batches),
     }
 
 
@@ -75,7 +78,11 @@ def rank_findings(ctx: Context, v: RankVerdict) -> list[Finding]:
                     ),
                     fix="Spread the rows whose targets are all ignored across steps, or drop them.",
                     examples=_examples(ctx, stepped),
-                    details=_details(v, stepped) | {"steps": list(v.empty_steps)},
+                    details=_details(v, stepped)
+                    | {
+                        "steps": list(v.empty_steps[:LISTED]),
+                        "step_count": len(v.empty_steps),
+                    },
                 )
             )
         if v.empty:
