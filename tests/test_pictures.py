@@ -322,3 +322,17 @@ def test_boxes_per_class_are_counted_as_one_pass_per_class_would() -> None:
             }
         )
     assert got == want
+
+
+@pytest.mark.parametrize(
+    ("sample", "kind"),
+    [
+        ("formats/coco_instances_bad.json", "polygon"),
+        ("formats/coco_keypoints_bad.json", "keypoints"),
+    ],
+)
+def test_the_instance_and_keypoint_samples_draw_their_thumbnails(sample: str, kind: str) -> None:
+    report = labelgate.validate(str(SAMPLES / sample))
+    drawn = [e.drawing for f in report.findings for e in f.examples if e.drawing is not None]
+    assert kind in {d.kind for d in drawn}
+    assert render_html(report).count('<figure class="picture">') >= 1
