@@ -155,6 +155,37 @@ def formats(root: Path) -> None:
     bad[9]["image_id"] = 99  # an image that is not listed (LG031)
     bad[11]["id"] = 100  # a repeated annotation id (LG014)
     coco("coco_bad.json", bad, images, cats0)
+    # instance segmentation: annotation 201's polygon reaches past its 640x480 image (LG028)
+    square = [[10.0, 20.0, 40.0, 20.0, 40.0, 60.0, 10.0, 60.0]]
+    instances = [{**a, "id": 200 + i, "segmentation": square} for i, a in enumerate(good[:6])]
+    instances[1]["segmentation"] = [[600.0, 400.0, 700.0, 400.0, 700.0, 520.0, 600.0, 520.0]]
+    instances[1]["bbox"] = [600, 400, 40, 80]
+    coco("coco_instances_bad.json", instances, images, cats)
+    # keypoints: annotation 301's second keypoint lies outside its box and its image
+    person = [
+        {
+            "id": 1,
+            "name": "person",
+            "supercategory": "person",
+            "keypoints": ["head", "foot"],
+            "skeleton": [[1, 2]],
+        }
+    ]
+    keypoints = [
+        {
+            "id": 300 + i,
+            "image_id": i,
+            "category_id": 1,
+            "bbox": [10, 20, 30, 40],
+            "iscrowd": 0,
+            "area": 1200,
+            "keypoints": [20, 25, 2, 25, 55, 2],
+            "num_keypoints": 2,
+        }
+        for i in range(4)
+    ]
+    keypoints[1]["keypoints"] = [20, 25, 2, 700, 55, 2]
+    coco("coco_keypoints_bad.json", keypoints, images[:4], person)
 
     for kind in ("good", "bad"):
         base = root / f"yolo_{kind}"

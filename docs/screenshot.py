@@ -149,6 +149,8 @@ def main() -> None:
                 SAMPLES,
             ),
             "pictures-instances.png": ([people.name, "--classes", "2"], people.parent),
+            "pictures-sample-instances.png": (["formats/coco_instances_bad.json"], SAMPLES),
+            "pictures-sample-keypoints.png": (["formats/coco_keypoints_bad.json"], SAMPLES),
         }
         for name, (args, cwd) in shots.items():
             _report(args, page, cwd)

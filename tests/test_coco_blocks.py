@@ -20,6 +20,7 @@ from labelgate.errors import InputError
 from labelgate.readers.coco import cocoblocks, cocolayout
 from labelgate.readers.coco.coco import read_coco
 from labelgate.readers.coco.cocolayout import blocks, find_layout
+from labelgate.readers.common.boxsizes import summary
 from labelgate.readers.common.sink import RowSink, RowWriter
 
 SEQUENTIAL = 1 << 60  # a threshold no file reaches
@@ -81,7 +82,8 @@ def read(path: Path, folder: Path, **fast: Any) -> tuple[Any, ...]:
     groups = [pq.ParquetFile(p).metadata.num_row_groups for p in sink.paths]
     plan = sink.image_rows()  # each row's image: the batches of images
     images = None if plan is None else (plan.image.tolist(), plan.images, plan.without_boxes)
-    return rows, groups, facts, found, images
+    sizes = summary(sink.box_sizes())  # the boxes' sizes per class, counted by each worker
+    return rows, groups, facts, found, images, sizes
 
 
 MODES = {

@@ -322,3 +322,31 @@ def test_boxes_per_class_are_counted_as_one_pass_per_class_would() -> None:
             }
         )
     assert got == want
+
+
+@pytest.mark.parametrize(
+    ("sample", "kind"),
+    [
+        ("formats/coco_instances_bad.json", "polygon"),
+        ("formats/coco_keypoints_bad.json", "keypoints"),
+    ],
+)
+def test_the_instance_and_keypoint_samples_draw_their_thumbnails(sample: str, kind: str) -> None:
+    report = labelgate.validate(str(SAMPLES / sample))
+    drawn = [e.drawing for f in report.findings for e in f.examples if e.drawing is not None]
+    assert kind in {d.kind for d in drawn}
+    assert render_html(report).count('<figure class="picture">') >= 1
+
+
+def test_the_instance_and_keypoint_samples_lie_inside_their_cards(tmp_path: Path) -> None:
+    pages = [
+        render_html(labelgate.validate(str(SAMPLES / s)))
+        for s in ("formats/coco_instances_bad.json", "formats/coco_keypoints_bad.json")
+    ]
+    both = pages[0].replace(
+        "</body>", pages[1].split("<body>", 1)[1].rsplit("</body>", 1)[0] + "</body>"
+    )
+    laid = _laid_out(both, tmp_path)
+    assert len(laid) == both.count('<figure class="picture">') >= 2
+    for width, image_inside, caption_inside in laid:
+        assert width > 0 and image_inside and caption_inside

@@ -204,10 +204,12 @@ def _shape(
         if kind == "box":
             x0, y0, x1, y1 = (float(shape.get(k, "")) for k in ("xtl", "ytl", "xbr", "ybr"))
             turned = float(shape.get("rotation", "0") or 0) != 0  # its corners are elsewhere
-            check_box(facts, (x0, y0, x1, y1), None if turned else size, example)
+            frame = None if turned else size
+            check_box(facts, (x0, y0, x1, y1), frame, example, sizes=writer.sizes)
         elif kind == "ellipse":
             cx, cy, rx, ry = (float(shape.get(k, "")) for k in ("cx", "cy", "rx", "ry"))
-            check_box(facts, (cx - rx, cy - ry, cx + rx, cy + ry), size, example)
+            box = (cx - rx, cy - ry, cx + rx, cy + ry)
+            check_box(facts, box, size, example, sizes=writer.sizes)
         elif kind in _LEAST:
             points = _points(shape.get("points", ""))
             least = _LEAST[kind]

@@ -32,6 +32,7 @@ from labelgate.io.bounded import load_json
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.common.boxes import check_background, check_box, check_points, class_index
+from labelgate.readers.common.boxsizes import BoxSizes
 from labelgate.readers.common.imageindex import ImageRecord
 from labelgate.readers.common.instances import POINT_TOLERANCE as _PX
 from labelgate.readers.common.sink import RowSink, RowWriter, reject
@@ -171,7 +172,7 @@ def _read_file(
         check_background(facts, label, background, example)
         if kind == "mask" and points is None:
             continue
-        _geometry(facts, kind, points, size, example)
+        _geometry(facts, kind, points, size, example, writer.sizes)
 
 
 def _geometry(
@@ -180,6 +181,7 @@ def _geometry(
     raw: Any,
     size: tuple[float, float] | None,
     example: Example,
+    sizes: BoxSizes,
 ) -> None:
     try:
         points = [(float(x), float(y)) for x, y in raw]
@@ -203,11 +205,11 @@ def _geometry(
     if kind in ("rectangle", "mask"):
         (xa, ya), (xb, yb) = points
         box = (min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))
-        check_box(facts, box, size, example)
+        check_box(facts, box, size, example, sizes=sizes)
     elif kind == "circle":
         (cx, cy), (px, py) = points
         r = ((px - cx) ** 2 + (py - cy) ** 2) ** 0.5
-        check_box(facts, (cx - r, cy - r, cx + r, cy + r), size, example)
+        check_box(facts, (cx - r, cy - r, cx + r, cy + r), size, example, sizes=sizes)
     elif kind in ("line", "point"):
         check_points(facts, points, size, example, shape=kind, least=_POINTS[kind], tolerance=_PX)
     elif kind in _LEAST:

@@ -14,6 +14,7 @@ from labelgate.readers.common.sink import RowSink
 from labelgate.readers.registry import Detected, choose
 
 if TYPE_CHECKING:  # the image readers' types: their module loads with them
+    from labelgate.readers.common.boxsizes import BoxSizes
     from labelgate.readers.common.imageindex import ImageIndex, ImageRows
 
 __all__ = ["Opened", "open_input"]
@@ -33,6 +34,7 @@ class Opened:
             image), and for detection the image of each row (``None``: batches of rows).
         origins: each file of ``paths`` the reader wrote -> the user's file its rows came from,
             where the reader says (``RowSink.origins``).
+        sizes: the boxes' sizes per class (detection; ``None`` otherwise).
     """
 
     detected: Detected
@@ -42,6 +44,7 @@ class Opened:
     read: Read
     images: tuple[ImageIndex, ImageRows | None] | None = None
     origins: Mapping[str, str] = field(default_factory=dict)
+    sizes: BoxSizes | None = None
 
     @property
     def format(self) -> str:
@@ -85,4 +88,5 @@ def open_input(paths: list[str], input_format: str, folder: Path, options: ReadO
     facts.rejected_by.update(sink.rejected())
     rows = sink.image_rows() if facts.task == "detection" else None
     images = (sink.images, rows) if rows is not None or sink.images.records else None
-    return Opened(detected, sink.paths, list(paths), facts, read, images, dict(sink.origins))
+    sizes = sink.box_sizes() if facts.task == "detection" else None
+    return Opened(detected, sink.paths, list(paths), facts, read, images, dict(sink.origins), sizes)

@@ -108,7 +108,7 @@ def read_voc(
                     fix="give each object xmin, ymin, xmax and ymax",
                 )
                 continue
-            check_box(facts, box, size, example)
+            check_box(facts, box, size, example, sizes=writer.sizes)
     writer.close()
     counts["objects"] = writer.rows
     facts.counts.update(counts)

@@ -11,6 +11,7 @@ import re
 from html import escape
 
 from labelgate.core.report import Example, Report
+from labelgate.render.boxsizes import box_sizes_html
 from labelgate.render.common import (
     base_paths,
     counted,
@@ -362,6 +363,7 @@ def render_html(report: Report) -> str:
     )
     parts.append(_batch_plot(report))
     parts.append(_boxes_per_image(report))
+    parts.append(box_sizes_html(report))
     parts.append(
         _stack(
             "plot-share",

@@ -33,7 +33,7 @@ TOTAL_BYTES = 400 * 1024  # PNG bytes embedded in one report, all pictures toget
 THUMB = 160  # the longer side of a picture, in pixels
 MAX_PIXELS = 40_000_000  # images (and masks) larger are not opened: a note says so
 BLANK = 640  # the side of the canvas of a relative frame (YOLO, Label Studio) without its image
-NEEDS_PILLOW = "Pictures of the flagged annotations need Pillow: pip install 'labelgate[pictures]'"
+NEEDS_PILLOW = "Pictures of the flagged annotations need Pillow (a dependency of labelgate): pip install pillow"
 _RED = (224, 49, 49)
 _OUTSIDE = (206, 212, 218)  # the canvas past the image's edges
 

@@ -260,6 +260,12 @@ def as_given(report: Report, opened: Opened) -> Report:
         counted = boxes_per_image(opened)
         if counted is not None:
             annotations["boxes_per_image"] = counted
+        if opened.sizes is not None:
+            from labelgate.readers.common.boxsizes import summary
+
+            measured = summary(opened.sizes)
+            if measured is not None:
+                annotations["box_sizes"] = measured
     return replace(
         report,
         findings=findings,

@@ -39,6 +39,8 @@ def annotation(
     keyed = writer.id_type == "string"  # panoptic: segments keyed image/segment
     if segments is None and not keyed and plain(item, images.get(image), used, background):
         writer.add(item["id"], item["category_id"], source, None, group)  # the usual case
+        box = item["bbox"]  # four numbers: ``plain`` has looked
+        writer.sizes.add(item["category_id"], box[2], box[3])
         if shapes is not None and carries_shapes(item):  # its mask and keypoints
             cid, ident = item["category_id"], item["id"]
             fast = Example(row=writer.rows - 1, id=ident, source=source, value=cid)
@@ -69,6 +71,19 @@ def annotation(
             reject(writer, counts, named, source, group, "LG031")  # no class index: a rejected row
             continue
         example = Example(row=row, id=shown, source=source, value=cid)
+        xyxy = None if segments is not None else corners(part.get("bbox"))
+        if segments is None and xyxy is None:  # absent, null, or not four JSON numbers
+            facts.hit(
+                "LG031",
+                example,
+                message="annotations whose bbox is not [x, y, w, h]"
+                if "bbox" in part
+                else "annotations without a bbox",
+                fix="write bbox as four numbers: x, y, width, height in pixels",
+            )
+            # no box to train: torchvision's and detectron2's loaders raise on it (formats.md)
+            reject(writer, counts, named, source, group, "LG031")
+            continue
         writer.add(named, cid, source, None, group)
         used[cid] += 1
         first_of.setdefault(cid, example)
@@ -83,17 +98,9 @@ def annotation(
             counts["crowd"] += 1
         if segments is not None:
             continue  # a panoptic segment: the PNG holds its mask, its bbox is not judged
-        xyxy = corners(part.get("bbox"))
-        if xyxy is None:  # absent, null, or not four JSON numbers: no box to train
-            facts.hit(
-                "LG031",
-                example,
-                message="annotations whose bbox is not [x, y, w, h]"
-                if "bbox" in part
-                else "annotations without a bbox",
-                fix="write bbox as four numbers: x, y, width, height in pixels",
-            )
-        elif image in images:
+        assert xyxy is not None
+        writer.sizes.add(cid, part["bbox"][2], part["bbox"][3])  # as written, as in bulk
+        if image in images:
             check_box(facts, xyxy, images[image], example)
         elif len(deferred) < 1_000_000:
             deferred.append((xyxy, image, example))

@@ -235,7 +235,7 @@ def clear_block(
         return None
     starts = np.concatenate(([0], breaks + 1)).astype(np.int64)
     ends = np.concatenate((breaks, [len(lines)])).astype(np.int64)
-    return Cleared(mask, ids, categories, codes), Lines(data, starts, ends)
+    return Cleared(mask, ids, categories, codes, box), Lines(data, starts, ends)
 
 
 @dataclass(frozen=True, slots=True)

@@ -207,6 +207,7 @@ def read_blocks(
                         writer.extend_table(table)
                     writer.rejected.update((base + r, c) for r, c in part.rejected.items())
                     writer.groups.extend(part.groups, sink.images.canonical)
+                    writer.sizes.merge(part.sizes)
                     if shapes is not None and part.shapes is not None:
                         shapes.adopt(part.shapes, functools.partial(_shifted, base=base))
                     for code, hits in part.hits.items():

@@ -142,12 +142,13 @@ class ImageSizes(Mapping[Any, "tuple[float, float] | None"]):
 @dataclass(frozen=True, slots=True)
 class Cleared:
     """A block's annotations: ``mask`` true where one only needs counting, and every
-    annotation's id, category id and image code (meaningful where ``mask`` is true)."""
+    annotation's id, category id, image code and bbox (meaningful where ``mask`` is true)."""
 
     mask: Mask
     ids: I64
     categories: I64
     codes: I64
+    box: F64  # [x, y, w, h] as written, one row an annotation
 
     def count(self, used: Counter[Any]) -> None:
         """Count the cleared annotations' categories into ``used``."""
@@ -194,7 +195,7 @@ def clear(
     mask, width, height = boxes_clear(table, used, background, cid_array, codes, box, crowd)
     if not _polygons(items, mask, width, height):
         return None
-    return Cleared(mask, id_array, cid_array, codes)
+    return Cleared(mask, id_array, cid_array, codes, box)
 
 
 def boxes_clear(

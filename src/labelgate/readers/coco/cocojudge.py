@@ -26,6 +26,7 @@ from labelgate.readers.coco.cocofast import Cleared, ImageSizes, ImageTable, cle
 from labelgate.readers.coco.cocoshapes import CocoShapes
 from labelgate.readers.common import arrowcols
 from labelgate.readers.common.arrowcols import ints, repeated
+from labelgate.readers.common.boxsizes import BoxSizes
 from labelgate.readers.common.imageindex import GroupCodes
 from labelgate.readers.common.ordered import Results, in_order
 from labelgate.readers.common.sink import RowWriter
@@ -80,6 +81,7 @@ class Partial:
     shapes: CocoShapes | None = None  # masks and keypoints waiting for the whole file
     seen: dict[str, set[tuple[Any, Any]]] = field(default_factory=dict)  # records counted
     rejected: dict[int, str] = field(default_factory=dict)  # row -> the code rejecting it
+    sizes: BoxSizes = field(default_factory=BoxSizes)  # the boxes' sizes per class
 
 
 class _Collected(RowWriter):
@@ -97,6 +99,8 @@ class _Collected(RowWriter):
         columns = [ints(found.ids[start:end]), ints(found.categories[start:end])]
         self._hold(pa.Table.from_arrays([*columns, repeated(source, count)], schema=self.schema))
         self.groups.extend_codes(found.codes[start:end])
+        box = found.box[start:end]
+        self.sizes.extend(found.categories[start:end], box[:, 2], box[:, 3])
         self.rows += count
 
     def _table(self, columns: dict[str, list[Any]]) -> Any:
@@ -231,6 +235,7 @@ def judge(task: Task) -> Partial:
         shapes,
         facts.seen,
         writer.rejected,
+        writer.sizes,
     )
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
+from labelgate.readers.common.boxsizes import BoxSizes
 from labelgate.readers.common.drawn import drawn, marked, redrawn
 
 __all__ = [
@@ -39,12 +40,16 @@ def check_box(
     example: Example,
     *,
     normalised: bool = False,
+    sizes: BoxSizes | None = None,
 ) -> None:
     """Count a box (x0, y0, x1, y1) that torchvision's detection models refuse or mislearn:
     without area by torchvision's own comparison (LG027: exactly the boxes it raises on), not
     finite (LG029), outside its image or, ``normalised``, outside [0, 1] beyond the printed
-    precision of six decimals (LG028: ``PRINTED_TOLERANCE``)."""
+    precision of six decimals (LG028: ``PRINTED_TOLERANCE``); its width and height measured
+    in ``sizes`` under its class (the example's value)."""
     x0, y0, x1, y1 = box
+    if sizes is not None and type(example.value) is int:
+        sizes.add(example.value, x1 - x0, y1 - y0)
     w, h = (1.0, 1.0) if normalised else (size if size is not None else (math.inf, math.inf))
     tol = PRINTED_TOLERANCE if normalised else 0.0
     # drawn (for the report's pictures) only when flagged: this runs once a box

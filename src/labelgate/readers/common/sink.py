@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labelgate.core.annotations import REJECTED
+from labelgate.readers.common.boxsizes import BoxSizes
 from labelgate.readers.common.imageindex import GroupCodes, ImageIndex, ImageRows
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class RowWriter:
         self._closed = False
         self.groups = GroupCodes()  # each row's image (detection readers), for batches of images
         self.images = ImageIndex()  # the images listed (the sink's own, for a sink's writers)
+        self.sizes = BoxSizes()  # the boxes' sizes per class (detection readers measure them)
 
     def add(
         self,
@@ -230,6 +232,13 @@ class RowSink:
         for writer in self._writers:
             groups.extend(writer.groups)
         return self.images.rows_to_images(groups)
+
+    def box_sizes(self) -> BoxSizes:
+        """The sizes of the boxes every writer measured, counted together."""
+        sizes = BoxSizes()
+        for writer in self._writers:
+            sizes.merge(writer.sizes)
+        return sizes
 
     @property
     def written(self) -> bool:

@@ -206,6 +206,7 @@ def _read(
     index = cmap.index_of()
     spelled = {name for _, name in cmap.entries}
     writer = sink.rows(names=True)
+    writer.sizes.unit = "normalised" if layout.normalised else "pixels"
     sink.images.sort = layout.sort
     counts: Counter[str] = Counter()
     csv_name = path.name
@@ -250,7 +251,7 @@ def _read(
         if box is None:
             _malformed(facts, example, problem)
             continue
-        check_box(facts, box, size, example, normalised=layout.normalised)
+        check_box(facts, box, size, example, normalised=layout.normalised, sizes=writer.sizes)
     writer.close()
     counts["boxes"] = writer.rows
     counts["images"] = len(sink.images.records)

@@ -35,6 +35,7 @@ from labelgate.readers.common.boxes import (
     class_index,
     tally,
 )
+from labelgate.readers.common.boxsizes import BoxSizes
 from labelgate.readers.common.imageindex import ImageRecord
 from labelgate.readers.common.sink import RowSink, RowWriter, reject
 from labelgate.readers.labelstudio.labelstudioconfig import (
@@ -202,7 +203,7 @@ def _read_result(
             _span(facts, value, text, example)
             continue
         check_background(facts, label, background, example)
-        _region(facts, rtype, value, example)
+        _region(facts, rtype, value, example, writer.sizes)
 
 
 def _declared(
@@ -249,17 +250,21 @@ def _span(
         )
 
 
-def _region(facts: AnnotationFacts, rtype: str, value: dict[str, Any], example: Example) -> None:
+def _region(
+    facts: AnnotationFacts, rtype: str, value: dict[str, Any], example: Example, sizes: BoxSizes
+) -> None:
     try:
         if rtype == "rectanglelabels":
             x, y = _num(value["x"]), _num(value["y"])
             w, h = _num(value["width"]), _num(value["height"])
             turned = _num(value.get("rotation") or 0) != 0  # its corners are elsewhere
-            check_box(facts, (x, y, x + w, y + h), None if turned else _PERCENT, example)
+            frame = None if turned else _PERCENT
+            check_box(facts, (x, y, x + w, y + h), frame, example, sizes=sizes)
         elif rtype == "ellipselabels":
             x, y = _num(value["x"]), _num(value["y"])
             rx, ry = _num(value["radiusX"]), _num(value["radiusY"])
-            check_box(facts, (x - rx, y - ry, x + rx, y + ry), _PERCENT, example)
+            box = (x - rx, y - ry, x + rx, y + ry)
+            check_box(facts, box, _PERCENT, example, sizes=sizes)
         elif rtype == "polygonlabels":
             points = [(_num(px), _num(py)) for px, py in value["points"]]
             check_points(facts, points, _PERCENT, example, shape="polygon", least=3)
@@ -332,6 +337,7 @@ class LabelStudioReader(Reader):
                 "indices depend on the labels present"
             )
         writer = sink.rows(names=True)
+        writer.sizes.unit = "percent"
         counts: Counter[str] = Counter()
         for p in paths:
             for ident, rtype, value, text, control in _results(

@@ -75,6 +75,7 @@ def read_labels(
     """
     facts.task = "detection"
     writer = sink.rows()
+    writer.sizes.unit = "normalised"
     counts: Counter[str] = Counter()
     for path, source, base in files:
         rel = path.relative_to(base).as_posix()
@@ -197,7 +198,7 @@ def _read_file(
                     box = (math.nan, math.nan, math.nan, math.nan)
                 else:
                     box = (min(xs), min(ys), max(xs), max(ys))
-            check_box(facts, box, None, example, normalised=True)
+            check_box(facts, box, None, example, normalised=True, sizes=writer.sizes)
     check_mixed(facts, widths, kpt, Example(row=-1, id=rel, source=source), task)
     return objects
 
