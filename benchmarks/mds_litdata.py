@@ -94,9 +94,14 @@ def alternating(lg: list[str], own: list[str] | None, repeat: int) -> tuple[Any,
         got["lg"].append(measured(lg))
         if own is not None and why is None:
             try:
-                got["own"].append(measured(own))
+                ran = measured(own)
             except SystemExit as exc:
                 why = str(exc).splitlines()[-1][:200]
+                continue
+            if ran.stdout.strip():
+                got["own"].append(ran)
+            else:  # exit 1 without a sum: the library did not import
+                why = "it printed no sum (is the library importable? exit 1)"
 
     def median(runs: list[Any]) -> Any:
         if not runs:
