@@ -310,3 +310,30 @@ class TestDetectionRecords:
         again = self.boxed(folder, cache=store)
         assert TestCache().counts(again) == (1, 2, 0)  # shards 1 and 2: the same bytes
         assert plain(again) == plain(self.boxed(folder))
+
+
+class TestMemory:
+    def peak_mb(self, folder: Path) -> float:
+        """The peak RSS of ``labelgate validate FOLDER`` run under the hostile-input tests' cap."""
+        import os
+
+        from .limits import start_bounded
+
+        process = start_bounded("validate", str(folder), "--classes", "4", memory_mb=1536)
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.read()
+        err = process.stderr.read()
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        assert process.returncode in (0, 1), err.decode()[-2000:]
+        return usage.ru_maxrss / 1024
+
+    def test_peak_memory_does_not_grow_with_the_shard_count(self, tmp_path: Path) -> None:
+        rows = 24_000  # 1 KB images: 25 MB of records either way
+        peaks = []
+        for count in (8, 64):
+            per = rows // count
+            for i in range(count):
+                write_tfrecord(tmp_path / f"{count}" / f"t-{i:05d}-of-{count:05d}", [i % 4] * per)
+            peaks.append(self.peak_mb(tmp_path / f"{count}"))
+        assert peaks[1] <= peaks[0] + 24, peaks  # 64 shards: no more than 8 hold, give or take
