@@ -1,7 +1,7 @@
 """labelgate on WebDataset and TFRecord shards against the formats' own readers, in one run.
 
-    python benchmarks/shards.py [--shards 20] [--samples 10000] [--kb 30] [--dir /tmp/labelgate-shards]
-                                [--repeat 1] [--walk]
+    python benchmarks/shards.py [--shards 20] [--samples 20000] [--kb 30] [--dir /tmp/labelgate-shards]
+                                [--repeat 5] [--walk]
 
 Writes (once) --shards WebDataset tar shards with webdataset's ``ShardWriter`` and as many TFRecord
 files with the ``tfrecord`` package's writer: --samples samples in all, each an image of --kb KB
@@ -19,7 +19,8 @@ in a fresh process:
 Both labelgate reports must name the three planted rows, and each reader must count every sample,
 or the run stops. Printed: wall and CPU time (user + system), and each labelgate time as a ratio
 to its format's own reader in the same run: medians of --repeat rounds (on a shared machine the CPU
-ratio is the steadier; the TFRecord goal is a CPU ratio at or under 0.5). Figures are comparable only within one run, on one machine.
+ratio is the steadier), peak RSS, and whether each ratio meets its goal (WebDataset: 0.3, TFRecord:
+0.5). Figures are comparable only within one run, on one machine.
 """
 
 from __future__ import annotations
@@ -153,10 +154,10 @@ def named(report: str) -> set[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shards", type=int, default=20)
-    parser.add_argument("--samples", type=int, default=10_000)
+    parser.add_argument("--samples", type=int, default=20_000)
     parser.add_argument("--kb", type=int, default=30)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/labelgate-shards"))
-    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--walk", action="store_true", help="also time three walks of the tars")
     args = parser.parse_args()
     tars, records = make(args.dir, args.shards, args.samples, args.kb)
@@ -177,6 +178,7 @@ def main() -> None:
         "labelgate (tfrecord)": [*lg, str(records), "--classes", str(K), "--format", "json"],
     }
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
+    peaks: dict[str, list[float]] = {}
     for _ in range(args.repeat):  # each command after the other, round after round
         for name, argv in runs.items():
             m = measured(argv)
@@ -187,6 +189,7 @@ def main() -> None:
             elif json.loads(m.stdout)["samples"] != args.samples:
                 raise SystemExit(f"{name} counted {m.stdout.strip()}, not {args.samples}")
             times[name].append((m.wall, m.cpu))
+            peaks.setdefault(name, []).append(m.rss)
     best = {  # the median of the runs, wall and CPU each (the machine may be shared)
         name: (statistics.median(w for w, _ in got), statistics.median(c for _, c in got))
         for name, got in times.items()
@@ -195,8 +198,13 @@ def main() -> None:
         own = "webdataset" if "wds" in name else "tfrecord" if "tfrecord)" in name else None
         ratio = ""
         if own:
-            ratio = f"  {wall / best[own][0]:.2f}x {own} (CPU {cpu / best[own][1]:.2f}x)"
-        print(f"{name:22} {wall:7.2f} s wall {cpu:7.2f} s CPU{ratio}")
+            goal = 0.3 if own == "webdataset" else 0.5
+            w, c = wall / best[own][0], cpu / best[own][1]
+            ratio = (
+                f"  {w:.2f}x {own} (CPU {c:.2f}x; goal {goal}: wall {w <= goal}, CPU {c <= goal})"
+            )
+        peak = statistics.median(peaks[name])
+        print(f"{name:22} {wall:7.2f} s wall {cpu:7.2f} s CPU {peak:6.0f} MB peak{ratio}")
 
 
 if __name__ == "__main__":

@@ -197,8 +197,9 @@ def run(
             elif client is not None and opened.converted:
                 if opened.facts is None or not opened.facts.counts.get("images_checked"):
                     raise UsageError(
-                        "--dask reads Parquet tables, masks, COCO, TFRecord and WebDataset shards and "
-                        f"the images of a detection input; {opened.format} is read locally, and no "
+                        "--dask reads Parquet tables, masks, COCO, TFRecord, WebDataset, MDS and "
+                        "LitData shards and the images of a detection input; "
+                        f"{opened.format} is read locally, and no "
                         "images of it were found to check (--images DIR names them)"
                     )
                 client = None  # the cluster opened the images; the boxes are read here

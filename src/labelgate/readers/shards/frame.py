@@ -1,27 +1,33 @@
 """What MDS shards and LitData chunks share: an ``index.json`` naming the files, each file a
 ``uint32`` count of samples and ``uint32`` offsets of each sample, and one field found at an offset
-inside every sample, gathered for all samples at once without decoding the other fields."""
+inside every sample, gathered for all samples at once without decoding the other fields. The
+driver reads the index and settles the label field; each shard is then read on its own
+(``read_parts``: one task per shard on a cluster, one cache entry per shard), as TFRecord and
+WebDataset shards are."""
 
 from __future__ import annotations
 
 import bz2
+import json
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from labelgate.core.annotations import REJECTED
 from labelgate.errors import InputError, one_line
 from labelgate.io.bounded import load_json
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
+from labelgate.readers.shards.listing import Shard as Listed
+from labelgate.readers.shards.parts import shard_parts
+from labelgate.readers.shards.rows import LabelRows
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
     from labelgate.core.annotations import AnnotationFacts
-    from labelgate.readers.common.sink import RowSink, RowWriter
+    from labelgate.readers.common.sink import RowSink
 
 __all__ = [
     "LABEL_NAMES",
@@ -34,7 +40,9 @@ __all__ = [
     "entries",
     "finish",
     "gather",
+    "listed",
     "load_index",
+    "read_parts",
     "read_shard",
     "shard_file",
     "write_labels",
@@ -246,25 +254,22 @@ def read_shard(path: Path, name: str, samples: int, size: int | None, codec: str
 
 
 def write_labels(
-    writer: RowWriter,
+    rows: LabelRows,
     shard: Shard,
     labels: npt.NDArray[Any],
-    facts: AnnotationFacts,
     *,
     bad: npt.NDArray[np.bool_] | None = None,
     why: str = "",
 ) -> None:
-    """One row per sample: id ``shard:index``, the label, the shard as source. Rows are written
-    in the dataset's order, so a row's position is the sample's global index. A label no int64
-    holds (a ``uint64`` past 2**63), or one ``bad`` marks (``why`` says what it is), is written
-    null and named under LG031."""
+    """One row per sample: id ``shard:index``, the label, the shard as source. A shard's rows
+    follow the rows before (``parts`` adds the shards in the index's order), so a row's
+    position is the sample's global index. A label no int64 holds (a ``uint64`` past 2**63), or
+    one ``bad`` marks (``why`` says what it is), is written null and named under LG031."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from labelgate.core.report import Example
-
-    n, first = len(labels), writer.rows
+    n, first = len(labels), rows.rows
     bad = np.zeros(n, dtype=bool) if bad is None else bad
     if labels.dtype == np.uint64:
         wide = labels >= np.uint64(1 << 63)
@@ -273,32 +278,49 @@ def write_labels(
     values = np.where(bad, 0, labels).astype(np.int64)
     index = pa.array(np.arange(n, dtype=np.int64)).cast(pa.string())
     ids = pc.binary_join_element_wise(pa.scalar(shard.name), index, ":")
-    table = pa.table(
-        {
-            "id": ids,
-            "label": pa.array(values, mask=bad),
-            "source": pa.array([shard.name] * n, pa.string()),
-        },
-        schema=writer.schema,
-    )
-    writer.extend_table(table)
+    source = pa.repeat(pa.scalar(shard.name, pa.string()), n)
+    rows.add_table(pa.table([ids, pa.array(values, mask=bad), source], schema=rows.schema))
     for i in np.flatnonzero(bad).tolist():
-        facts.hit(
-            "LG031",
-            Example(row=first + i, id=f"{shard.name}:{i}", source=shard.name),
-            message=f"samples whose label field holds no class index ({why})",
-            fix="rewrite these samples' labels as integers in [0, K)",
+        rows.rejected(
+            first + i,
+            f"{shard.name}:{i}",
+            shard.name,
+            None,
+            f"samples whose label field holds no class index ({why})",
+            "rewrite these samples' labels as integers in [0, K)",
         )
-    counts = facts.counts
-    counts[REJECTED] = counts.get(REJECTED, 0) + int(bad.sum())
-    counts["samples"] = counts.get("samples", 0) + n
-    counts["shards"] = counts.get("shards", 0) + 1
+    rows.counts["samples"] += n
+    rows.counts["shards"] += 1
 
 
-def finish(writer: RowWriter, facts: AnnotationFacts, label: str, empty: str | None) -> None:
-    """The rows closed, the label field named in the report, and an index of no shard said
-    (``empty``: in words, or ``None`` where there were shards)."""
-    writer.close()
+def read_parts(
+    shards: list[Listed],
+    job: Callable[[Listed, LabelRows], None],
+    sink: RowSink,
+    facts: AnnotationFacts,
+    options: ReadOptions,
+    rules: dict[str, Any],
+) -> None:
+    """Each shard's rows (``job``) added in the index's order: on the cluster, or from the
+    cache, where ``options`` gives one (``parts``)."""
+    rows = LabelRows(sink, facts, None)
+    rules = rules | {"limit": facts.limit}
+    for part in shard_parts(
+        shards, job, rows, rules=rules, cluster=options.cluster, cache=options.cache
+    ):
+        rows.extend(part)
+    rows.close()
+
+
+def listed(path: Path, name: str, entry: dict[str, Any]) -> Listed:
+    """A shard as ``parts`` reads it: its file, its name, and its index entry (which keys its
+    part in the cache with its bytes)."""
+    return Listed(path, name, entry=json.dumps(entry, sort_keys=True, default=str))
+
+
+def finish(facts: AnnotationFacts, label: str, empty: str | None) -> None:
+    """The label field named in the report, and an index of no shard said (``empty``: in
+    words, or ``None`` where there were shards)."""
     facts.counts.setdefault("shards", 0)
     facts.why += f"; label {label}"
     if empty is not None:
@@ -333,7 +355,7 @@ class IndexedReader(Reader):
     """A dataset that is a folder holding an ``index.json`` (the folder or the index given).
     Subclasses say which indexes are theirs (``holds``) and read the folder (``read_folder``)."""
 
-    capabilities = frozenset({"column"})
+    capabilities = frozenset({"column", "dask", "cache"})
     task = "classification"
     signature: ClassVar[str] = ""  # what detection saw, for the report
 

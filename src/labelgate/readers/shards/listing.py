@@ -34,12 +34,15 @@ class Shard:
         name: the name its examples carry: its file name where the names are unique.
         uri: the URI of a shard on object storage (with its query: endpoint, scheme...).
         size: a remote shard's size in bytes, as listed.
+        entry: what the dataset's index says of the shard, as JSON (MDS, LitData: its sample
+            count, size, compression, columns): its part depends on it as on its bytes.
     """
 
     path: Path
     name: str
     uri: str | None = None
     size: int = 0
+    entry: str = ""
 
 
 def list_file_names(path: Path, keep: Callable[[str], bool]) -> list[str] | None:

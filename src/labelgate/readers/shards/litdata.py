@@ -13,7 +13,9 @@ whole (``.zstd.bin``) are decompressed; batch-framed zstd chunks (litdata 0.2.76
 
 from __future__ import annotations
 
+import json
 import struct
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +31,15 @@ from labelgate.readers.shards.frame import (
     entries,
     finish,
     gather,
+    listed,
     load_index,
+    read_parts,
     read_shard,
     shard_file,
     write_labels,
 )
+from labelgate.readers.shards.listing import Shard as Listed
+from labelgate.readers.shards.rows import LabelRows
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
@@ -144,8 +150,7 @@ def _footer(chunk: Shard, label: str) -> Any:
     return labels.to_numpy()
 
 
-def _chunk(folder: Path, entry: dict[str, Any], config: dict[str, Any], index: Path) -> Shard:
-    path = shard_file(folder, entry.get("filename"), index)
+def _chunk(path: Path, entry: dict[str, Any], config: dict[str, Any], index: Path) -> Shard:
     name = str(entry["filename"])
     samples = count(entry, "chunk_size", index)
     codec, level = config.get("compression"), config.get("compression_level") or "chunk"
@@ -193,8 +198,6 @@ def read_litdata(folder: Path, sink: RowSink, facts: AnnotationFacts, options: R
     Raises:
         InputError: the index or a chunk cannot be read (the chunk named), or no label leaf.
     """
-    import numpy as np
-
     index, doc = load_index(folder, "LitData")
     config = doc.get("config")
     if not isinstance(config, dict):
@@ -218,23 +221,44 @@ def read_litdata(folder: Path, sink: RowSink, facts: AnnotationFacts, options: R
             path=str(index),
         )
     chunks = entries(doc, "chunks", index)
-    writer = sink.rows()
-    head = 4 * len(names)
-    for entry in chunks:
-        chunk = _chunk(folder, entry, config, index)
-        footer = _footer(chunk, label)
-        if footer is not None:
-            write_labels(writer, chunk, footer, facts)
-            continue
-        n = len(chunk.begins)
-        at = np.full(n, head, dtype=np.int64)
-        for k in range(leaf):  # every leaf's size is in the item's head (encode_data)
-            at += chunk.u32(np.full(n, 4 * k, dtype=np.int64))
-        if (chunk.u32(np.full(n, 4 * leaf, dtype=np.int64)) != 8).any():
-            raise InputError(f"chunk {chunk.name!r}: a label leaf is not 8 bytes", path=chunk.path)
-        write_labels(writer, chunk, gather(chunk, at, 8, "<i8"), facts)
-        del chunk
-    finish(writer, facts, f"leaf {label!r}", None if chunks else "a LitData index naming no chunk")
+    shards = [
+        listed(shard_file(folder, e.get("filename"), index), str(e["filename"]), e) for e in chunks
+    ]
+    job = partial(
+        _chunk_rows, config=config, index=index, label=label, leaf=leaf, leaves=len(names)
+    )
+    read_parts(
+        shards, job, sink, facts, options, {"reader": "litdata", "label": label, "config": config}
+    )
+    finish(facts, f"leaf {label!r}", None if chunks else "a LitData index naming no chunk")
+
+
+def _chunk_rows(
+    item: Listed,
+    rows: LabelRows,
+    *,
+    config: dict[str, Any],
+    index: Path,
+    label: str,
+    leaf: int,
+    leaves: int,
+) -> None:
+    """One chunk's rows: its label leaf gathered from every item, or read from the chunk's
+    Arrow rows (runs on a worker, for a cluster)."""
+    import numpy as np
+
+    chunk = _chunk(item.path, json.loads(item.entry), config, index)
+    footer = _footer(chunk, label)
+    if footer is not None:
+        write_labels(rows, chunk, footer)
+        return
+    n = len(chunk.begins)
+    at = np.full(n, 4 * leaves, dtype=np.int64)
+    for k in range(leaf):  # every leaf's size is in the item's head (encode_data)
+        at += chunk.u32(np.full(n, 4 * k, dtype=np.int64))
+    if (chunk.u32(np.full(n, 4 * leaf, dtype=np.int64)) != 8).any():
+        raise InputError(f"chunk {chunk.name!r}: a label leaf is not 8 bytes", path=chunk.path)
+    write_labels(rows, chunk, gather(chunk, at, 8, "<i8"))
 
 
 class LitDataReader(IndexedReader):

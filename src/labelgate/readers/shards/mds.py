@@ -12,6 +12,8 @@ global sample index (shards in the index's order, as ``StreamingDataset`` number
 
 from __future__ import annotations
 
+import json
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +27,15 @@ from labelgate.readers.shards.frame import (
     entries,
     finish,
     gather,
+    listed,
     load_index,
+    read_parts,
     read_shard,
     shard_file,
     write_labels,
 )
+from labelgate.readers.shards.listing import Shard as Listed
+from labelgate.readers.shards.rows import LabelRows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -125,7 +131,9 @@ def _labels(shard: Shard, encoding: str, at: Any, own: Any) -> tuple[Any, Any, s
 
 
 def read_mds(folder: Path, sink: RowSink, facts: AnnotationFacts, options: ReadOptions) -> None:
-    """Every shard of ``folder/index.json`` into rows in ``sink``.
+    """Every shard of ``folder/index.json`` into rows in ``sink``, each shard on its own
+    (``frame.read_parts``): the index read and the label column chosen here, from the first
+    shard's entry.
 
     Raises:
         InputError: the index or a shard cannot be read (the shard named), or no label column.
@@ -135,42 +143,63 @@ def read_mds(folder: Path, sink: RowSink, facts: AnnotationFacts, options: ReadO
         raise InputError(
             f"MDS index version {doc.get('version')!r}; streaming reads 2", path=str(index)
         )
-    shards = entries(doc, "shards", index)
-    writer = sink.rows()
-    label: str | None = None
-    for entry in shards:
-        if entry.get("format") != "mds":
-            raise InputError(f"a shard of format {entry.get('format')!r}, not mds", path=str(index))
-        codec = entry.get("compression") or None
-        info = entry.get("zip_data") if codec else entry.get("raw_data")
-        raw = entry.get("raw_data")
-        if not isinstance(info, dict) or not isinstance(raw, dict):
-            raise InputError("a shard entry has no raw_data or zip_data", path=str(index))
-        path = shard_file(folder, info.get("basename"), index)
-        name = str(info["basename"])
-        if codec is not None and not isinstance(codec, str):
-            raise InputError(f"shard {name!r}: compression {codec!r}", path=str(index))
-        samples = count(entry, "samples", index)
-        size = count(raw, "bytes", index) if codec else count(info, "bytes", index)
-        shard = read_shard(path, name, samples, size, codec)
-        names, encodings, sizes = _own_layout(shard, entry)
-        label = label or choose_field(names, options.label_column, "MDS columns", str(path))
-        if label not in names:
-            raise InputError(f"shard {name!r} has no column {label!r}", path=str(path))
-        column = names.index(label)
-        encoding = encodings[column]
-        if encoding not in _INTEGERS and encoding != "str_int":
-            raise InputError(
-                f"the label column {label!r} is encoded as {encoding!r}; labelgate reads the "
-                f"integer encodings ({', '.join(_INTEGERS)}, str_int)",
-                path=str(path),
-            )
-        at, own = _offsets(shard, sizes, column)
-        labels, bad, why = _labels(shard, encoding, at, own)
-        write_labels(writer, shard, labels, facts, bad=bad, why=why)
-        del shard  # its mapping released before the next shard is mapped
+    found = entries(doc, "shards", index)
+    shards = []
+    for entry in found:  # every shard named is there, before any is read
+        path, name, *_ = _where(entry, index)
+        shards.append(listed(path, name, entry))
+    label = None
+    if found:
+        names = _layout(found[0], str(shards[0].path))[0]
+        label = choose_field(names, options.label_column, "MDS columns", str(shards[0].path))
+    job = partial(_shard_rows, label=label or "", index=index)
+    read_parts(shards, job, sink, facts, options, {"reader": "mds", "label": label})
     named = f"column {label!r}" if label else "column: none (no shard)"
-    finish(writer, facts, named, None if shards else "an MDS index naming no shard")
+    finish(facts, named, None if found else "an MDS index naming no shard")
+
+
+def _where(entry: dict[str, Any], index: Path) -> tuple[Path, str, int, int, str | None]:
+    """The file an index entry names, its name, samples, size as stored and compression.
+
+    Raises:
+        InputError: the entry is not an MDS shard's, or its file is missing.
+    """
+    if entry.get("format") != "mds":
+        raise InputError(f"a shard of format {entry.get('format')!r}, not mds", path=str(index))
+    codec = entry.get("compression") or None
+    info = entry.get("zip_data") if codec else entry.get("raw_data")
+    raw = entry.get("raw_data")
+    if not isinstance(info, dict) or not isinstance(raw, dict):
+        raise InputError("a shard entry has no raw_data or zip_data", path=str(index))
+    path = shard_file(index.parent, info.get("basename"), index)
+    name = str(info["basename"])
+    if codec is not None and not isinstance(codec, str):
+        raise InputError(f"shard {name!r}: compression {codec!r}", path=str(index))
+    samples = count(entry, "samples", index)
+    size = count(raw, "bytes", index) if codec else count(info, "bytes", index)
+    return path, name, samples, size, codec
+
+
+def _shard_rows(item: Listed, rows: LabelRows, *, label: str, index: Path) -> None:
+    """One shard's rows: its label column gathered from every sample (runs on a worker, for a
+    cluster)."""
+    entry = json.loads(item.entry)
+    path, name, samples, size, codec = _where(entry, index)
+    shard = read_shard(path, name, samples, size, codec)
+    names, encodings, sizes = _own_layout(shard, entry)
+    if label not in names:
+        raise InputError(f"shard {name!r} has no column {label!r}", path=str(path))
+    column = names.index(label)
+    encoding = encodings[column]
+    if encoding not in _INTEGERS and encoding != "str_int":
+        raise InputError(
+            f"the label column {label!r} is encoded as {encoding!r}; labelgate reads the "
+            f"integer encodings ({', '.join(_INTEGERS)}, str_int)",
+            path=str(path),
+        )
+    at, own = _offsets(shard, sizes, column)
+    labels, bad, why = _labels(shard, encoding, at, own)
+    write_labels(rows, shard, labels, bad=bad, why=why)
 
 
 def _own_layout(shard: Shard, entry: dict[str, Any]) -> tuple[list[str], list[str], list[Any]]:

@@ -46,7 +46,7 @@ class _Held(RowSink):
         self.held.append(batch)
 
 
-def make_part(shard: Shard, *, job: Job, column: str, names: bool, limit: int | None) -> Part:
+def make_part(shard: Shard, *, job: Job, column: str, names: str | None, limit: int | None) -> Part:
     """``job`` run on one shard into rows of their own (runs on a worker)."""
     import pyarrow as pa
 
@@ -81,7 +81,7 @@ def shard_parts(
         make_part,
         job=job,
         column=rows.column,
-        names="label_name" in rows.schema.names,
+        names=rows.schema.names[3] if len(rows.schema) > 3 else None,
         limit=rows.facts.limit,
     )
     if cache is None:

@@ -45,12 +45,12 @@ class Part:
 
 
 class LabelRows:
-    """Rows of (id, label, source) and, with ``names``, the class text (``label_name``), the
-    label column named ``label`` (or as the user named it), written to the sink in Arrow
-    batches."""
+    """Rows of (id, label, source) and, where ``names`` names a column, the class text (under
+    that name), the label column named ``label`` (or as the user named it), written to the sink
+    in Arrow batches."""
 
     def __init__(
-        self, sink: RowSink, facts: AnnotationFacts, label: str | None, *, names: bool = False
+        self, sink: RowSink, facts: AnnotationFacts, label: str | None, *, names: str | None = None
     ) -> None:
         import pyarrow as pa
 
@@ -58,8 +58,8 @@ class LabelRows:
         self.counts: Counter[str] = Counter()
         self.column = label or "label"
         fields = [("id", pa.string()), (self.column, pa.int64()), ("source", pa.string())]
-        if names:  # the class text each row carries, under a name the scan detects
-            fields.append(("label_name", pa.string()))
+        if names is not None:  # the class text each row carries, under a name the scan detects
+            fields.append((names, pa.string()))
         self.schema = pa.schema(fields)
         self._sink = sink
         self._writer = sink.batches(self.schema)
@@ -81,31 +81,43 @@ class LabelRows:
 
     def reject(self, ident: str, source: str, value: Any, message: str, fix: str) -> None:
         """A row with a null label, counted rejected and named by LG031 with ``message``."""
+        self.rejected(self.rows, ident, source, value, message, fix)
+        self.add(ident, None, source)
+
+    def rejected(
+        self, row: int, ident: str, source: str, value: Any, message: str, fix: str
+    ) -> None:
+        """Row ``row`` (written with a null label, or about to be) counted rejected and named
+        by LG031 with ``message``."""
         self.facts.hit(
             "LG031",
-            Example(row=self.rows, id=ident, source=source, value=value),
+            Example(row=row, id=ident, source=source, value=value),
             message=message,
             fix=fix,
         )
-        self._sink.batch_rejected[self.rows] = "LG031"
-        self.add(ident, None, source)
+        self._sink.batch_rejected[row] = "LG031"
         self.counts[REJECTED] += 1
+
+    def add_table(self, table: pa.Table) -> None:
+        """Rows appended as an Arrow table of this schema (a shard's labels gathered at once),
+        written in the same batches as one ``add`` at a time would write."""
+        if self._cols[0]:
+            self._flush()
+        self._held.append(table)
+        self._held_rows += table.num_rows
+        self.rows += table.num_rows
+        if self._held_rows >= _BATCH:
+            self._write_held(whole=False)
 
     def extend(self, part: Part) -> None:
         """A shard's rows read on their own (``parts``), added as if read here: after the rows
         before, its findings' rows moved by as many."""
         base = self.rows
-        if self._cols[0]:
-            self._flush()
-        self._held.append(part.table)
-        self._held_rows += part.table.num_rows
-        self.rows += part.table.num_rows
+        self.add_table(part.table)
         self._sink.batch_rejected.update((base + r, c) for r, c in part.rejected.items())
         for code, hits in part.hits.items():
             replay(self.facts, code, hits, base, set(part.seen.get(code, ())))
         self.counts.update(part.counts)
-        if self._held_rows >= _BATCH:
-            self._write_held(whole=False)
 
     def _write_held(self, *, whole: bool) -> None:
         import pyarrow as pa

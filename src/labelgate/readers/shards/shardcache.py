@@ -2,8 +2,9 @@
 what else the part depends on, so that a re-run reads only the shards whose bytes are new.
 
 A key hashes the shard's content key (``labelgate.io.contentkey``: its size and XXH3-128 of its
-bytes, or an object's ETag), the reader's rules (format, label field, examples kept), labelgate's
-version and the entry format: a shard rewritten under the same name is read again, one renamed is
+bytes, or an object's ETag), the reader's rules (format, label field, examples kept), what the
+dataset's index says of the shard where one lists it (MDS, LitData), labelgate's version and the
+entry format: a shard rewritten under the same name is read again, one renamed is
 not. An entry is an Arrow IPC file of the shard's rows, its findings as JSON in the schema's
 metadata, written beside its final name then renamed (``labelgate.io.atomic``), and only if the
 shard's key did not change while it was read. One that is too large, unreadable, of another key
@@ -70,11 +71,15 @@ def keyed(shard: Shard, rules: dict[str, Any]) -> Key:
         raise InputError(
             f"cannot read it to key the cache ({exc.strerror})", path=shard.name
         ) from None
-    header = json.dumps(
-        {"format": ENTRY_FORMAT, "labelgate": __version__, "content": content, "rules": rules},
-        sort_keys=True,
-        default=str,
-    )
+    doc: dict[str, Any] = {
+        "format": ENTRY_FORMAT,
+        "labelgate": __version__,
+        "content": content,
+        "rules": rules,
+    }
+    if shard.entry:  # an index's word on the shard (MDS, LitData) keys its part as well
+        doc["entry"] = shard.entry
+    header = json.dumps(doc, sort_keys=True, default=str)
     return Key(content, header, hashlib.sha256(header.encode()).hexdigest())
 
 

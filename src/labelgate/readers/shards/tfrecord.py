@@ -21,13 +21,12 @@ from functools import partial
 from pathlib import Path
 
 from labelgate.contract.classmap import ClassMap, load_class_map
-from labelgate.core.annotations import REJECTED, AnnotationFacts
-from labelgate.core.report import Example
+from labelgate.core.annotations import AnnotationFacts
 from labelgate.errors import ClassMapError, InputError, UsageError
 from labelgate.inputs.columns import LabelColumnError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.common.layout import first_files
-from labelgate.readers.common.sink import RowSink, RowWriter, in_int64
+from labelgate.readers.common.sink import RowSink, in_int64
 from labelgate.readers.shards.example import ProtoError, features, names
 from labelgate.readers.shards.listing import Shard, shards_of
 from labelgate.readers.shards.parts import shard_parts
@@ -104,7 +103,7 @@ def read_classes(
     on the cluster, or from the cache, where ``options`` gives one)."""
     options = options or ReadOptions()
     texts = _texts_of(shards[0], feature)
-    rows = LabelRows(sink, facts, feature, names=texts is not None)
+    rows = LabelRows(sink, facts, feature, names=None if texts is None else "label_name")
     job = partial(_classes, feature=feature, texts=texts)
     rules = {"reader": "tfrecord", "feature": feature, "texts": texts, "limit": facts.limit}
     for part in shard_parts(
@@ -163,59 +162,53 @@ def _texts_of(shard: Shard, feature: str) -> str | None:
     return None
 
 
-def read_boxes(shards: list[Shard], sink: RowSink, facts: AnnotationFacts) -> None:
-    """One row per box: the Detection API's class label, its class text as the name."""
+def read_boxes(
+    shards: list[Shard], sink: RowSink, facts: AnnotationFacts, options: ReadOptions | None = None
+) -> None:
+    """One row per box: the Detection API's class label, its class text as the name; each
+    shard on its own (``parts``: on the cluster, or from the cache, where ``options`` gives
+    one)."""
+    options = options or ReadOptions()
     facts.task = "detection"
-    writer: RowWriter = sink.rows(names=True)
-    counts = {"shards": 0, "records": 0, "objects": 0, REJECTED: 0}
-    for shard in shards:
-        for index, record in enumerate(records(shard.path, shard.name, shard.uri)):
-            image = f"{shard.name}:{index}"
-            counts["records"] += 1
-            try:
-                held = features(record, (BOX_FEATURE, BOX_TEXT))
-                problem = None
-            except ProtoError as exc:
-                held, problem = {}, f"records that are not an Example ({exc})"
-            kind, labels = held.get(BOX_FEATURE, ("int64", []))
-            texts = held.get(BOX_TEXT, ("bytes", []))[1]
-            if problem is None and kind != "int64":
-                problem = f"records whose {BOX_FEATURE!r} is a {kind} list"
-            if problem is not None:
-                _bad(facts, writer, counts, (image, shard.name), problem)
-                continue
-            named = len(texts) == len(labels)
-            for j, label in enumerate(labels):
-                assert isinstance(label, int)
-                text = texts[j] if named else None
-                name = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else None
-                writer.add(
-                    f"{image}:{j}",
-                    label if in_int64(label) else None,
-                    shard.name,
-                    name,
-                    group=image,
-                )
-                counts["objects"] += 1
-        counts["shards"] += 1
-    writer.close()
-    facts.counts.update({k: v for k, v in counts.items() if v or k != REJECTED})
-    if not writer.rows:
+    rows = LabelRows(sink, facts, None, names="name")
+    rules = {"reader": "tfrecord", "feature": BOX_FEATURE, "texts": BOX_TEXT, "limit": facts.limit}
+    for part in shard_parts(
+        shards, _boxes, rows, rules=rules, cluster=options.cluster, cache=options.cache
+    ):
+        rows.extend(part)
+    rows.close()
+    if not rows.rows:
+        counts = facts.counts
         facts.empty = f"no box in {counts['records']} records of {counts['shards']} shards"
 
 
-def _bad(
-    facts: AnnotationFacts,
-    writer: RowWriter,
-    counts: dict[str, int],
-    named: tuple[str, str],
-    message: str,
-) -> None:
-    """A record whose boxes cannot be read: one rejected row named by LG031."""
-    ident, source = named
-    facts.hit("LG031", Example(row=writer.rows, id=ident, source=source), message=message, fix=_FIX)
-    writer.add(ident, None, source, None, group=ident)
-    counts[REJECTED] += 1
+def _boxes(shard: Shard, rows: LabelRows) -> None:
+    """One shard's box rows; a record whose boxes cannot be read is one row, rejected and named
+    by LG031 (runs on a worker, for a cluster)."""
+    rows.counts.update(shards=0, records=0, objects=0)  # in this order in the report
+    for index, record in enumerate(records(shard.path, shard.name, shard.uri)):
+        image = f"{shard.name}:{index}"
+        rows.counts["records"] += 1
+        try:
+            held = features(record, (BOX_FEATURE, BOX_TEXT))
+            problem = None
+        except ProtoError as exc:
+            held, problem = {}, f"records that are not an Example ({exc})"
+        kind, labels = held.get(BOX_FEATURE, ("int64", []))
+        texts = held.get(BOX_TEXT, ("bytes", []))[1]
+        if problem is None and kind != "int64":
+            problem = f"records whose {BOX_FEATURE!r} is a {kind} list"
+        if problem is not None:
+            rows.reject(image, shard.name, None, problem, _FIX)
+            continue
+        named = len(texts) == len(labels)
+        for j, label in enumerate(labels):
+            assert isinstance(label, int)
+            text = texts[j] if named else None
+            name = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else None
+            rows.add(f"{image}:{j}", label if in_int64(label) else None, shard.name, name)
+        rows.counts["objects"] += len(labels)
+    rows.counts["shards"] += 1
 
 
 def _label_map(shards: list[Shard], facts: AnnotationFacts) -> tuple[ClassMap | None, str]:
@@ -269,7 +262,7 @@ class TfRecordReader(Reader):
                     f"--label-column {BOX_FEATURE}: the Detection API's boxes are read from it "
                     "without naming it (leave --label-column out)"
                 )
-            read_boxes(shards, sink, facts)
+            read_boxes(shards, sink, facts, options)
             given = options.class_map
             cmap, why = (given, "the class map given") if given else _label_map(shards, facts)
             if cmap is not None and options.background is None and cmap.origin.endswith(".pbtxt"):
