@@ -149,3 +149,27 @@ def test_an_inputs_hash_is_sha256_whichever_module_computes_it(tmp_path: Path, s
     path.write_bytes(body)
     (found,) = resolve_inputs([str(path)])
     assert found.digest() == "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+@pytest.mark.parametrize("ids", ["int64", "float64", "string"])
+def test_a_diff_by_id_does_not_import_pandas(tmp_path: Path, ids: str) -> None:
+    # the ids and labels read as int64 from the Arrow buffers: to_numpy, is_null and a Python
+    # fill value each import pandas (a second of a cached re-run's start)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for name, labels in (("base", [0, 1, 2, None]), ("head", [0, 2, 2, None])):
+        column = pa.array([1, 2, 3, 4]).cast(ids)
+        pq.write_table(pa.table({"id": column, "label": labels}), tmp_path / f"{name}.parquet")
+    code = (
+        "import sys\nfrom labelgate.cli.main import main\n"
+        f"try:\n    main(['diff', {str(tmp_path / 'base.parquet')!r}, "
+        f"{str(tmp_path / 'head.parquet')!r}, '--classes', '3', '--format', 'json'])\n"
+        "except SystemExit:\n    pass\n"
+        "print('pandas' in sys.modules, file=sys.stderr)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    (relabelled,) = [f for f in report["findings"] if f["code"] == "LG025"]
+    assert relabelled["details"]["changes"] == [{"id": 2, "base": 1, "head": 2}]
+    assert out.stderr.strip().splitlines()[-1] == "False"

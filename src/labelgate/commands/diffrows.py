@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from labelgate.commands.diffvalues import comparable
+from labelgate.core.arrow import numbers, valid
 
 __all__ = ["RowChanges", "row_changes"]
 
@@ -95,6 +96,8 @@ def _integers(pairs: list[tuple[Any, Any]]) -> _Column | None:
 def _as_int64(
     column: Any, *, nulls_allowed: bool = False
 ) -> tuple[I64, npt.NDArray[np.bool_]] | None:
+    """The column as int64 and its nulls (0 in their place), read from the Arrow buffers
+    (``labelgate.core.arrow``: ``to_numpy`` and a Python fill value would import pandas)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -110,23 +113,19 @@ def _as_int64(
             return None
         values = column.cast(pa.int64())
     elif pa.types.is_floating(kind):
-        finite = pc.fill_null(pc.is_finite(column), True)
-        whole = pc.fill_null(pc.equal(pc.floor(column), column), True)
-        small = pc.fill_null(pc.less(pc.abs(column), 2.0**62), True)
-        if not pc.all(pc.and_(pc.and_(finite, whole), small)).as_py():
+        raw = numbers(column).astype(np.float64, copy=False)
+        if not bool((np.isfinite(raw) & (np.floor(raw) == raw) & (np.abs(raw) < 2.0**62)).all()):
             return None
-        values = column.cast(pa.int64())
+        return raw.astype(np.int64), ~valid(column)
     elif pa.types.is_string(kind) or pa.types.is_large_string(kind):
-        fits = pc.fill_null(pc.match_substring_regex(column, _ASCII_INTEGER), True)
-        if not pc.all(fits).as_py():
+        fits = pc.match_substring_regex(column, _ASCII_INTEGER)
+        if pc.all(fits).as_py() is False:  # nulls skipped (all null: None)
             return None  # other text, or whitespace str.strip and Arrow may trim apart
         text = pc.replace_substring_regex(pc.utf8_trim(column, _SPACES), r"^\+", "")
         values = pc.cast(text, pa.int64())
     else:
         return None
-    null = np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    out = np.asarray(values.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-    return out, null
+    return numbers(values).astype(np.int64, copy=False), ~valid(values)
 
 
 @dataclass(frozen=True, slots=True)

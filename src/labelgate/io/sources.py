@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import glob
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -86,16 +87,26 @@ def _sha256(size: int) -> Any:
     file), OpenSSL's past it (``hashlib``'s first import loads libcrypto, about 30 ms of a start
     that reads three rows). The two give the same digest."""
     if size < 1 << 20:
-        import importlib
-
-        for name in ("_sha2", "_sha256"):  # CPython 3.12+, 3.11
-            try:
-                return importlib.import_module(name).sha256()
-            except (ImportError, AttributeError):
-                continue
+        own = _own_sha256()
+        if own is not None:
+            return own()
     import hashlib
 
     return hashlib.sha256()
+
+
+@functools.cache
+def _own_sha256() -> Any:
+    """The interpreter's own SHA-256 constructor, looked up once: a module that is missing
+    (``_sha2`` before CPython 3.12) is searched for on every path entry each time it is asked."""
+    import importlib
+
+    for name in ("_sha2", "_sha256"):  # CPython 3.12+, 3.11
+        try:
+            return importlib.import_module(name).sha256
+        except (ImportError, AttributeError):
+            continue
+    return None
 
 
 def _kind(path: Path) -> str | None:
