@@ -35,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import sys
 from pathlib import Path
 
@@ -199,7 +200,7 @@ def main() -> None:
     flags = DETECTION if args.detection else []
     every = {
         "panlabel": [
-            "panlabel",
+            shutil.which("panlabel") or "panlabel",  # spawned by path (no search of PATH)
             "validate",
             "--format",
             "coco",
