@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from labelgate.core.annotations import REJECTED, AnnotationFacts, Hits
 from labelgate.core.codes import Code
 from labelgate.core.report import Example
+from labelgate.readers.common.arrowcols import table
 from labelgate.readers.common.replay import replay
 from labelgate.readers.common.sink import RowSink
 
@@ -132,12 +133,12 @@ class LabelRows:
         self._held_rows = held.num_rows - min(start, held.num_rows)
 
     def _flush(self) -> None:
-        import pyarrow as pa
 
         if self._held:
             self._write_held(whole=True)
-        arrays = [pa.array(c, f.type) for c, f in zip(self._cols, self.schema, strict=True)]
-        self._writer.write_batch(pa.record_batch(arrays, schema=self.schema))
+        columns = dict(zip(self.schema.names, self._cols, strict=True))
+        for batch in table(columns, self.schema).to_batches():  # from buffers: no pandas
+            self._writer.write_batch(batch)
         self._cols = tuple([] for _ in self._cols)
 
     def close(self) -> None:
