@@ -117,7 +117,7 @@ class BoxSizes:
                 continue
             self.boxes[label] = self.boxes.get(label, 0) + n
             self.unsized[label] = self.unsized.get(label, 0) + other.unsized[label]
-            self._keep(label, other.exact.get(label), label in other.exact)
+            self._keep(label, other.exact.get(label))
             if label in self.counts:
                 self.counts[label] += other.counts[label]
                 np.minimum(self.least[label], other.least[label], out=self.least[label])
@@ -152,7 +152,7 @@ class BoxSizes:
         self.boxes[label] = self.boxes.get(label, 0) + n
         kept = values[:, sized]
         self.unsized[label] = self.unsized.get(label, 0) + n - kept.shape[1]
-        self._keep(label, kept, True)
+        self._keep(label, kept)
         if label not in self.counts:
             self.counts[label] = np.zeros((3, BINS), dtype=np.int64)
             self.least[label] = np.full(3, np.inf)
@@ -164,11 +164,11 @@ class BoxSizes:
         np.minimum(self.least[label], kept.min(axis=1), out=self.least[label])
         np.maximum(self.most[label], kept.max(axis=1), out=self.most[label])
 
-    def _keep(self, label: int, values: F64 | None, whole: bool) -> None:
-        """Add ``values`` to the class's kept values, or let them all go (``whole`` false: the
+    def _keep(self, label: int, values: F64 | None) -> None:
+        """Add ``values`` to the class's kept values, or let them all go (``values`` None: the
         values added were let go already; or more than ``EXACT``)."""
         held = self.exact.get(label) if label in self.counts else np.empty((3, 0))
-        if held is None or values is None or not whole:
+        if held is None or values is None:
             self.exact.pop(label, None)
             return
         if held.shape[1] + values.shape[1] > EXACT:

@@ -19,7 +19,7 @@ from labelgate.io.bounded import load_json
 from labelgate.io.files import read_small_text
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.shards.listing import Shard as Listed
-from labelgate.readers.shards.parts import shard_parts
+from labelgate.readers.shards.parts import add_parts
 from labelgate.readers.shards.rows import LabelRows
 
 if TYPE_CHECKING:
@@ -305,10 +305,7 @@ def read_parts(
     cache, where ``options`` gives one (``parts``)."""
     rows = LabelRows(sink, facts, None)
     rules = rules | {"limit": facts.limit}
-    for part in shard_parts(
-        shards, job, rows, rules=rules, cluster=options.cluster, cache=options.cache
-    ):
-        rows.extend(part)
+    add_parts(shards, job, rows, rules=rules, options=options)
     rows.close()
 
 

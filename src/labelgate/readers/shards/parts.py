@@ -23,9 +23,9 @@ from labelgate.readers.shards.rows import LabelRows, Part
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from labelgate.readers.base import ShardCache
+    from labelgate.readers.base import ReadOptions, ShardCache
 
-__all__ = ["Part", "make_part", "shard_parts"]
+__all__ = ["Part", "add_parts", "make_part"]
 
 Job = Callable[[Shard, LabelRows], None]
 
@@ -65,7 +65,23 @@ def make_part(shard: Shard, *, job: Job, column: str, names: str | None, limit: 
     )
 
 
-def shard_parts(
+def add_parts(
+    shards: Sequence[Shard],
+    job: Job,
+    rows: LabelRows,
+    *,
+    rules: dict[str, Any],
+    options: ReadOptions,
+) -> None:
+    """Each shard's part (``job``) added to ``rows`` in the shards' order: made on the cluster,
+    or taken from the cache, where ``options`` gives one."""
+    for part in _parts(
+        shards, job, rows, rules=rules, cluster=options.cluster, cache=options.cache
+    ):
+        rows.extend(part)
+
+
+def _parts(
     shards: Sequence[Shard],
     job: Job,
     rows: LabelRows,

@@ -133,7 +133,6 @@ class LabelRows:
         self._held_rows = held.num_rows - min(start, held.num_rows)
 
     def _flush(self) -> None:
-
         if self._held:
             self._write_held(whole=True)
         columns = dict(zip(self.schema.names, self._cols, strict=True))

@@ -29,7 +29,7 @@ from labelgate.readers.common.layout import first_files
 from labelgate.readers.common.sink import RowSink, in_int64
 from labelgate.readers.shards.example import ProtoError, features, names
 from labelgate.readers.shards.listing import Shard, shards_of
-from labelgate.readers.shards.parts import shard_parts
+from labelgate.readers.shards.parts import add_parts
 from labelgate.readers.shards.records import fast_crc, framed, head, records
 from labelgate.readers.shards.rows import LabelRows
 
@@ -106,10 +106,7 @@ def read_classes(
     rows = LabelRows(sink, facts, feature, names=None if texts is None else "label_name")
     job = partial(_classes, feature=feature, texts=texts)
     rules = {"reader": "tfrecord", "feature": feature, "texts": texts, "limit": facts.limit}
-    for part in shard_parts(
-        shards, job, rows, rules=rules, cluster=options.cluster, cache=options.cache
-    ):
-        rows.extend(part)
+    add_parts(shards, job, rows, rules=rules, options=options)
     rows.counts["records"] = rows.rows
     rows.close()
     if not rows.rows:
@@ -172,10 +169,7 @@ def read_boxes(
     facts.task = "detection"
     rows = LabelRows(sink, facts, None, names="name")
     rules = {"reader": "tfrecord", "feature": BOX_FEATURE, "texts": BOX_TEXT, "limit": facts.limit}
-    for part in shard_parts(
-        shards, _boxes, rows, rules=rules, cluster=options.cluster, cache=options.cache
-    ):
-        rows.extend(part)
+    add_parts(shards, _boxes, rows, rules=rules, options=options)
     rows.close()
     if not rows.rows:
         counts = facts.counts

@@ -27,7 +27,7 @@ from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.common.layout import first_files
 from labelgate.readers.common.sink import RowSink, in_int64
 from labelgate.readers.shards.listing import Shard, list_file_names, shards_of
-from labelgate.readers.shards.parts import shard_parts
+from labelgate.readers.shards.parts import add_parts
 from labelgate.readers.shards.rows import LabelRows
 from labelgate.readers.shards.tarwalk import members
 
@@ -133,10 +133,7 @@ def read_webdataset(
     rules = {"reader": "webdataset", "label": label, "member": place.member, "field": place.field}
     rules |= {"limit": str(facts.limit)}
     job = partial(_shard_rows, place=place)
-    for part in shard_parts(
-        shards, job, rows, rules=rules, cluster=options.cluster, cache=options.cache
-    ):
-        rows.extend(part)
+    add_parts(shards, job, rows, rules=rules, options=options)
     samples = rows.rows
     rows.counts["samples"] = samples
     rows.close()
