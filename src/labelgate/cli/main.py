@@ -35,7 +35,8 @@ def _allocators() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(_joined(sys.argv[1:] if argv is None else list(argv)))
+    given = _joined(sys.argv[1:] if argv is None else list(argv))
+    args = build_parser(given).parse_args(given)
     if args.command in _SCANNING:
         _allocators()
     try:
