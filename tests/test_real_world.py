@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
@@ -38,7 +39,7 @@ class TestAgNews:
             shared_real_world / "08_agnews_test_first200.csv",
             read_options=pcsv.ReadOptions(column_names=["label", "title", "description"]),
         )
-        shifted = table.set_column(0, "label", pa.compute.subtract(table["label"], 1))
+        shifted = table.set_column(0, "label", pc.subtract(table["label"], 1))
         out = tmp_path / "agnews.parquet"
         pq.write_table(shifted, out)
         contract = Contract(
