@@ -223,7 +223,8 @@ def formats(root: Path) -> None:
         "</size><object><name>tvmonitor</name><bndbox><xmin>1</xmin><ymin>1</ymin>"
         "<xmax>9</xmax><ymax>9</ymax></bndbox></object><object><name>dog</name><bndbox>"
         "<xmin>300</xmin><ymin>20</ymin><xmax>400</xmax><ymax>90</ymax></bndbox></object>"
-        "</annotation>\n"
+        "<object><name>cat</name><bndbox><xmin>abc</xmin><ymin>20</ymin><xmax>60</xmax>"
+        "<ymax>90</ymax></bndbox></object></annotation>\n"
     )
 
     for kind in ("good", "bad"):
