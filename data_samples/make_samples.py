@@ -161,7 +161,8 @@ def formats(root: Path) -> None:
     instances[1]["segmentation"] = [[600.0, 400.0, 700.0, 400.0, 700.0, 520.0, 600.0, 520.0]]
     instances[1]["bbox"] = [600, 400, 40, 80]
     coco("coco_instances_bad.json", instances, images, cats)
-    # keypoints: annotation 301's second keypoint lies outside its box and its image
+    # keypoints: annotation 301's second keypoint lies outside its box and its image (LG028),
+    # 302's inside its image but past its box's right edge (LG050), 303's too but unlabelled
     person = [
         {
             "id": 1,
@@ -185,6 +186,9 @@ def formats(root: Path) -> None:
         for i in range(4)
     ]
     keypoints[1]["keypoints"] = [20, 25, 2, 700, 55, 2]
+    keypoints[2]["keypoints"] = [20, 25, 2, 45, 55, 2]
+    keypoints[3]["keypoints"] = [20, 25, 2, 45, 55, 0]
+    keypoints[3]["num_keypoints"] = 1
     coco("coco_keypoints_bad.json", keypoints, images[:4], person)
 
     for kind in ("good", "bad"):
@@ -223,7 +227,8 @@ def formats(root: Path) -> None:
         "</size><object><name>tvmonitor</name><bndbox><xmin>1</xmin><ymin>1</ymin>"
         "<xmax>9</xmax><ymax>9</ymax></bndbox></object><object><name>dog</name><bndbox>"
         "<xmin>300</xmin><ymin>20</ymin><xmax>400</xmax><ymax>90</ymax></bndbox></object>"
-        "</annotation>\n"
+        "<object><name>cat</name><bndbox><xmin>abc</xmin><ymin>20</ymin><xmax>60</xmax>"
+        "<ymax>90</ymax></bndbox></object></annotation>\n"
     )
 
     for kind in ("good", "bad"):

@@ -117,7 +117,7 @@ class TestSameAsSequential:
         assert spied == [True]  # read in blocks, not given back
         assert fast == sequential
         facts = sequential[2]
-        assert {"LG027", "LG028", "LG030", "LG031"} <= set(facts.hits)
+        assert {"LG027", "LG028", "LG030", "LG031", "LG050"} <= set(facts.hits)
 
     def test_rows_cross_the_batch_of_65536(self, tmp_path: Path) -> None:
         doc = document(3)

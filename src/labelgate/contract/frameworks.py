@@ -81,7 +81,7 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType(
             bad_box="raise",
             empty_images="kept",
             out_of_range="device-assert",
-            severity=_frozen(LG027="error", LG029="error", LG032="error"),
+            severity=_frozen(LG027="error", LG029="error", LG032="error", LG050="warning"),
             sources=_frozen(
                 background=f"torchvision/models/detection/faster_rcnn.py:74@{TORCHVISION} "
                 "('number of output classes of the model (including the background)'); "
@@ -96,6 +96,10 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType(
                 "assert on CUDA)",
                 empty_images=f"torchvision/models/detection/roi_heads.py:578-583@{TORCHVISION} "
                 "('Background image': an image without boxes, every proposal labelled 0)",
+                keypoint_box=f"torchvision/models/detection/roi_heads.py:147-160@{TORCHVISION} "
+                "(keypoints_to_heatmap: a keypoint outside its roi gets valid_loc false, valid = "
+                "valid_loc & vis, and keypointrcnn_loss, :301-328, trains only the valid ones; "
+                "the ground-truth boxes are among the rois, add_gt_proposals, :649)",
             ),
         ),
         "detectron2": Framework(
@@ -107,7 +111,7 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType(
             bad_box="drop",
             empty_images="dropped",
             out_of_range="raise",
-            severity=_frozen(LG027="warning"),
+            severity=_frozen(LG027="warning", LG050="warning"),
             sources=_frozen(
                 background=f"detectron2/modeling/roi_heads/fast_rcnn.py:235-236@{DETECTRON2} "
                 "(cls_score = Linear(..., num_classes + 1): the background is the extra logit, "
@@ -126,6 +130,11 @@ FRAMEWORKS: Mapping[str, Framework] = MappingProxyType(
                 empty_images=f"detectron2/config/defaults.py:128@{DETECTRON2} "
                 f"(FILTER_EMPTY_ANNOTATIONS = True) -> data/build.py:46-72,277-278@{DETECTRON2} "
                 "('Removed N images with no usable annotations')",
+                keypoint_box=f"detectron2/structures/keypoints.py:143-156@{DETECTRON2} "
+                "(_keypoints_to_heatmap: valid_loc false outside the roi, valid = valid_loc & "
+                f"vis), kept by modeling/roi_heads/keypoint_head.py:64-73,87-89@{DETECTRON2} "
+                "(keypoint_rcnn_loss: cross_entropy over the valid keypoints only; the ground "
+                "truth is among the proposals, proposal_append_gt)",
             ),
         ),
         "mmdet": Framework(

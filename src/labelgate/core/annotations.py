@@ -66,8 +66,9 @@ class AnnotationFacts:
             rejected without being LG003's null labels.
         rejected_by: each rejected row (its position in the rows read) -> the code of the
             finding that names it, for fix's quarantine.
-        rejected_classes: class index -> rows of that class rejected after the reading (boxes
-            without area, boxes of an image the framework drops): counted in their class.
+        rejected_classes: class index -> rows of that class rejected by the reader (objects
+            without a numeric box) or after the reading (boxes without area, boxes of an image
+            the framework drops): counted in their class.
         written: class index -> the category id as written, where a reading renumbered the
             ids (a finding's examples then show the id the user wrote).
         empty: what an input holding no annotation holds instead, in words ("no annotation in

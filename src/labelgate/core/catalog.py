@@ -9,7 +9,7 @@ and its line in docs/checks.md.
 
 from __future__ import annotations
 
-from labelgate.core.catalog_detection import DETECTION_ENTRIES
+from labelgate.core.catalog_detection import DETECTION_ENTRIES, KEYPOINT_BOX_ENTRIES
 from labelgate.core.codes import Code
 from labelgate.core.entry import COMPONENTS, SCOPES, SEVERITIES, Entry
 
@@ -364,6 +364,7 @@ CATALOG: tuple[Entry, ...] = (
         "dataset",
         shown_severity="error; a merge: warning; a split, too few rows: info",
     ),
+    *KEYPOINT_BOX_ENTRIES,
 )
 
 _BY_CODE: dict[str, Entry] = {e.code: e for e in CATALOG}

@@ -1,12 +1,13 @@
 """The catalog entries of what a detection input carries besides its boxes: the images its
-annotations name (LG041-LG043), instance masks (LG044-LG045) and keypoints (LG046-LG047). Part of
-``labelgate.core.catalog``'s ``CATALOG``, in code order."""
+annotations name (LG041-LG043), instance masks (LG044-LG045) and keypoints (LG046-LG047, and
+LG050 after the codes that came between). Part of ``labelgate.core.catalog``'s ``CATALOG``, in code
+order."""
 
 from __future__ import annotations
 
 from labelgate.core.entry import Entry
 
-__all__ = ["DETECTION_ENTRIES"]
+__all__ = ["DETECTION_ENTRIES", "KEYPOINT_BOX_ENTRIES"]
 
 DETECTION_ENTRIES: tuple[Entry, ...] = (
     Entry(
@@ -78,6 +79,24 @@ DETECTION_ENTRIES: tuple[Entry, ...] = (
         "keypoints on a crowd annotation (training skips crowds)",
         "warning",
         "row",
+        raised_by="reader",
+    ),
+)
+
+KEYPOINT_BOX_ENTRIES: tuple[Entry, ...] = (
+    Entry(
+        "LG050",
+        "keypoint outside its own box",
+        "labelled keypoints (v > 0) inside their image but outside their annotation's box: "
+        "torchvision's and detectron2's keypoint R-CNN leave them out of the loss without a "
+        "word (each keypoint's heatmap target is taken inside the roi, `valid_loc` false "
+        "outside it), ultralytics pose trains them (its keypoint loss masks by visibility "
+        "only); COCO's person boxes follow the visible mask, so clean data holds some: a "
+        "count with the first annotations, by id and keypoint index",
+        "info",
+        "row",
+        shown_severity="warning with --task keypoints or --framework torchvision/detectron2, "
+        "else info",
         raised_by="reader",
     ),
 )

@@ -61,6 +61,7 @@ Code = Literal[
     "LG047",
     "LG048",
     "LG049",
+    "LG050",
 ]
 
 CODES: tuple[Code, ...] = get_args(Code)
@@ -86,5 +87,6 @@ READER_CODES: frozenset[Code] = frozenset(
         "LG046",
         "LG047",
         "LG048",
+        "LG050",
     )
 )

@@ -37,7 +37,8 @@ class Example:
         batch: the batch the row lands in (``None`` when drop_last drops it, or not row-level).
         source: the row's source, where a source column exists.
         value: the offending label value as written.
-        position: for token targets, the token's index within the row.
+        position: for token targets, the token's index within the row; for a keypoint
+            finding (``unit`` ``keypoints``), the keypoint's 0-based index in its annotation.
         file, file_row: for inputs of several files, the file holding the row and the row's
             position within it.
         pixels: for a segmentation mask (a row), how many of its pixels hold ``value``.
@@ -61,7 +62,7 @@ class Example:
             object.__setattr__(self, "id", _binary_id(self.id))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain data for JSON; ``position`` only for token targets."""
+        """Plain data for JSON; ``position`` only for token targets and keypoints."""
         out: dict[str, Any] = {
             "row": self.row,
             "id": self.id,
@@ -100,7 +101,7 @@ class Finding:
         message: what was found, with the evidence.
         fix: what to do about it, in words.
         unit: what ``count`` counts: ``"rows"``, ``"tokens"``, ``"batches"``, ``"entries"``,
-            ``"classes"``, ``"sources"`` or ``"file"``.
+            ``"classes"``, ``"sources"``, ``"file"`` or ``"keypoints"``.
         examples: the first offending rows.
         batches: every batch index concerned, where the check is about batches, in order (the
             JSON document lists the first ``BATCHES_LISTED`` of them, and ``batch_count``).

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
@@ -30,7 +31,7 @@ from labelgate.readers.common.boxes import (
 )
 from labelgate.readers.common.imageindex import ImageRecord
 from labelgate.readers.common.instances import POINT_TOLERANCE as _PX
-from labelgate.readers.common.sink import RowSink, RowWriter, reject
+from labelgate.readers.common.sink import RowSink, RowWriter, reject, reject_unplaced
 
 __all__ = ["CvatReader", "is_cvat_xml", "read_cvat"]
 
@@ -195,32 +196,39 @@ def _shape(
         counts["not_in_map"] += 1
         reject(writer, counts, ident, source, image, "LG030")
         return
+    example = Example(row=writer.rows, id=ident, source=source, value=label)
+    try:
+        geometry = _geometry(shape, kind)
+    except ValueError:  # Datumaro's importer reads each coordinate with float() and raises
+        message = "shapes whose coordinates are not numbers"
+        fix = "re-export the task from CVAT: each coordinate is a number"
+        reject_unplaced(writer, facts, counts, example, image, message=message, fix=fix)
+        return
     writer.add(ident, label, source, name, group=image)
-    example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
     if kind == "tag":
         return
     check_background(facts, label, background, example)
-    try:
-        if kind == "box":
-            x0, y0, x1, y1 = (float(shape.get(k, "")) for k in ("xtl", "ytl", "xbr", "ybr"))
-            turned = float(shape.get("rotation", "0") or 0) != 0  # its corners are elsewhere
-            frame = None if turned else size
-            check_box(facts, (x0, y0, x1, y1), frame, example, sizes=writer.sizes)
-        elif kind == "ellipse":
-            cx, cy, rx, ry = (float(shape.get(k, "")) for k in ("cx", "cy", "rx", "ry"))
-            box = (cx - rx, cy - ry, cx + rx, cy + ry)
-            check_box(facts, box, size, example, sizes=writer.sizes)
-        elif kind in _LEAST:
-            points = _points(shape.get("points", ""))
-            least = _LEAST[kind]
-            check_points(facts, points, size, example, shape=kind, least=least, tolerance=_PX)
-    except ValueError:
-        facts.hit(
-            "LG031",
-            example,
-            message="shapes whose coordinates are not numbers",
-            fix="re-export the task from CVAT: each coordinate is a number",
-        )
+    if kind in ("box", "ellipse"):
+        box, turned = geometry
+        frame = None if turned else size  # a rotated box's corners are elsewhere
+        check_box(facts, box, frame, example, sizes=writer.sizes)
+    elif kind in _LEAST:
+        check_points(facts, geometry, size, example, shape=kind, least=_LEAST[kind], tolerance=_PX)
+
+
+def _geometry(shape: ET.Element, kind: str) -> Any:
+    """A box or ellipse as its box (x0, y0, x1, y1) and whether it is rotated, the points of a
+    polygon, polyline or points shape, else ``None`` (raises ValueError on a coordinate that
+    is missing or not a number)."""
+    if kind == "box":
+        x0, y0, x1, y1 = (float(shape.get(k, "")) for k in ("xtl", "ytl", "xbr", "ybr"))
+        return (x0, y0, x1, y1), float(shape.get("rotation", "0") or 0) != 0
+    if kind == "ellipse":
+        cx, cy, rx, ry = (float(shape.get(k, "")) for k in ("cx", "cy", "rx", "ry"))
+        return (cx - rx, cy - ry, cx + rx, cy + ry), False
+    if kind in _LEAST:
+        return _points(shape.get("points", ""))
+    return None
 
 
 def _unlabelled(facts: AnnotationFacts, example: Example) -> None:

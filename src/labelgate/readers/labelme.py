@@ -35,7 +35,7 @@ from labelgate.readers.common.boxes import check_background, check_box, check_po
 from labelgate.readers.common.boxsizes import BoxSizes
 from labelgate.readers.common.imageindex import ImageRecord
 from labelgate.readers.common.instances import POINT_TOLERANCE as _PX
-from labelgate.readers.common.sink import RowSink, RowWriter, reject
+from labelgate.readers.common.sink import RowSink, RowWriter, reject, reject_unplaced
 
 __all__ = ["LabelMeReader", "is_labelme_json", "is_labelme_xml"]
 
@@ -167,32 +167,33 @@ def _read_file(
         if label is None:
             reject(writer, counts, ident, source, rel, "LG030")
             continue
-        writer.add(ident, label, source, name, group=rel)
-        example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
-        check_background(facts, label, background, example)
-        if kind == "mask" and points is None:
+        example = Example(row=writer.rows, id=ident, source=source, value=label)
+        try:  # a mask object of LabelMe XML has no vertices: nothing to read
+            numbers = None if kind == "mask" and points is None else _numbers(points)
+        except (TypeError, ValueError):  # labelme's own readers raise on it (formats.md)
+            message = "shapes whose points are not [x, y] number pairs"
+            fix = "redraw these shapes, or rewrite their points as [x, y] pairs"
+            reject_unplaced(writer, facts, counts, example, rel, message=message, fix=fix)
             continue
-        _geometry(facts, kind, points, size, example, writer.sizes)
+        writer.add(ident, label, source, name, group=rel)
+        check_background(facts, label, background, example)
+        if numbers is not None:
+            _geometry(facts, kind, numbers, size, example, writer.sizes)
+
+
+def _numbers(raw: Any) -> list[tuple[float, float]]:
+    """A shape's points as numbers (raises TypeError or ValueError on anything else)."""
+    return [(float(x), float(y)) for x, y in raw]
 
 
 def _geometry(
     facts: AnnotationFacts,
     kind: str,
-    raw: Any,
+    points: list[tuple[float, float]],
     size: tuple[float, float] | None,
     example: Example,
     sizes: BoxSizes,
 ) -> None:
-    try:
-        points = [(float(x), float(y)) for x, y in raw]
-    except (TypeError, ValueError):
-        facts.hit(
-            "LG031",
-            example,
-            message="shapes whose points are not [x, y] number pairs",
-            fix="redraw these shapes, or rewrite their points as [x, y] pairs",
-        )
-        return
     if kind in _POINTS and len(points) != _POINTS[kind]:
         need = _POINTS[kind]
         facts.hit(

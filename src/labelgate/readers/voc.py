@@ -2,7 +2,8 @@
 
 The class map is ``--class-names``, else a class list beside the files (``class_names.txt``,
 ``labels.txt``, or a datumaro ``labelmap.txt``); without one, the names found, sorted. A name not in
-the map (``tvmonitor`` against ``tv``) is LG030 with its file, and its object a rejected row. Rows:
+the map (``tvmonitor`` against ``tv``) is LG030 with its file, and its object a rejected row; so
+is an object without a numeric ``<bndbox>`` (LG031, counted in its class). Rows:
 id = ``file#object``, source = the folder, name = the object's name.
 """
 
@@ -24,7 +25,7 @@ from labelgate.readers.common.boxes import check_background, check_box, check_ta
 from labelgate.readers.common.imageindex import ImageRecord
 from labelgate.readers.common.layout import is_voc_xml
 from labelgate.readers.common.roots import Mixed, Root, Split, dataset_root
-from labelgate.readers.common.sink import RowSink, reject
+from labelgate.readers.common.sink import RowSink, reject, reject_unplaced
 
 __all__ = ["VocReader", "read_voc"]
 
@@ -96,18 +97,15 @@ def read_voc(
             for flag in ("difficult", "truncated", "occluded"):
                 if (obj.findtext(flag) or "").strip() == "1":
                     counts[flag] += 1
-            writer.add(ident, label, source, name, group=rel)
-            example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
-            check_background(facts, label, background, example)
+            example = Example(row=writer.rows, id=ident, source=source, value=label)
             box = _box(obj)
-            if box is None:
-                facts.hit(
-                    "LG031",
-                    example,
-                    message="objects without a numeric <bndbox>",
-                    fix="give each object xmin, ymin, xmax and ymax",
-                )
+            if box is None:  # detectron2's and ultralytics' VOC readers raise on it (formats.md)
+                message = "objects without a numeric <bndbox>"
+                fix = "give each object xmin, ymin, xmax and ymax"
+                reject_unplaced(writer, facts, counts, example, rel, message=message, fix=fix)
                 continue
+            writer.add(ident, label, source, name, group=rel)
+            check_background(facts, label, background, example)
             check_box(facts, box, size, example, sizes=writer.sizes)
     writer.close()
     counts["objects"] = writer.rows

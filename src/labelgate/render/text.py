@@ -30,8 +30,8 @@ def _examples(f: Finding) -> list[str]:
             lines.append(", ".join(_record(e)))
             continue
         parts = [f"row {e.row}" + ("" if e.file is None else f" ({e.file} row {e.file_row})")]
-        if e.position is not None:
-            parts.append(f"token {e.position}")
+        if e.position is not None:  # a token of its row, or a keypoint of its annotation
+            parts.append(f"{'keypoint' if f.unit == 'keypoints' else 'token'} {e.position}")
         if e.id is not None:
             parts.append(f"id {quoted(e.id)}")
         parts.append("batch " + ("dropped" if e.batch is None else str(e.batch)))

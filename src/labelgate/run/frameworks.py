@@ -386,6 +386,11 @@ def _worded(f: Finding, fw: Framework) -> Finding:
         )
     if f.code == "LG004" and fw.task == "detection":
         return replace(f, message=f"{f.message}; {_out_of_range(fw)}")
+    if f.code == "LG050" and "keypoint_box" in src:
+        said = (
+            f"{fw.name}'s keypoint head leaves them out of the loss ({cite(src['keypoint_box'])})"
+        )
+        return replace(f, message=f"{f.message}; {said}")
     return f
 
 

@@ -14,13 +14,20 @@ from labelgate.core.report import Example
 from labelgate.readers.common.drawn import drawn, marked, redrawn
 from labelgate.readers.common.instances import Extent, check_extent, check_segmentation
 from labelgate.readers.common.keypoints import (
+    Stray,
     check_keypoint_count,
     check_keypoints,
+    check_keypoints_in_box,
     check_skeleton,
+    coco_outside_box,
     keypoint_names,
 )
 
 __all__ = ["CocoShapes", "carries_shapes"]
+
+# what waits for an annotation's image: the image, its polygons' extent, its RLE's size, its
+# keypoints' extent, its keypoints outside its box, and its example
+_Sized = tuple[Any, Extent | None, tuple[int, int] | None, Extent | None, list[Stray], Example]
 
 _DEFERRED = 1_000_000  # annotations whose image or category is not yet read, kept for the end
 
@@ -38,9 +45,7 @@ class CocoShapes:
     facts: AnnotationFacts
     task: str | None = None
     names: dict[Any, int | None] = field(default_factory=dict)  # category id -> keypoint names
-    sized: list[tuple[Any, Extent | None, tuple[int, int] | None, Extent | None, Example]] = field(
-        default_factory=list
-    )
+    sized: list[_Sized] = field(default_factory=list)
     counted: list[tuple[Any, int, Example]] = field(default_factory=list)
     skeletons: list[tuple[dict[str, Any], Example]] = field(default_factory=list)
 
@@ -67,7 +72,7 @@ class CocoShapes:
     def adopt(self, other: CocoShapes, shift: Callable[[Example], Example]) -> None:
         """What waits in a share's copy, its examples moved by ``shift`` (to the file's rows)."""
         room = max(0, _DEFERRED - len(self.sized))
-        self.sized.extend((i, e, r, p, shift(x)) for i, e, r, p, x in other.sized[:room])
+        self.sized.extend((i, e, r, p, o, shift(x)) for i, e, r, p, o, x in other.sized[:room])
         room = max(0, _DEFERRED - len(self.counted))
         self.counted.extend((c, n, shift(x)) for c, n, x in other.counted[:room])
 
@@ -91,12 +96,15 @@ class CocoShapes:
         example: Example,
     ) -> None:
         extent = rle_size = points = None
+        strays: list[Stray] = []
         if "segmentation" in item:
             extent, rle_size = check_segmentation(
                 self.facts, item, example, self.task == "instance"
             )
         if "keypoints" in item:
             length, points = check_keypoints(self.facts, item, example, self.task == "keypoints")
+            if points is not None:
+                strays = coco_outside_box(item)
             cid = item.get("category_id")
             if length is not None:
                 if cid in self.names:
@@ -106,17 +114,17 @@ class CocoShapes:
         if extent is None and rle_size is None and points is None:
             return
         if image in images:
-            self._sized(images[image], extent, rle_size, points, example)
+            self._sized(images[image], extent, rle_size, points, strays, example)
         elif len(self.sized) < _DEFERRED:
-            self.sized.append((image, extent, rle_size, points, example))
+            self.sized.append((image, extent, rle_size, points, strays, example))
 
     def settle(self, images: Mapping[Any, tuple[float, float] | None]) -> None:
         """What waited for the images and categories read after the annotations, and the
         categories' skeletons."""
         for item, example in self.skeletons:
             check_skeleton(self.facts, item, example, self.task == "keypoints")
-        for image, extent, rle_size, points, example in self.sized:
-            self._sized(images.get(image), extent, rle_size, points, example)
+        for image, extent, rle_size, points, strays, example in self.sized:
+            self._sized(images.get(image), extent, rle_size, points, strays, example)
         for cid, length, example in self.counted:
             self._count(cid, length, example)
         self.sized.clear()
@@ -134,8 +142,11 @@ class CocoShapes:
         extent: Extent | None,
         rle_size: tuple[int, int] | None,
         points: Extent | None,
+        strays: list[Stray],
         example: Example,
     ) -> None:
+        if strays:  # past the image they are LG028's, so judged with its size where known
+            check_keypoints_in_box(self.facts, strays, size, example, self.task == "keypoints")
         if size is None:
             return  # an image without a size, or not listed: LG031 says so
         check_extent(self.facts, extent, rle_size, size, example, self.task == "instance")

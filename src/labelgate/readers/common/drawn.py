@@ -25,12 +25,16 @@ def redrawn(
     example: Example,
     make: Callable[[Example], Example],
 ) -> None:
-    """The examples kept since ``marks`` that are ``example`` replaced by ``make(example)`` (its
-    drawing): a record's drawing is made only where one of its checks flags it."""
+    """The examples kept since ``marks`` that are ``example`` (or ``example`` naming one of its
+    points by ``position``: a keypoint) replaced by ``make(kept)`` (its drawing): a record's
+    drawing is made only where one of its checks flags it."""
     for code, h in facts.hits.items():
         for i in range(marks.get(code, 0), len(h.examples)):
-            if h.examples[i] is example:
-                h.examples[i] = make(example)
+            kept = h.examples[i]
+            if kept is example or (
+                kept.position is not None and replace(kept, position=None) == example
+            ):
+                h.examples[i] = make(kept)
 
 
 def _points(points: Iterable[tuple[float, float]]) -> tuple[tuple[float, float], ...]:

@@ -8,24 +8,37 @@ detectron2 reshapes an annotation's keypoints to ``(-1, 3)`` (``data/detection_u
 keypoint list of the wrong form is LG046 (an error with ``--task keypoints``, a warning
 otherwise), and ``num_keypoints`` or keypoints on a crowd are LG047. COCO's skeleton pairs are
 1-based indices into the category's keypoint names.
+
+A labelled keypoint inside its image but outside its own box is LG050: torchvision's and
+detectron2's keypoint heads leave it out of the loss without a word (docs/checks.md), while a
+person's box in COCO is its visible mask's, so clean data holds such keypoints too (info; a
+warning with ``--task keypoints`` or a framework that drops them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.report import Example
-from labelgate.readers.common.instances import Extent, finite, hit
+from labelgate.readers.common.instances import POINT_TOLERANCE, Extent, finite, hit
 
 __all__ = [
+    "Stray",
     "bad_visibility",
     "check_keypoint_count",
     "check_keypoints",
+    "check_keypoints_in_box",
     "check_skeleton",
+    "coco_outside_box",
     "keypoint_names",
     "non_finite",
+    "outside_box",
 ]
+
+Stray = tuple[int, float, float]  # a labelled keypoint outside its box: its index, x and y
 
 _VISIBILITY = (0, 1, 2)
 
@@ -170,3 +183,66 @@ def non_finite(facts: AnnotationFacts, example: Example, strict: bool) -> None:
         message="keypoint values that are NaN or infinite",
         fix="redraw these keypoints: a non-finite coordinate makes the keypoint loss NaN",
     )
+
+
+def outside_box(
+    labelled: Iterable[Stray], box: tuple[float, float, float, float], tolerance: float = 0.0
+) -> list[Stray]:
+    """The keypoints of ``labelled`` (index, x, y) outside ``box`` (x0, y0, x1, y1), told as
+    torchvision's ``keypoints_to_heatmap`` tells them: the box is closed, a keypoint on its far
+    edge kept (``x == x1`` is set to the last heatmap cell) and one before its near edge or past
+    its far one dropped (``valid_loc``); ``tolerance`` widens it by the coordinates' printed
+    precision (YOLO's six decimals). A box without width or height (LG027's) judges none."""
+    x0, y0, x1, y1 = box
+    if not (x1 > x0 and y1 > y0):  # NaN fails too: not finite is LG029's
+        return []
+    t = tolerance
+    return [s for s in labelled if not (x0 - t <= s[1] <= x1 + t and y0 - t <= s[2] <= y1 + t)]
+
+
+def coco_outside_box(item: dict[str, Any]) -> list[Stray]:
+    """The labelled keypoints (v > 0) of a COCO annotation whose keypoints ``check_keypoints``
+    found well formed that lie outside its own ``bbox`` (x, y, w, h: ``outside_box``); none
+    where the bbox is not four numbers (LG031's)."""
+    box = item.get("bbox")
+    if not isinstance(box, list) or len(box) != 4 or not all(_number(v) for v in box):
+        return []
+    values = item["keypoints"]
+    triples = zip(values[0::3], values[1::3], values[2::3], strict=True)
+    labelled = [(k, x, y) for k, (x, y, v) in enumerate(triples) if v > 0]
+    return outside_box(labelled, (box[0], box[1], box[0] + box[2], box[1] + box[3]))
+
+
+def check_keypoints_in_box(
+    facts: AnnotationFacts,
+    strays: list[Stray],
+    size: tuple[float, float] | None,
+    example: Example,
+    keypoints: bool,
+    *,
+    tolerance: float = POINT_TOLERANCE,
+) -> None:
+    """Count the keypoints of ``strays`` that lie inside their image of ``size`` (within LG028's
+    ``tolerance``: those past it are LG028's) as LG050, the example naming the first one's
+    index (``position``); a warning with ``keypoints`` (the task that trains on them), else the
+    catalog's info."""
+    t = tolerance
+    inside = [
+        k
+        for k, x, y in strays
+        if size is None or (-t <= x <= size[0] + t and -t <= y <= size[1] + t)
+    ]
+    if not inside:
+        return
+    h = facts.hit(
+        "LG050",
+        replace(example, position=inside[0]),
+        message="labelled keypoints inside their image but outside their own box",
+        fix="if these keypoints should train a keypoint R-CNN, draw the box around the whole "
+        "person (keypoints included); COCO's person boxes follow the visible mask, so some "
+        "of its keypoints lie outside them too",
+        unit="keypoints",
+        count=len(inside),
+    )
+    if keypoints:
+        h.severity = "warning"

@@ -7,14 +7,15 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labelgate.core.annotations import REJECTED
+from labelgate.core.annotations import REJECTED, AnnotationFacts
+from labelgate.core.report import Example
 from labelgate.readers.common.boxsizes import BoxSizes
 from labelgate.readers.common.imageindex import GroupCodes, ImageIndex, ImageRows
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["RowSink", "RowWriter", "in_int64", "reject"]
+__all__ = ["RowSink", "RowWriter", "in_int64", "reject", "reject_unplaced"]
 
 _BATCH = 65_536
 
@@ -42,6 +43,25 @@ def reject(
     counts[REJECTED] = counts.get(REJECTED, 0) + 1
     writer.rejected[writer.rows - 1] = code
     return writer.rows - 1
+
+
+def reject_unplaced(
+    writer: RowWriter,
+    facts: AnnotationFacts,
+    counts: MutableMapping[str, int],
+    example: Example,
+    group: Any,
+    *,
+    message: str,
+    fix: str,
+) -> None:
+    """Write the row of an annotation of a known class whose box or points are missing or not
+    numbers as a rejected row: no loader trains on it (each reads its coordinates as numbers and
+    raises, docs/formats.md). LG031 names it by ``example`` (id, source and its class index as
+    ``value``, the row about to be written), and it is counted rejected in that class."""
+    facts.hit("LG031", example, message=message, fix=fix)
+    reject(writer, counts, example.id, example.source, group, "LG031")
+    facts.rejected_classes[example.value] = facts.rejected_classes.get(example.value, 0) + 1
 
 
 class RowWriter:

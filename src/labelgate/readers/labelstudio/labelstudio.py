@@ -37,7 +37,7 @@ from labelgate.readers.common.boxes import (
 )
 from labelgate.readers.common.boxsizes import BoxSizes
 from labelgate.readers.common.imageindex import ImageRecord
-from labelgate.readers.common.sink import RowSink, RowWriter, reject
+from labelgate.readers.common.sink import RowSink, RowWriter, reject, reject_unplaced
 from labelgate.readers.labelstudio.labelstudioconfig import (
     beside,
     export_in,
@@ -187,6 +187,10 @@ def _read_result(
         )
         reject(writer, counts, ident, source, task, "LG031")
         return
+    try:
+        region, unread = _region(rtype, value), False
+    except (KeyError, TypeError, ValueError):
+        region, unread = None, True  # no box or points to train: each of its rows is rejected
     for name in names:
         named = Example(row=writer.rows, id=ident, source=source, value=name)
         label = class_index(facts, name, index, found.origin, named, what="results")
@@ -195,15 +199,19 @@ def _read_result(
         if label is None:
             reject(writer, counts, ident, source, task, "LG030")
             continue
-        writer.add(ident, label, source, name, group=task)
-        example = Example(row=writer.rows - 1, id=ident, source=source, value=label)
-        if rtype == "choices":
+        example = Example(row=writer.rows, id=ident, source=source, value=label)
+        if unread:
+            fix = "re-export these tasks from Label Studio, or redraw the regions"
+            message = "regions whose coordinates are missing or not numbers"
+            reject_unplaced(writer, facts, counts, example, task, message=message, fix=fix)
             continue
+        writer.add(ident, label, source, name, group=task)
         if rtype == "labels":
             _span(facts, value, text, example)
-            continue
-        check_background(facts, label, background, example)
-        _region(facts, rtype, value, example, writer.sizes)
+        elif rtype != "choices":
+            check_background(facts, label, background, example)
+            if region is not None:
+                _place(facts, region, example, writer.sizes)
 
 
 def _declared(
@@ -250,34 +258,34 @@ def _span(
         )
 
 
-def _region(
-    facts: AnnotationFacts, rtype: str, value: dict[str, Any], example: Example, sizes: BoxSizes
+def _region(rtype: str, value: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A region's geometry: ``("box", (x0, y0, x1, y1), frame)`` or ``("points", points, kind,
+    least)``; ``None`` for a choice or a span (raises KeyError, TypeError or ValueError on
+    coordinates missing or not numbers)."""
+    if rtype == "rectanglelabels":
+        x, y = _num(value["x"]), _num(value["y"])
+        w, h = _num(value["width"]), _num(value["height"])
+        turned = _num(value.get("rotation") or 0) != 0  # its corners are elsewhere
+        return ("box", (x, y, x + w, y + h), None if turned else _PERCENT)
+    if rtype == "ellipselabels":
+        x, y = _num(value["x"]), _num(value["y"])
+        rx, ry = _num(value["radiusX"]), _num(value["radiusY"])
+        return ("box", (x - rx, y - ry, x + rx, y + ry), _PERCENT)
+    if rtype == "polygonlabels":
+        return ("points", [(_num(px), _num(py)) for px, py in value["points"]], "polygon", 3)
+    if rtype == "keypointlabels":
+        return ("points", [(_num(value["x"]), _num(value["y"]))], "keypoint", 1)
+    return None
+
+
+def _place(
+    facts: AnnotationFacts, region: tuple[Any, ...], example: Example, sizes: BoxSizes
 ) -> None:
-    try:
-        if rtype == "rectanglelabels":
-            x, y = _num(value["x"]), _num(value["y"])
-            w, h = _num(value["width"]), _num(value["height"])
-            turned = _num(value.get("rotation") or 0) != 0  # its corners are elsewhere
-            frame = None if turned else _PERCENT
-            check_box(facts, (x, y, x + w, y + h), frame, example, sizes=sizes)
-        elif rtype == "ellipselabels":
-            x, y = _num(value["x"]), _num(value["y"])
-            rx, ry = _num(value["radiusX"]), _num(value["radiusY"])
-            box = (x - rx, y - ry, x + rx, y + ry)
-            check_box(facts, box, _PERCENT, example, sizes=sizes)
-        elif rtype == "polygonlabels":
-            points = [(_num(px), _num(py)) for px, py in value["points"]]
-            check_points(facts, points, _PERCENT, example, shape="polygon", least=3)
-        elif rtype == "keypointlabels":
-            point = (_num(value["x"]), _num(value["y"]))
-            check_points(facts, [point], _PERCENT, example, shape="keypoint", least=1)
-    except (KeyError, TypeError, ValueError):
-        facts.hit(
-            "LG031",
-            example,
-            message="regions whose coordinates are missing or not numbers",
-            fix="re-export these tasks from Label Studio, or redraw the regions",
-        )
+    """Judge a region's geometry (``_region``) within 0..100 percent of its image."""
+    if region[0] == "box":
+        check_box(facts, region[1], region[2], example, sizes=sizes)
+    else:
+        check_points(facts, region[1], _PERCENT, example, shape=region[2], least=region[3])
 
 
 class LabelStudioReader(Reader):

@@ -18,7 +18,13 @@ from labelgate.errors import InputError
 from labelgate.readers.common.boxes import PRINTED_TOLERANCE
 from labelgate.readers.common.drawn import drawn
 from labelgate.readers.common.instances import finite, hit
-from labelgate.readers.common.keypoints import bad_visibility, non_finite
+from labelgate.readers.common.keypoints import (
+    Stray,
+    bad_visibility,
+    check_keypoints_in_box,
+    non_finite,
+    outside_box,
+)
 
 __all__ = ["check_mixed", "check_pose", "kpt_shape", "kpt_shape_of", "row_fault"]
 
@@ -143,7 +149,7 @@ def check_pose(
     if not finite(points):
         non_finite(facts, example, strict)
         return
-    labelled = []
+    labelled: list[Stray] = []
     for k in range(0, len(points), dims):
         x, y = points[k], points[k + 1]
         if dims == 3:
@@ -156,12 +162,14 @@ def check_pose(
                     fix="write visibility 0 (not labelled), 1 (hidden) or 2 (visible)",
                 )
             if v > 0:
-                labelled.append((x, y))
+                labelled.append((k // dims, x, y))
         elif x >= 0 and y >= 0:  # dims 2: ultralytics marks negative coordinates unlabelled
-            labelled.append((x, y))
-    example = drawn(example, "keypoints", labelled, (1.0, 1.0), relative=True)
+            labelled.append((k // dims, x, y))
+    example = drawn(
+        example, "keypoints", [(x, y) for _, x, y in labelled], (1.0, 1.0), relative=True
+    )
     t = PRINTED_TOLERANCE
-    if any(not (-t <= c <= 1 + t) for p in labelled for c in p):
+    if any(not (-t <= c <= 1 + t) for _, x, y in labelled for c in (x, y)):
         facts.hit(
             "LG028",
             example,
@@ -169,6 +177,10 @@ def check_pose(
             fix="normalise keypoints by the image's width and height: ultralytics drops an "
             "image with a coordinate past 1.01",
         )
+    cx, cy, w, h = values[:4]
+    box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+    strays = outside_box(labelled, box, t)  # an edge written cx - w/2 from printed values
+    check_keypoints_in_box(facts, strays, (1.0, 1.0), example, strict, tolerance=t)
 
 
 def check_mixed(
