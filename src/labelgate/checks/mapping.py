@@ -136,20 +136,23 @@ def judge_source(
     typical = float(np.median(of))
     moves: list[Move] = []
     merges: list[Move] = []
-    for i in range(k):
-        if of[i] == 0:
-            continue
-        j = int(target[i])
-        # a target the source hardly gives closes no permutation (whose classes all keep
-        # their rows): the given class holds two (a split, judged below)
-        alone = of[j] < RARE_SHARE * typical
-        if j != i and conf[i, j] > conf[i, i] and not alone:
-            moves.append(_move(conf, i, j, int(of[i]), threshold))
-        others = conf[i].copy()
-        others[i] = -1
-        top = int(others.argmax())
-        if top != j and conf[i, top] > conf[i, i]:
-            m = _move(conf, i, top, int(of[i]), threshold)
+    # Each class's test is asked of the classes that can fail it alone, found for all at once
+    # (a loop over K classes per source cost more than the counting at K = 1000).
+    classes = np.arange(k)
+    stays = np.diagonal(conf)
+    # a target the source hardly gives closes no permutation (whose classes all keep their
+    # rows): the given class holds two (a split, judged below)
+    alone = of[target] < RARE_SHARE * typical
+    moved = (of > 0) & (target != classes) & (conf[classes, target] > stays) & ~alone
+    others = conf.copy()
+    np.fill_diagonal(others, -1)
+    top = others.argmax(axis=1)
+    elsewhere = (of > 0) & (top != target) & (conf[classes, top] > stays)
+    for i in np.flatnonzero(moved | elsewhere).tolist():
+        if moved[i]:
+            moves.append(_move(conf, i, int(target[i]), int(of[i]), threshold))
+        if elsewhere[i]:
+            m = _move(conf, i, int(top[i]), int(of[i]), threshold)
             if m.proven:
                 merges.append(m)
     proven = {m.given: m.to for m in moves if m.proven}
@@ -230,9 +233,11 @@ def _splits(
     gives: the source seems to have merged that class into this one."""
     found = []
     typical = float(np.median(of))
-    for i in range(conf.shape[0]):
-        if of[i] < 2 * needed:
-            continue
+    # a class whose second largest count is under the share passes no further: only the rows
+    # with two counts at the share are sorted
+    with np.errstate(divide="ignore", invalid="ignore"):
+        at_share = (conf / of[:, None] >= SPLIT_SHARE).sum(axis=1) >= 2
+    for i in np.flatnonzero(at_share & (of >= 2 * needed)).tolist():
         first, second = (int(c) for c in np.argsort(conf[i])[::-1][:2])
         shares = conf[i, [first, second]] / of[i]
         if shares.min() < SPLIT_SHARE:
