@@ -75,22 +75,27 @@ class Confusion:
         ne = np.flatnonzero(values != predicted)  # off the diagonal, or without a prediction
         if bad is not None:
             ne = ne[~bad[ne]]
-        given, to = values[ne], predicted[ne].astype(np.int64)
-        lost = to < 0
+        to = predicted[ne]
         none = np.flatnonzero(predicted < 0)
         bad_rows = 0 if bad is None else int(np.count_nonzero(bad))
         not_judged = bad_rows - (0 if bad is None else int(np.count_nonzero(bad[none])))
         with self._lock:
             index = np.array([self._index(n) for n in names], np.int64)
-        row_class = (index[sources[ne]] if sources is not None else index[0]) * k + given
-        cells = row_class[~lost] * k + to[~lost]
+        if sources is None:
+            row_class = values[ne] + index[0] * k
+        elif (index == np.arange(len(index))).all():  # the slice's codes are the indices
+            row_class = sources[ne].astype(np.int64) * k + values[ne]
+        else:
+            row_class = index[sources[ne]] * k + values[ne]
+        lost = to < 0 if len(none) else None  # usable rows without a prediction
+        cells = row_class * k + to if lost is None else row_class[~lost] * k + to[~lost]
         every = None
         if self.usable is not None:
             held = slice(None) if bad is None else ~bad
             every = (index[sources[held]] if sources is not None else index[0]) * k + values[held]
         with self._lock:
             np.add.at(self.off, cells, 1)
-            if lost.any():
+            if lost is not None:
                 np.add.at(self.lost, row_class[lost], 1)
             if self.usable is not None and every is not None:
                 self.usable += np.bincount(every, minlength=len(self.usable))
