@@ -204,9 +204,10 @@ def test_the_confusion_counts_every_source_as_a_plain_count_does() -> None:
     assert counted.judged == sum(int(c.sum()) for c in want.values())
 
 
-def _mixed(tmp_path: Path, rows: int, predictions: int) -> tuple[Path, Path]:
+def _mixed(tmp_path: Path, rows: int, predictions: int, logits: bool) -> tuple[Path, Path]:
     """Data in row groups of 70 rows with sources (a null among them) and labels past K, null
-    and ignored; predictions in row groups of 45 with nulls, ``predictions`` of them."""
+    and ignored; ``predictions`` predictions in row groups of 45, some of them null (a
+    predicted-class column) or NaN (K logit columns)."""
     rng = np.random.default_rng(5)
     labels = rng.integers(0, K, rows)
     source = pa.array(rng.choice(["a", "b", "c", None], rows).tolist(), pa.string())
@@ -217,21 +218,32 @@ def _mixed(tmp_path: Path, rows: int, predictions: int) -> tuple[Path, Path]:
     data, pred = tmp_path / "data.parquet", tmp_path / "pred.parquet"
     pq.write_table(pa.table({"label": label, "source": source}), data, row_group_size=70)
     guess = np.where(rng.random(predictions) < 0.7, np.resize(labels, predictions), 0)
-    column = pa.array(guess, pa.int64(), mask=rng.random(predictions) < 0.04)
-    pq.write_table(pa.table({"prediction": column}), pred, row_group_size=45)
+    none = rng.random(predictions) < 0.04
+    if logits:
+        values = rng.normal(size=(predictions, K)) + 5 * np.eye(K)[guess]
+        values[none, 1] = np.nan
+        table = pa.table({f"logit_{c}": values[:, c] for c in range(K)})
+    else:
+        table = pa.table({"prediction": pa.array(guess, pa.int64(), mask=none)})
+    pq.write_table(table, pred, row_group_size=45)
     return data, pred
 
 
+@pytest.mark.parametrize("logits", [False, True])
 @pytest.mark.parametrize("predictions", [1000, 700, 1300])
-def test_counted_in_the_pieces_as_in_a_second_read(tmp_path: Path, predictions: int) -> None:
+def test_counted_in_the_pieces_as_in_a_second_read(
+    tmp_path: Path, predictions: int, logits: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A Parquet file joined by position is counted by the scan's pieces, on threads, its row
     groups not those of the data: the same counts, rows without a prediction and predictions
     without a row as a second read of the rows (the sequential scan's), every one of the first
-    named."""
+    named. (Logits are read there where the per-example step does not keep them.)"""
     from labelgate.contract import Contract
     from labelgate.run.validation import validate_in_context
+    from labelgate.scan import witness
 
-    data, pred = _mixed(tmp_path, 1000, predictions)
+    monkeypatch.setattr(witness, "_per_example", lambda: False)
+    data, pred = _mixed(tmp_path, 1000, predictions, logits)
     contract = Contract(num_classes=K, predictions=str(pred))
     _, pieces = validate_in_context([str(data)], contract, threads=2, max_examples=0)
     _, second = validate_in_context([str(data)], contract, in_pieces=False, max_examples=0)
@@ -239,6 +251,10 @@ def test_counted_in_the_pieces_as_in_a_second_read(tmp_path: Path, predictions: 
     assert a is not None and b is not None
     assert len(a.predictions.predicted) == 0 and len(b.predictions.predicted) == predictions
     assert a.note() == b.note()
+    assert (a.predictions.logits, a.predictions.probabilities) == (
+        b.predictions.logits,
+        b.predictions.probabilities,
+    )
     assert list(a.confusion) == list(b.confusion) == ["a", "c", "b", "(none)"]
     for name in a.confusion:
         assert (a.confusion[name] == b.confusion[name]).all(), name
@@ -246,10 +262,12 @@ def test_counted_in_the_pieces_as_in_a_second_read(tmp_path: Path, predictions: 
     assert a.without_prediction_named == b.without_prediction_named
     assert a.without_row_named == b.without_row_named
     table = pq.read_table(data).to_pandas()
-    guess = pq.read_table(pred).column(0).to_numpy(zero_copy_only=False)
-    matched = np.full(len(table), np.nan)
+    read = pq.read_table(pred).to_pandas().to_numpy(dtype=float)
+    has = ~np.isnan(read).any(axis=1)
+    matched = np.zeros(len(table), bool)
     n = min(len(table), predictions)
-    matched[:n] = guess[:n]
-    assert a.without_prediction == int(np.isnan(matched).sum())
-    usable = table.label.notna() & (table.label >= 0) & (table.label < K)
-    assert a.judged == int((usable & ~np.isnan(matched)).sum())
+    matched[:n] = has[:n]
+    assert a.without_prediction == int((~matched).sum())
+    usable = (table.label.notna() & (table.label >= 0) & (table.label < K)).to_numpy()
+    assert a.judged == int((usable & matched).sum())
+    assert a.predictions.logits == (int(has.sum()) if logits else 0)
