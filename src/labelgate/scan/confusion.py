@@ -76,11 +76,12 @@ class Confusion:
         if bad is not None:
             ne = ne[~bad[ne]]
         to = predicted[ne]
-        none = np.flatnonzero(predicted < 0)
+        # rows without a prediction: a minimum first (most slices have none), cheaper than a mask
+        none = np.flatnonzero(predicted < 0) if predicted.min(initial=0) < 0 else ne[:0]
         bad_rows = 0 if bad is None else int(np.count_nonzero(bad))
         not_judged = bad_rows - (0 if bad is None else int(np.count_nonzero(bad[none])))
         with self._lock:
-            index = np.array([self._index(n) for n in names], np.int64)
+            index = self._indices(names)
         if sources is None:
             row_class = values[ne] + index[0] * k
         elif (index == np.arange(len(index))).all():  # the slice's codes are the indices
@@ -107,21 +108,20 @@ class Confusion:
             del self.missing_rows[self.named :]
         return index.astype(np.int32)
 
-    def _index(self, name: str | None) -> int:
-        """A source's index, room made for it in the arrays where it is new (doubling: a
-        run's sources may be many)."""
-        shown = NO_SOURCE if name is None else name
-        found = self.names.get(shown)
-        if found is not None:
-            return found
-        new = self.names[shown] = len(self.names)
-        if new >= self.sources:
-            self.sources = max(1, 2 * self.sources)
+    def _indices(self, names: Sequence[str | None]) -> I64:
+        """The sources' indices, room made in the arrays for those that are new (at once, and
+        doubling: a run's sources may be many)."""
+        index = []
+        for name in names:
+            shown = NO_SOURCE if name is None else name
+            index.append(self.names.setdefault(shown, len(self.names)))
+        if len(self.names) > self.sources:
+            self.sources = max(len(self.names), 2 * self.sources)
             self.off = _grown(self.off, self.sources * self.k * self.k)
             self.lost = _grown(self.lost, self.sources * self.k)
             if self.usable is not None:
                 self.usable = _grown(self.usable, self.sources * self.k)
-        return new
+        return np.array(index, np.int64)
 
     def matrices(self, order: Sequence[str], usable: I64 | None = None) -> dict[str, I64]:
         """Source name -> K x K counts, in ``order``, those with a row judged: the counts' own
