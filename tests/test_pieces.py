@@ -214,9 +214,11 @@ def test_duplicate_id_check_off_reads_ids_only_for_examples(
     seen: list[bool] = []
     real = pieces.scan_piece
 
-    def spy(piece: Any, spec: Spec, meta: Any = None, keys: Any = None) -> Partial:
+    def spy(
+        piece: Any, spec: Spec, meta: Any = None, keys: Any = None, witness: Any = None
+    ) -> Partial:
         seen.append(spec.read_ids)
-        return real(piece, spec, meta, keys)
+        return real(piece, spec, meta, keys, witness)
 
     monkeypatch.setattr(runner, "scan_piece", spy)
     on, _ = validate_in_context([str(path)], Contract(num_classes=4), threads=1)

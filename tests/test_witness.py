@@ -169,30 +169,105 @@ class TestPerExample:
         assert all(e.id == int(e.row) * 7 + 3 for e in issues.examples)  # named by id
 
 
-@pytest.mark.parametrize("dense", [1 << 22, 8])
-def test_the_tally_counts_every_source_as_a_plain_count_does(
-    dense: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Both ways of keeping the counts (one flat array, one per source past ``DENSE`` cells,
-    switched to in the middle of a run) give each source's plain K x K count."""
-    from labelgate.scan import witness
+def test_the_confusion_counts_every_source_as_a_plain_count_does() -> None:
+    """Only the rows off the diagonal are counted one by one; each source's K x K count, its
+    diagonal derived from its usable rows, is the plain count of its usable rows with a
+    prediction, whether the usable rows are counted there or given (as the scan gives them)."""
+    from labelgate.scan.confusion import Confusion
 
-    monkeypatch.setattr(witness._Tally, "BUFFER", 50)
-    monkeypatch.setattr(witness._Tally, "DENSE", dense)
     rng = np.random.default_rng(3)
     k = 3
-    tally = witness._Tally(k)
+    counted, given = Confusion(k, named=5, usable=True), Confusion(k, named=5)
     want: dict[str, np.ndarray] = {}
+    usable_rows: dict[str, np.ndarray] = {}
+    first = 0
     for batch in range(12):
         names = [f"s{i}" for i in range(min(batch + 1, 5))]  # sources appear as the run goes
-        for name in names:
-            tally._index(name)
-        picked = rng.integers(0, len(names), 40).astype(np.int32)
-        given_, predicted = rng.integers(0, k, 40), rng.integers(0, k, 40)
-        tally.add(picked, given_ * k + predicted)
-        for s, g, p in zip(picked, given_, predicted, strict=True):
-            want.setdefault(names[s], np.zeros((k, k), np.int64))[g, p] += 1
-    got = tally.done()
-    assert list(got) == [n for n in tally.names if n in want]
-    for name, counts in want.items():
-        assert (got[name] == counts).all(), name
+        picked = rng.integers(0, len(names), 40)
+        labels = rng.integers(-1, k + 1, 40)  # -1 and k: not usable
+        predicted = np.where(rng.random(40) < 0.6, labels, rng.integers(-1, k, 40))
+        bad = (labels < 0) | (labels >= k)
+        for c in (counted, given):
+            c.add(labels, predicted, bad, picked, names, first)
+        for s, g, p, b in zip(picked, labels, predicted, bad, strict=True):
+            if not b:
+                usable_rows.setdefault(names[s], np.zeros(k, np.int64))[g] += 1
+                if p >= 0:
+                    want.setdefault(names[s], np.zeros((k, k), np.int64))[g, p] += 1
+        first += 40
+    order = list(usable_rows)
+    hist = np.stack([usable_rows[n] for n in order])
+    for got in (counted.matrices(order), given.matrices(order, hist)):
+        assert list(got) == [n for n in order if n in want]
+        for name, counts in want.items():
+            assert (got[name] == counts).all(), name
+    assert counted.judged == sum(int(c.sum()) for c in want.values())
+
+
+def _mixed(tmp_path: Path, rows: int, predictions: int, logits: bool) -> tuple[Path, Path]:
+    """Data in row groups of 70 rows with sources (a null among them) and labels past K, null
+    and ignored; ``predictions`` predictions in row groups of 45, some of them null (a
+    predicted-class column) or NaN (K logit columns)."""
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, K, rows)
+    source = pa.array(rng.choice(["a", "b", "c", None], rows).tolist(), pa.string())
+    label = pa.array(
+        np.where(rng.random(rows) < 0.05, K + 2, np.where(rng.random(rows) < 0.05, -100, labels)),
+        mask=rng.random(rows) < 0.03,
+    )
+    data, pred = tmp_path / "data.parquet", tmp_path / "pred.parquet"
+    pq.write_table(pa.table({"label": label, "source": source}), data, row_group_size=70)
+    guess = np.where(rng.random(predictions) < 0.7, np.resize(labels, predictions), 0)
+    none = rng.random(predictions) < 0.04
+    if logits:
+        values = rng.normal(size=(predictions, K)) + 5 * np.eye(K)[guess]
+        values[none, 1] = np.nan
+        table = pa.table({f"logit_{c}": values[:, c] for c in range(K)})
+    else:
+        table = pa.table({"prediction": pa.array(guess, pa.int64(), mask=none)})
+    pq.write_table(table, pred, row_group_size=45)
+    return data, pred
+
+
+@pytest.mark.parametrize("logits", [False, True])
+@pytest.mark.parametrize("predictions", [1000, 700, 1300])
+def test_counted_in_the_pieces_as_in_a_second_read(
+    tmp_path: Path, predictions: int, logits: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Parquet file joined by position is counted by the scan's pieces, on threads, its row
+    groups not those of the data: the same counts, rows without a prediction and predictions
+    without a row as a second read of the rows (the sequential scan's), every one of the first
+    named. (Logits are read there where the per-example step does not keep them.)"""
+    from labelgate.contract import Contract
+    from labelgate.run.validation import validate_in_context
+    from labelgate.scan import witness
+
+    monkeypatch.setattr(witness, "_per_example", lambda: False)
+    data, pred = _mixed(tmp_path, 1000, predictions, logits)
+    contract = Contract(num_classes=K, predictions=str(pred))
+    _, pieces = validate_in_context([str(data)], contract, threads=2, max_examples=0)
+    _, second = validate_in_context([str(data)], contract, in_pieces=False, max_examples=0)
+    a, b = pieces.witness, second.witness
+    assert a is not None and b is not None
+    assert len(a.predictions.predicted) == 0 and len(b.predictions.predicted) == predictions
+    assert a.note() == b.note()
+    assert (a.predictions.logits, a.predictions.probabilities) == (
+        b.predictions.logits,
+        b.predictions.probabilities,
+    )
+    assert list(a.confusion) == list(b.confusion) == ["a", "c", "b", "(none)"]
+    for name in a.confusion:
+        assert (a.confusion[name] == b.confusion[name]).all(), name
+    assert (a.judged, a.not_judged, a.without_row) == (b.judged, b.not_judged, b.without_row)
+    assert a.without_prediction_named == b.without_prediction_named
+    assert a.without_row_named == b.without_row_named
+    table = pq.read_table(data).to_pandas()
+    read = pq.read_table(pred).to_pandas().to_numpy(dtype=float)
+    has = ~np.isnan(read).any(axis=1)
+    matched = np.zeros(len(table), bool)
+    n = min(len(table), predictions)
+    matched[:n] = has[:n]
+    assert a.without_prediction == int((~matched).sum())
+    usable = (table.label.notna() & (table.label >= 0) & (table.label < K)).to_numpy()
+    assert a.judged == int((usable & matched).sum())
+    assert a.predictions.logits == (int(has.sum()) if logits else 0)

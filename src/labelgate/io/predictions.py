@@ -4,8 +4,10 @@ A predictions file is Parquet, CSV, JSONL or ``.npy``, in one of three layouts: 
 logit columns, one list column of K values per row, or one predicted-class column; beside them,
 optionally, an id column to join on. Only the id column and the prediction columns are read, in
 record batches; what is kept is the predicted class of each row (int32) and the ids; the K
-values only when asked (the per-example step), within ``PROBABILITY_LIMIT``. A row whose K values are non-negative and sum to 1 is a probability row; any other row is
-read as logits: their softmax's argmax, which is the logits' own.
+values only when asked (the per-example step), within ``PROBABILITY_LIMIT``. A row whose K values
+are non-negative and sum to 1 is a probability row; any other row is read as logits: their
+softmax's argmax, which is the logits' own. ``open_predictions`` reads the layout alone, and
+``classes_of`` one batch's classes, for a reader that takes the rows a slice at a time.
 """
 
 from __future__ import annotations
@@ -18,13 +20,20 @@ import numpy as np
 import numpy.typing as npt
 
 from labelgate.errors import InputError, UsageError
-from labelgate.io.sources import resolve_inputs
-from labelgate.io.stream import read_schema, stream_columns
+from labelgate.io.sources import InputFile, resolve_inputs
+from labelgate.io.stream import FileSchema, read_schema, stream_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["NAMED", "Predictions", "read_predictions"]
+__all__ = [
+    "NAMED",
+    "Predictions",
+    "PredictionsFile",
+    "classes_of",
+    "open_predictions",
+    "read_predictions",
+]
 
 I32 = npt.NDArray[np.int32]
 # column names read as the prediction itself, where the file has other columns too
@@ -56,7 +65,9 @@ class Predictions:
         columns: the columns read as the prediction (none for ``.npy``).
         id_column: the id column joined on, or ``None`` (joined by position).
         ids: the ids, one per prediction (an Arrow array), or ``None``.
-        predicted: each row's predicted class; -1 where the row has none (null, NaN).
+        predicted: each row's predicted class; -1 where the row has none (null, NaN); empty
+            where the classes were read a slice at a time beside the data's rows.
+        rows: how many predictions the file holds.
         logits: rows read as logits (softmax applied): they were not non-negative summing to 1.
         probabilities: rows read as probabilities.
         probs: with ``keep_probabilities``, every row's K probabilities (softmax of a logit
@@ -69,14 +80,10 @@ class Predictions:
     id_column: str | None
     ids: Any
     predicted: I32
+    rows: int
     logits: int
     probabilities: int
     probs: npt.NDArray[np.float32] | None = None
-
-    @property
-    def rows(self) -> int:
-        """How many predictions the file holds."""
-        return len(self.predicted)
 
     @property
     def unusable(self) -> int:
@@ -99,6 +106,71 @@ def _values(p: Predictions) -> str:
     return "logits (read through softmax: the same argmax)" if p.logits else "probabilities"
 
 
+@dataclass(frozen=True, slots=True)
+class PredictionsFile:
+    """A predictions file (not ``.npy``) before its rows are read: how it holds them.
+
+    Attributes:
+        path: the file as named.
+        file: the file resolved.
+        schema: its schema (and, for Parquet, its footer).
+        layout: ``"K columns"``, ``"list column"`` or ``"class column"``.
+        columns: the columns read as the prediction.
+        id_column: the id column joined on, or ``None`` (joined by position).
+    """
+
+    path: str
+    file: InputFile
+    schema: FileSchema
+    layout: str
+    columns: tuple[str, ...]
+    id_column: str | None
+
+
+def open_predictions(path: str, *, k: int, id_column: str | None) -> PredictionsFile:
+    """A predictions file's layout, read from its schema alone (see ``read_predictions``).
+
+    Raises:
+        UsageError: the layout cannot be told, or says another K than the contract's.
+        InputError: the file cannot be read.
+    """
+    (file,) = resolve_inputs([path])
+    schema = read_schema(file)
+    names = schema.schema.names
+    ids = next((c for c in (id_column, "id") if c is not None and c in names), None)
+    columns = _prediction_columns(schema.schema, ids, k, path)
+    layout = (
+        "K columns"
+        if len(columns) > 1
+        else "list column"
+        if _is_list(schema.schema.field(columns[0]).type)
+        else "class column"
+    )
+    return PredictionsFile(path, file, schema, layout, tuple(columns), ids)
+
+
+def classes_of(
+    batch: Any,
+    source: PredictionsFile,
+    k: int,
+    counts: list[int],
+    kept: list[npt.NDArray[np.float32]] | None = None,
+) -> I32:
+    """One batch's predicted classes (-1: none); ``counts`` gains [probability rows, logit
+    rows], and ``kept``, where given, the batch's probabilities.
+
+    Raises:
+        UsageError: a class or a row says another K than the contract's.
+        InputError: a value is no number, or no class.
+    """
+    if source.layout == "class column":
+        return _classes(batch.column(source.columns[0]), k, source.path)
+    values = _matrix(batch, list(source.columns), source.layout, k, source.path)
+    if kept is not None:
+        kept.append(softmax_rows(values))
+    return _argmax(values, counts)
+
+
 def read_predictions(
     path: str, *, k: int, id_column: str | None, keep_probabilities: bool = False
 ) -> Predictions:
@@ -118,34 +190,18 @@ def read_predictions(
     """
     if Path(path).suffix.lower() == ".npy":
         return _read_npy(path, k, keep_probabilities)
-    (file,) = resolve_inputs([path])
-    schema = read_schema(file)
-    names = schema.schema.names
-    ids = next((c for c in (id_column, "id") if c is not None and c in names), None)
-    columns = _prediction_columns(schema.schema, ids, k, path)
-    layout = (
-        "K columns"
-        if len(columns) > 1
-        else "list column"
-        if _is_list(schema.schema.field(columns[0]).type)
-        else "class column"
-    )
-    wanted = [*columns, *([ids] if ids else [])]
+    source = open_predictions(path, k=k, id_column=id_column)
+    schema, ids = source.schema, source.id_column
+    wanted = [*source.columns, *([ids] if ids else [])]
     # rows x K within the limit: the footer's count, else the file's size (a value is a byte or more)
-    known = schema.rows if schema.rows is not None else file.size
-    keep_probabilities = keep_probabilities and known * k <= PROBABILITY_LIMIT
+    known = schema.rows if schema.rows is not None else source.file.size
+    keep = keep_probabilities and known * k <= PROBABILITY_LIMIT
     parts: list[I32] = []
     id_parts: list[Any] = []
     counts = [0, 0]
     kept: list[npt.NDArray[np.float32]] = []
-    for batch in stream_columns(file, wanted, headerless=schema.headerless):
-        if layout == "class column":
-            parts.append(_classes(batch.column(columns[0]), k, path))
-        else:
-            values = _matrix(batch, columns, layout, k, path)
-            parts.append(_argmax(values, counts))
-            if keep_probabilities:
-                kept.append(softmax_rows(values))
+    for batch in stream_columns(source.file, wanted, headerless=schema.headerless):
+        parts.append(classes_of(batch, source, k, counts, kept if keep else None))
         if ids:
             id_parts.append(batch.column(ids))
     import pyarrow as pa
@@ -156,7 +212,16 @@ def read_predictions(
         joined = pa.chunked_array(id_parts).combine_chunks() if id_parts else pa.array([])
     probs = np.concatenate(kept) if kept else None
     return Predictions(
-        path, layout, tuple(columns), ids, joined, predicted, counts[1], counts[0], probs
+        path,
+        source.layout,
+        source.columns,
+        ids,
+        joined,
+        predicted,
+        len(predicted),
+        counts[1],
+        counts[0],
+        probs,
     )
 
 
@@ -199,7 +264,9 @@ def _read_npy(path: str, k: int, keep: bool) -> Predictions:
             if len(array)
             else np.zeros((0, k), np.float32)
         )
-    return Predictions(path, layout, (), None, None, predicted, counts[1], counts[0], probs)
+    return Predictions(
+        path, layout, (), None, None, predicted, len(predicted), counts[1], counts[0], probs
+    )
 
 
 def _is_list(t: pa.DataType) -> bool:
@@ -279,16 +346,16 @@ def _classes(column: Any, k: int, path: str) -> I32:
 
 
 def _checked_classes(values: npt.NDArray[Any], k: int, path: str) -> I32:
-    live = values[values >= 0]
-    if len(live) and int(live.max()) >= k:
-        raise UsageError(
-            _k_differs(
-                path, int(live.max()) + 1, k, f"classes at least (one predicts {int(live.max())})"
-            )
-        )
-    if np.any(values < -1):
-        raise InputError(f"a predicted class is negative ({int(values.min())})", path=path)
-    return values.astype(np.int32)
+    """``values`` as int32 classes (-1: none), refused past K or below -1: one min and one max,
+    no copy of an int32 column."""
+    if not len(values):
+        return values.astype(np.int32)
+    top, low = int(values.max()), int(values.min())
+    if top >= k:
+        raise UsageError(_k_differs(path, top + 1, k, f"classes at least (one predicts {top})"))
+    if low < -1:
+        raise InputError(f"a predicted class is negative ({low})", path=path)
+    return values.astype(np.int32, copy=False)
 
 
 def _matrix(

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from labelgate.scan.idkeys import IdKeys
     from labelgate.scan.partial import Partial
     from labelgate.scan.plan import Piece, Spec
+    from labelgate.scan.predslices import PieceWitness
     from labelgate.scan.result import DuplicateIds
 
 __all__ = [
@@ -74,10 +75,12 @@ def scan_in_pieces(
     client: Any = None,
     keyed: IdKeys | None = None,
     cache: FileCache | None = None,
+    witness: PieceWitness | None = None,
 ) -> ScanResult:
     """Row groups in parallel, partial results merged in order (see ``labelgate.scan``);
     on a Dask cluster through ``client`` (see ``labelgate.run.distributed``); with ``cache``,
-    only the files whose partial it lacks (see ``labelgate.run.cache``)."""
+    only the files whose partial it lacks (see ``labelgate.run.cache``); on threads, the rows
+    counted against their predictions in ``witness`` as they are read."""
     from labelgate.scan.partial import failing_only
     from labelgate.scan.plan import plan_pieces
     from labelgate.scan.runner import result_of, run_pieces, threads_default
@@ -119,6 +122,7 @@ def scan_in_pieces(
             progress=report,
             keys=keyed,
             compact=compact,
+            witness=witness,
         )
     return result_of(merged, spec, data.plan, len(data.files), complete=compact is None)
 

@@ -299,10 +299,15 @@ def _validate(
             stack.enter_context(keyed)
         if cache is not None and cache.for_scan and why_not is not None:
             cache.unused = why_not
+        counted = None  # the predictions counted by the pieces, as they read the labels
         if why_not is None:
             usable = cache if cache is not None and cache.for_scan else None
+            if contract.predictions is not None and client is None and usable is None:
+                from labelgate.scan.witness import witness_in_pieces
+
+                counted = witness_in_pieces(data, contract.predictions, limit=max_examples)
             scan = scan_in_pieces(
-                data, max_examples, id_check, threads, progress, client, keyed, usable
+                data, max_examples, id_check, threads, progress, client, keyed, usable, counted
             )
         else:
             scan = scan_sequentially(data, max_examples, progress)
@@ -329,13 +334,10 @@ def _validate(
         ranks = judge_data_ranks(data)
     witness = None
     if contract.predictions is not None:
-        from importlib.util import find_spec
-
         from labelgate.scan.witness import count_witness
 
-        per_example = find_spec("cleanlab") is not None  # labelgate[cleanlab]: rows by id
         witness = count_witness(
-            data, contract.predictions, limit=max_examples, per_example=per_example
+            data, contract.predictions, scan, limit=max_examples, counted=counted
         )
     ctx = Context(
         scan,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,16 @@ if TYPE_CHECKING:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-__all__ = ["SLICE_ROWS", "open_piece_file", "piece_batches", "scan_piece", "unreadable"]
+    from labelgate.scan.predslices import PieceWitness, Slices
+
+__all__ = [
+    "SLICE_ROWS",
+    "open_piece_file",
+    "piece_batches",
+    "scan_piece",
+    "text_codes",
+    "unreadable",
+]
 
 I64 = npt.NDArray[np.int64]
 SLICE_ROWS = 1 << 18  # rows decoded at once per worker: bounds memory whatever the row group size
@@ -54,9 +64,11 @@ def scan_piece(
     spec: Spec,
     metadata: pq.FileMetaData | None = None,
     keys: IdKeys | None = None,
+    witness: PieceWitness | None = None,
 ) -> Partial:
     """Scan one row group into a partial, reading at most SLICE_ROWS rows at a time; ids that do
-    not strictly increase are fed to ``keys`` (for the duplicate-id check) as they are decoded.
+    not strictly increase are fed to ``keys`` (for the duplicate-id check) as they are decoded,
+    and each slice's rows are counted against their predictions in ``witness``.
 
     Raises:
         InputError: the row group cannot be read, or holds another row count than its footer says.
@@ -64,7 +76,7 @@ def scan_piece(
     import pyarrow as pa
 
     try:
-        return _scan_piece(piece, spec, metadata, keys)
+        return _scan_piece(piece, spec, metadata, keys, witness)
     except InputError:
         raise
     except (pa.ArrowException, OSError) as exc:
@@ -102,18 +114,24 @@ def piece_batches(
 
 
 def _scan_piece(
-    piece: Piece, spec: Spec, metadata: pq.FileMetaData | None, keys: IdKeys | None
+    piece: Piece,
+    spec: Spec,
+    metadata: pq.FileMetaData | None,
+    keys: IdKeys | None,
+    witness: PieceWitness | None,
 ) -> Partial:
     columns = [spec.label] + [c for c in (spec.source, spec.name) if c]
     if spec.id and spec.read_ids:
         columns.append(spec.id)
     out: Partial | None = None
-    for row, batch in piece_batches(piece, spec, columns, metadata):
-        part = _scan_slice(batch, row, piece.file_index, spec, out, keys)
-        if out is None:
-            out = part
-        else:
-            fold(out, part)  # ``out`` is this function's own: no copy needed
+    held = witness.slices(piece.first_row, piece.rows, SLICE_ROWS) if witness else nullcontext()
+    with held as predicted:
+        for row, batch in piece_batches(piece, spec, columns, metadata):
+            part = _scan_slice(batch, row, piece.file_index, spec, out, keys, predicted)
+            if out is None:
+                out = part
+            else:
+                fold(out, part)  # ``out`` is this function's own: no copy needed
     if out is None:
         out = Partial(piece.first_row, limit=spec.limit)
     if out.rows != piece.rows:
@@ -146,7 +164,7 @@ def _scratch(n: int) -> _Buffers:
     return found
 
 
-def _codes(column: pa.Array | None) -> tuple[npt.NDArray[Any] | None, list[str | None]]:
+def text_codes(column: pa.Array | None) -> tuple[npt.NDArray[Any] | None, list[str | None]]:
     """Dictionary codes of a text column (nulls get the code after the last value); ``None``
     codes where there is no column (every row in one group)."""
     import pyarrow as pa
@@ -176,10 +194,12 @@ def _scan_slice(
     spec: Spec,
     before: Partial | None = None,
     id_keys: IdKeys | None = None,
+    predicted: Slices | None = None,
 ) -> Partial:
     """Scan decoded rows; ``before`` is what the earlier slices of the same piece found (first
     rows already known there are not searched for again); ``id_keys`` takes the ids once any
-    worker has met ids that do not strictly increase.
+    worker has met ids that do not strictly increase; ``predicted`` counts the rows against
+    their predictions.
 
     The labels' bounds are computed, not taken from footer statistics: a key built on a wrong
     bound would count a row under another (source, name, value)."""
@@ -192,8 +212,8 @@ def _scan_slice(
     labels = batch.column(names.index(spec.label))
     null = bool_mask(labels.is_null()) if labels.null_count else None
     values = numbers(labels).astype(np.int64, copy=False)
-    src, src_names = _codes(batch.column(names.index(spec.source)) if spec.source else None)
-    nam, nam_names = _codes(batch.column(names.index(spec.name)) if spec.name else None)
+    src, src_names = text_codes(batch.column(names.index(spec.source)) if spec.source else None)
+    nam, nam_names = text_codes(batch.column(names.index(spec.name)) if spec.name else None)
 
     # One integer key per row for (source, name, value), counted with one bincount; a null
     # label takes the value one past the top. Work arrays are reused: fresh ones would cost a
@@ -241,6 +261,8 @@ def _scan_slice(
 
     bad = not_usable(values, spec.num_classes, spec.ignore_index, buf.flag[:n], null=null)
     pos = np.flatnonzero(bad) if bad is not None else None
+    if predicted is not None:
+        predicted.count(values, bad, src, src_names, first_row)
     keys: list[Key] = []
     for k in present.tolist():
         s, rest = divmod(k, width)

@@ -30,6 +30,8 @@ from labelgate.scan.result import (
 if TYPE_CHECKING:
     import pyarrow.parquet as pq
 
+    from labelgate.scan.predslices import PieceWitness
+
 __all__ = ["result_of", "run_by_file", "run_pieces", "threads_default"]
 
 
@@ -50,10 +52,12 @@ def run_pieces(
     progress: Callable[[int], None] | None = None,
     keys: IdKeys | None = None,
     compact: Compact | None = None,
+    witness: PieceWitness | None = None,
 ) -> Partial:
     """Scan every piece on ``threads`` threads, merging partials in row order as they finish
     (``compact``: see ``labelgate.scan.partial.merge``); ids that do not strictly increase
-    go to ``keys`` as they are decoded.
+    go to ``keys`` as they are decoded; the rows are counted against their predictions in
+    ``witness``.
 
     At most two pieces per thread are in flight, so memory stays flat whatever the row count.
     """
@@ -62,7 +66,7 @@ def run_pieces(
 
     def reported() -> Iterator[Partial]:
         rows = 0
-        for part in _ordered(pieces, spec, metadata, threads, keys):
+        for part in _ordered(pieces, spec, metadata, threads, keys, witness):
             yield part
             rows += part.rows
             if progress is not None:
@@ -94,10 +98,11 @@ def _ordered(
     metadata: list[pq.FileMetaData],
     threads: int,
     keys: IdKeys | None,
+    witness: PieceWitness | None = None,
 ) -> Iterator[Partial]:
     if threads <= 1 or len(pieces) == 1:
         for p in pieces:
-            yield scan_piece(p, spec, metadata[p.file_index], keys)
+            yield scan_piece(p, spec, metadata[p.file_index], keys, witness)
         return
     window = 2 * threads
     with ThreadPoolExecutor(threads, thread_name_prefix="labelgate") as pool:
@@ -106,7 +111,8 @@ def _ordered(
         while nxt < len(pieces) or pending:
             while nxt < len(pieces) and len(pending) < window:
                 p = pieces[nxt]
-                pending.append(pool.submit(scan_piece, p, spec, metadata[p.file_index], keys))
+                meta = metadata[p.file_index]
+                pending.append(pool.submit(scan_piece, p, spec, meta, keys, witness))
                 nxt += 1
             try:
                 yield pending.pop(0).result()

@@ -1,11 +1,13 @@
 """The labels against a model's predictions: one confusion matrix (given x predicted) per source.
 
 The predictions (``labelgate.io.predictions``) are joined to the rows by id where the predictions
-file has an id column, else by position. The data is read once more, its label, id and source
-columns only; what is held is the predicted class of each prediction, its id, and a K x K count
-per source (and, for the per-example step, each judged row's position, source, class and
-prediction). Every row without a prediction, and every prediction without a row, is counted and the
-first of them named.
+file has an id column, else by position. A Parquet file joined by position is read beside the
+scan's pieces, a slice of predictions per slice of rows, and counted there
+(``witness_in_pieces``, ``labelgate.scan.predslices``). Otherwise the data is read once more, its
+label, id and source columns only; what is held is the predicted class of each prediction, its id,
+and a K x K count per source (and, for the per-example step, each judged row's position, source,
+class and prediction). Every row without a prediction, and every prediction without a row, is
+counted and the first of them named.
 """
 
 from __future__ import annotations
@@ -19,13 +21,16 @@ import numpy.typing as npt
 from labelgate.core.arrow import numbers
 from labelgate.core.labels import Status, classify
 from labelgate.errors import UsageError
-from labelgate.io.predictions import Predictions, read_predictions
-from labelgate.scan.result import NO_SOURCE
+from labelgate.io.predictions import Predictions, open_predictions, read_predictions
+from labelgate.scan.confusion import Confusion
+from labelgate.scan.kernel import SLICE_ROWS, text_codes
+from labelgate.scan.predslices import PieceWitness
 
 if TYPE_CHECKING:
     from labelgate.inputs.dataset import Dataset
+    from labelgate.scan.result import ScanResult
 
-__all__ = ["WitnessCounts", "count_witness"]
+__all__ = ["WitnessCounts", "count_witness", "witness_in_pieces"]
 
 I64 = npt.NDArray[np.int64]
 
@@ -93,14 +98,46 @@ def _listed(named: tuple[Any, ...], count: int) -> str:
     return shown + (f" and {count - len(named)} more" if count > len(named) else "")
 
 
+def witness_in_pieces(data: Dataset, path: str, *, limit: int = 20) -> PieceWitness | None:
+    """What the scan's pieces count the predictions at ``path`` into, where they can: a Parquet
+    file joined by position, whose rows are classes or whose values need not be kept for the
+    per-example step; else ``None`` (``count_witness`` reads them after the scan).
+
+    Raises:
+        UsageError: the predictions' layout cannot be told, or says another K.
+        InputError: the predictions cannot be read.
+    """
+    if data.task != "multiclass" or path.lower().endswith(".npy"):
+        return None
+    source = open_predictions(path, k=data.k, id_column=data.columns.id)
+    if source.file.kind != "parquet" or source.id_column is not None:
+        return None
+    if source.layout != "class column" and _per_example():
+        return None
+    return PieceWitness(source, data.k, Confusion(data.k, named=limit or 20))
+
+
+def _per_example() -> bool:
+    """Whether the per-example step runs (``labelgate[cleanlab]``: rows named by id)."""
+    from importlib.util import find_spec
+
+    return find_spec("cleanlab") is not None
+
+
 def count_witness(
-    data: Dataset, path: str, *, limit: int = 20, per_example: bool = False
+    data: Dataset,
+    path: str,
+    scan: ScanResult,
+    *,
+    limit: int = 20,
+    counted: PieceWitness | None = None,
 ) -> WitnessCounts:
     """Join the predictions at ``path`` to the rows of ``data`` and count each source's confusion
-    matrix.
+    matrix; where the scan's pieces ``counted`` them, read the predictions past the last row and
+    say what they counted.
 
-    With ``per_example``, every judged row is kept (its position, source, class and prediction)
-    with the predictions' probabilities, for the per-example step (cleanlab).
+    With the per-example step (cleanlab installed), every judged row is kept (its position,
+    source, class and prediction) with the predictions' probabilities.
 
     Raises:
         UsageError: the task has no single class per row, the predictions say another K, their
@@ -111,9 +148,28 @@ def count_witness(
         raise UsageError(
             f"--predictions judges one class per row; this input's task is {data.task}"
         )
-    k, cols = data.k, data.columns
-    pred = read_predictions(path, k=k, id_column=cols.id, keep_probabilities=per_example)
     named_at_most = limit or 20  # the unmatched named in the note
+    if counted is not None:
+        counted.read_rest(scan.rows, SLICE_ROWS)
+        source, done = counted.source, counted.confusion
+        logits, probabilities = counted.counts[1], counted.counts[0]
+        rows = counted.rows
+        pred = Predictions(
+            path, source.layout, source.columns, None, None, np.zeros(0, np.int32), rows,
+            logits, probabilities,
+        )  # fmt: skip
+        past = np.arange(scan.rows, max(rows, scan.rows), dtype=np.int64)
+        confusion = done.matrices(scan.source_names, scan.source_hist)
+        return _counts(data, pred, done, confusion, past, named_at_most, None, limit)
+    return _count_after(data, path, scan, limit, named_at_most)
+
+
+def _count_after(
+    data: Dataset, path: str, scan: ScanResult, limit: int, named_at_most: int
+) -> WitnessCounts:
+    """The predictions read whole and joined to a second read of the data's rows."""
+    k, cols = data.k, data.columns
+    pred = read_predictions(path, k=k, id_column=cols.id, keep_probabilities=_per_example())
     kept: list[I64] | None = [] if pred.probs is not None else None
     if pred.id_column is not None and cols.id is None:
         raise UsageError(
@@ -122,9 +178,7 @@ def count_witness(
         )
     join = _IdJoin(pred, path) if pred.id_column is not None else None
     matched = np.zeros(pred.rows, dtype=bool)
-    tally = _Tally(k)
-    judged = not_judged = missing = 0
-    missing_named: list[Any] = []
+    counts = Confusion(k, named=named_at_most, usable=True)
     wanted = [c for c in (cols.label, cols.id, cols.source) if c is not None]
     ignore = data.contract.ignore_index
     for _, first, batch in data.chunks(list(dict.fromkeys(wanted)), encoded=True):
@@ -138,33 +192,48 @@ def count_witness(
         matched[at[has]] = True
         predicted = np.full(n, -1, np.int64)
         predicted[has] = pred.predicted[at[has]]
-        lost = predicted < 0
-        if lost.any():
-            missing += int(lost.sum())
-            if len(missing_named) < named_at_most:
-                room = named_at_most - len(missing_named)
-                missing_named += _named(batch, cols.id, first, lost, room)
         c = classify(batch.column(cols.label), num_classes=k, ignore_index=ignore)
         usable = c.status == Status.USABLE
-        not_judged += int(np.count_nonzero(~usable & ~lost))
-        live = usable & ~lost
-        judged += int(live.sum())
-        sources = tally.sources(batch, cols.source)
-        tally.add(sources[live], c.values[live] * k + predicted[live])
+        codes, names = text_codes(batch.column(cols.source) if cols.source else None)
+        index = counts.add(
+            c.values, predicted, None if usable.all() else ~usable, codes, names, first
+        )
         if kept is not None:
-            where = np.flatnonzero(live)
-            kept.append(np.stack([where + first, sources[where], c.values[where], at[where]], 1))
-    confusion = tally.done()
+            where = np.flatnonzero(usable & has & (predicted >= 0))
+            source = index[codes[where]] if codes is not None else np.zeros(len(where), np.int32)
+            kept.append(np.stack([where + first, source, c.values[where], at[where]], 1))
+    confusion = counts.matrices(scan.source_names)
     rows = None
     if kept is not None:
         rows = np.concatenate(kept) if kept else np.zeros((0, 4), np.int64)
-        order = {i: n for n, i in enumerate(tally.names[name] for name in confusion)}
-        rows[:, 1] = (
-            np.array([order.get(int(i), -1) for i in range(len(tally.names))])[rows[:, 1]]
-            if len(rows)
-            else rows[:, 1]
-        )
-    unmatched = np.flatnonzero(~matched)
+        order = {counts.names[name]: n for n, name in enumerate(confusion)}
+        if len(rows):
+            lookup = np.array([order.get(i, -1) for i in range(len(counts.names))], np.int64)
+            rows[:, 1] = lookup[rows[:, 1]]
+    return _counts(
+        data, pred, counts, confusion, np.flatnonzero(~matched), named_at_most, rows, limit
+    )
+
+
+def _counts(
+    data: Dataset,
+    pred: Predictions,
+    counts: Confusion,
+    confusion: dict[str, I64],
+    unmatched: I64,
+    named_at_most: int,
+    rows: I64 | None,
+    limit: int,
+) -> WitnessCounts:
+    """The counts, the rows without a prediction named by id (or row number) and the
+    predictions without a row by id (or position)."""
+    missing_named: list[Any] = list(counts.missing_rows)
+    id_column = data.columns.id
+    if missing_named and id_column is not None:
+        from labelgate.scan.ids import values_at
+
+        at = values_at(missing_named, data, [id_column])
+        missing_named = [at[r][0] for r in missing_named]
     named: tuple[Any, ...] = tuple(
         pred.ids[int(i)].as_py() if pred.ids is not None else int(i)
         for i in unmatched[:named_at_most]
@@ -174,131 +243,15 @@ def count_witness(
         pred,
         joined_by,
         confusion,
-        judged,
-        missing,
+        counts.judged,
+        counts.missing,
         tuple(missing_named),
         len(unmatched),
         named,
-        not_judged,
+        counts.not_judged,
         rows,
         limit,
     )
-
-
-def _named(batch: Any, id_column: str | None, first: int, lost: Any, room: int) -> list[Any]:
-    rows = np.flatnonzero(lost)[:room]
-    if id_column is None:
-        return [int(first + r) for r in rows]
-    ids = batch.column(id_column)
-    return [ids[int(r)].as_py() for r in rows]
-
-
-class _Tally:
-    """Each source's K x K counts, from (source, given * K + predicted) codes buffered and
-    added in bulk into counts kept for the whole run: one flat array for every source while it
-    stays within ``DENSE`` cells, one array per source past that. No K x K array is made per
-    buffer: fresh memory costs more to touch than the counting itself."""
-
-    # rows counted at once: a chunk's worth. Buffers of a million rows were 2.3x slower in all
-    # (10M rows, K=1000): each flush's arrays were fresh memory, and touching it cost more than
-    # the counting; arrays this size are reused by the allocator
-    BUFFER = 1 << 16
-    DENSE = 1 << 22  # sources x K x K cells kept in one flat array at the most
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-        self.names: dict[str, int] = {}
-        self.flat: I64 | None = np.zeros(0, np.int64)
-        self.counts: dict[int, I64] = {}
-        self.seen: set[int] = set()
-        self.parts: list[tuple[npt.NDArray[np.int32], I64]] = []
-        self.buffered = 0
-
-    def sources(self, batch: Any, column: str | None) -> npt.NDArray[np.int32]:
-        """Each row's source as an index into the names seen (all rows in one source without a
-        source column; a null source is ``NO_SOURCE``)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        n = batch.num_rows
-        if column is None:
-            return np.full(n, self._index(NO_SOURCE), np.int32)
-        col = batch.column(column)
-        if not pa.types.is_dictionary(col.type):
-            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-                col = pc.cast(col, pa.string())
-            col = pc.dictionary_encode(col)
-        codes = numbers(col.indices, -1).astype(np.int64)
-        names = [NO_SOURCE if v is None else str(v) for v in col.dictionary.to_pylist()]
-        null = self._index(NO_SOURCE) if (codes < 0).any() else -1
-        lookup = np.array([*(self._index(v) for v in names), null], np.int32)
-        return lookup[codes]  # code -1 (a null) picks the trailing NO_SOURCE
-
-    def _index(self, name: str) -> int:
-        return self.names.setdefault(name, len(self.names))
-
-    def add(self, sources: npt.NDArray[np.int32], cells: I64) -> None:
-        self.parts.append((sources, cells))
-        self.buffered += len(cells)
-        if self.buffered >= self.BUFFER:
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self.parts:
-            return
-        sources = np.concatenate([s for s, _ in self.parts])
-        cells = np.concatenate([c for _, c in self.parts])
-        self.parts, self.buffered = [], 0
-        kk = self.k * self.k
-        present = np.flatnonzero(np.bincount(sources, minlength=len(self.names)))
-        self.seen.update(int(s) for s in present)
-        cells_needed = len(self.names) * kk
-        if self.flat is not None and cells_needed <= self.DENSE:
-            if len(self.flat) < cells_needed:
-                grown = np.zeros(cells_needed, np.int64)
-                grown[: len(self.flat)] = self.flat
-                self.flat = grown
-            self._add_flat(sources.astype(np.int64), cells)
-            return
-        if self.flat is not None:  # past DENSE: each source's counts on their own from now
-            self.counts = {s: self.flat[s * kk : (s + 1) * kk] for s in range(len(self.flat) // kk)}
-            self.flat = None
-        narrow = np.int16 if len(self.names) < 2**15 else np.int32  # a radix sort below 2**16
-        order = np.argsort(sources.astype(narrow), kind="stable")
-        bounds = np.searchsorted(sources[order], present, side="right")
-        starts = np.concatenate(([0], bounds[:-1]))
-        for s, a, b in zip(present, starts, bounds, strict=True):
-            counted = self.counts.get(int(s))
-            if counted is None:
-                counted = self.counts[int(s)] = np.zeros(kk, np.int64)
-            np.add.at(counted, cells[order[a:b]], 1)
-
-    def _add_flat(self, sources: I64, cells: I64) -> None:
-        """Count into the flat array: the rows the model agrees with (most rows) by one small
-        bincount onto the diagonals, only the others one by one into the K x K cells (a random
-        access each into megabytes)."""
-        assert self.flat is not None
-        k, kk = self.k, self.k * self.k
-        on = cells % (k + 1) == 0  # given == predicted: cell g * (K + 1)
-        agreed = np.bincount(sources[on] * k + cells[on] // (k + 1))
-        hit = np.flatnonzero(agreed)
-        self.flat[(hit // k) * kk + (hit % k) * (k + 1)] += agreed[hit]
-        off = ~on
-        np.add.at(self.flat, sources[off] * kk + cells[off], 1)
-
-    def done(self) -> dict[str, I64]:
-        """Source name -> K x K counts, in the order the sources first appear (those with rows
-        judged)."""
-        self._flush()
-        k, kk = self.k, self.k * self.k
-        flat = self.flat
-        return {
-            name: (flat[i * kk : (i + 1) * kk] if flat is not None else self.counts[i]).reshape(
-                k, k
-            )
-            for name, i in self.names.items()
-            if i in self.seen
-        }
 
 
 class _IdJoin:
