@@ -150,6 +150,8 @@ class TestMmdet:
         assert report.counts["rows"] == 4 and report.counts["rejected"] == 2
         assert report.counts["usable"] == 2
         assert {e.id for e in f.examples} >= {12, 13}
+        # each named by the category it holds as written, not by a missing value
+        assert {e.value for e in f.examples if e.id in (12, 13)} == {2}
 
     def test_all_classes_listed_is_clean(self, tmp_path: Path) -> None:
         cats = [(1, "cat"), (2, "dog"), (7, "fox")]

@@ -158,7 +158,7 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
             "spell them, or remove the annotations on purpose",
             count=len(skipped),
         )
-        h.examples.extend(_examples(opened.paths, sorted(skipped), facts.limit, len(h.examples)))
+        h.examples.extend(_examples(opened.paths, skipped, facts.limit, len(h.examples)))
     return replace(opened, read=replace(opened.read, class_map=cmap, class_map_why=why))
 
 
@@ -290,15 +290,17 @@ def rewrite(
     return refused
 
 
-def _examples(paths: Sequence[str], rows: list[int], limit: int | None, have: int) -> list[Any]:
-    """The first rows of ``rows`` (positions in reading order) as examples, by id and source,
-    their value the label as written."""
+def _examples(
+    paths: Sequence[str], rows: dict[int, int], limit: int | None, have: int
+) -> list[Any]:
+    """The first rows of ``rows`` (positions in reading order, each with its label as written)
+    as examples, by id and source, their value that label."""
     import pyarrow.parquet as pq
 
     from labelgate.core.report import Example
 
     room = len(rows) if limit is None else max(0, limit - have)
-    wanted, out, start = rows[:room], [], 0
+    wanted, out, start = sorted(rows)[:room], [], 0
     for path in paths:
         if not wanted:
             break
@@ -309,7 +311,7 @@ def _examples(paths: Sequence[str], rows: list[int], limit: int | None, have: in
             for r in mine:
                 ident = table.column("id")[r - start].as_py()
                 source = table.column("source")[r - start].as_py()
-                out.append(Example(row=r, id=ident, source=source))
+                out.append(Example(row=r, id=ident, source=source, value=rows[r]))
         start += n
     return out
 
