@@ -170,3 +170,23 @@ def test_image_findings_name_the_file_and_lg043_its_two_sizes(
     )
     assert "id 'image 2', file 'gone.jpg'" in out  # LG041
     assert "id 'image 3', file 'noise.png'" in out  # LG042
+
+
+def test_validate_help_names_what_it_reads_and_only_formats_one_may_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from labelgate.cli.parser import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["validate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for kind in ("Parquet, CSV, TSV, JSONL", "(.gz, .zst)", "its .zip", "- reads standard input"):
+        assert kind in text
+    listed = text.split("a reader's name: ")[1].split(", or a plugin's")[0].split(", ")
+    assert "table" in listed and "coco" in listed
+    path = tmp_path / "t.csv"
+    path.write_text("label\n0\n1\n")
+    for name in listed:  # each one a format: none refuses being named
+        capsys.readouterr()
+        main(["validate", str(path), "--classes", "2", "--input-format", name])
+        assert "names no format" not in capsys.readouterr().err, name

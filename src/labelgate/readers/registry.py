@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from labelgate.core.installed import entry_points
 from labelgate.errors import InputError, UsageError
-from labelgate.readers.manifest import MANIFEST
+from labelgate.readers.manifest import INPUT_FORMATS, MANIFEST
 
 if TYPE_CHECKING:
     from labelgate.readers.base import Claim, Reader
@@ -113,7 +113,7 @@ def detect(path: str, task: str | None = None) -> Detected:
         contract = p.suffix.lower() in (".yaml", ".yml")
         raise InputError(
             f"unknown format: no reader claims this {kind} (labelgate reads "
-            f"{', '.join(n for n in names() if n != 'unsupported')}; --input-format names one)"
+            f"{', '.join((*INPUT_FORMATS, *sorted(_plugins())))}; --input-format names one)"
             + ("; a contract is given with --schema" if contract else ""),
             path=path,
         )
