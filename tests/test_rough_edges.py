@@ -120,7 +120,9 @@ def test_the_html_report_counts_one_problem_in_the_singular(
     assert "<td>1 problem</td>" in html and "1 problems" not in html
 
 
-@pytest.mark.parametrize("name", ["a.json", "a.xml", "a.csv", "a.parquet"])
+@pytest.mark.parametrize(
+    "name", ["a.json", "a.xml", "a.csv", "a.parquet", "a.json.gz", "a.csv.zst", "a.tsv.gz"]
+)
 def test_an_empty_file_is_empty_whatever_its_suffix(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
