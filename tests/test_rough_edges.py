@@ -67,6 +67,21 @@ def test_a_background_index_outside_k_is_refused(
         assert main([*args, "--background", background]) == 1
 
 
+@pytest.mark.parametrize(
+    ("sample", "said"),
+    [
+        ("clean.parquet", "is a table: --source-column names its source column"),
+        ("formats/yolo_good", "is read as yolo: drop --source-field"),
+    ],
+)
+def test_a_source_field_outside_coco_is_refused(
+    capsys: pytest.CaptureFixture[str], sample: str, said: str
+) -> None:
+    err = refused(capsys, "validate", str(SAMPLES / sample), "-k", "4", "--source-field", "site")
+    assert "--source-field applies to COCO inputs (a field of each image), and this input " in err
+    assert err.endswith(said)
+
+
 def test_a_source_field_no_image_has_is_refused(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
