@@ -91,6 +91,30 @@ class TestNoRepr:
         assert not found
 
 
+# A count of one with its noun in the plural ("1 images not checked", "1 problems").
+ONE_MANY = re.compile(
+    r"(?<![\d.,=-])\b1 (?:images|rows|ids|boxes|names|files|annotations|labels|masks|classes|"
+    r"problems|categories|shapes|objects|values|targets)\b"
+)
+
+
+class TestOneInTheSingular:
+    def test_the_pattern_finds_them(self) -> None:
+        assert ONE_MANY.search("note: 1 images not checked")
+        for fine in ("2 images", "1 image", "rows 21 images", "K=1 classes", "0.1 boxes"):
+            assert not ONE_MANY.search(fine), fine
+
+    def test_no_report_counts_one_thing_in_the_plural(self, reports: dict[str, Report]) -> None:
+        """Findings, notes and each framework's reading, as JSON holds them (unwrapped)."""
+        found = {}
+        for command, report in reports.items():
+            doc = json.loads(render(report, "json"))
+            hits = [s for s in strings(doc) if ONE_MANY.search(s)]
+            if hits:
+                found[command] = hits[:3]
+        assert not found
+
+
 class TestReportSchema:
     def test_every_sample_report_validates(self, reports: dict[str, Report]) -> None:
         """schemas/report.schema.json describes the JSON of every sample and diff."""

@@ -27,6 +27,7 @@ from labelgate.contract.frameworks import (
     coco80_mapping,
     framework_of,
 )
+from labelgate.core.findings import plural
 from labelgate.core.report import Finding, Report
 from labelgate.errors import InputError
 from labelgate.readers.common.arrowcols import bools, ints
@@ -343,7 +344,7 @@ def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
 
 _CONSEQUENCE = {
     "raise": "{fw} raises on the first batch holding one ({where})",
-    "drop": "training would lose {n} boxes: {fw} drops boxes without area ({where})",
+    "drop": "training would lose {n}: {fw} drops boxes without area ({where})",
     "drop-image": "{fw} drops each image holding one as corrupt ({where})",
 }
 
@@ -367,7 +368,9 @@ def framework_report(report: Report, framework: str, facts: AnnotationFacts | No
 def _worded(f: Finding, fw: Framework) -> Finding:
     src = fw.sources
     if f.code == "LG027" and fw.task == "detection":
-        said = _CONSEQUENCE[fw.bad_box].format(fw=fw.name, n=f.count, where=cite(src["bad_box"]))
+        said = _CONSEQUENCE[fw.bad_box].format(
+            fw=fw.name, n=plural(f.count, "box", "boxes"), where=cite(src["bad_box"])
+        )
         if fw.bad_box == "drop":
             return replace(
                 f,
@@ -415,9 +418,10 @@ def empty_images_note(facts: AnnotationFacts, fw: Framework) -> str | None:
         return None
     where = cite(fw.sources["empty_images"])
     if fw.empty_images == "kept":
-        return f"{n} images without boxes: {fw.name} keeps them as negatives ({where})"
+        return f"{plural(n, 'image')} without boxes: {fw.name} keeps them as negatives ({where})"
     return (
-        f"{n} images without boxes: {fw.name} drops them by default ({where}); a model that "
+        f"{plural(n, 'image')} without boxes: {fw.name} drops them by default ({where}); a model "
+        "that "
         "should learn negatives needs them kept (detectron2: "
         "DATALOADER.FILTER_EMPTY_ANNOTATIONS=False; mmdet: filter_cfg.filter_empty_gt=False)"
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labelgate.contract import BOX_TASKS, Contract
+from labelgate.core.findings import plural
 from labelgate.errors import InputError, UsageError
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
@@ -50,7 +51,7 @@ def image_batches(opened: Opened, *, framework: bool = False) -> str:
         return DETECTION_BATCHES
     opened.facts.counts["images_without_boxes"] = rows.without_boxes
     note = (
-        f"batches here are batches of images ({rows.images} images, each with all its boxes, "
+        f"batches here are batches of images ({plural(rows.images, 'image')}, each with all its boxes, "
         "as a detection DataLoader with a collate_fn yields them), in the dataset's image order"
     )
     if rows.without_boxes and not framework:
