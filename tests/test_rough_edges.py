@@ -59,12 +59,31 @@ def test_a_framework_of_the_input_s_task_is_taken(capsys: pytest.CaptureFixture[
 def test_a_background_index_outside_k_is_refused(
     capsys: pytest.CaptureFixture[str], background: str, status: int
 ) -> None:
-    args = ["validate", str(SAMPLES / "oob_0_2_4.parquet"), "--classes", "4"]
+    args = ["validate", str(SAMPLES / "formats/coco_good.json"), "--classes", "4"]
     if status == 2:
         err = refused(capsys, *args, "--background", background)
         assert f"--background {background} is no class index of K=4" in err
-    else:  # a class of K: taken, and the sample's own fault still found
+    else:  # a class of K: taken, and its objects (the birds) found under it (LG032)
         assert main([*args, "--background", background]) == 1
+        assert "LG032" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("sample", "task"),
+    [
+        ("clean.parquet -k 4", "multiclass"),
+        ("masks/voc_good --classes 21", "segmentation"),
+        ("formats/imagefolder_good", "classification"),
+    ],
+)
+def test_a_background_index_outside_detection_is_refused(
+    capsys: pytest.CaptureFixture[str], sample: str, task: str
+) -> None:
+    """No object of these can be labelled the background: the index would be taken unused."""
+    path, *flags = sample.split()
+    err = refused(capsys, "validate", str(SAMPLES / path), *flags, "--background", "0")
+    assert "--background applies to detection inputs" in err
+    assert err.endswith(f"this input's task is {task}: drop --background")
 
 
 @pytest.mark.parametrize(
