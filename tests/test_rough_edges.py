@@ -226,3 +226,19 @@ def test_validate_help_names_what_it_reads_and_only_formats_one_may_name(
         capsys.readouterr()
         main(["validate", str(path), "--classes", "2", "--input-format", name])
         assert "names no format" not in capsys.readouterr().err, name
+
+
+@pytest.mark.parametrize(
+    ("sample", "flag"),
+    [
+        ("formats/coco_good.json", "--id-column"),
+        ("formats/yolo_good", "--name-column"),
+        ("formats/coco_good.json", "--label-columns"),
+    ],
+)
+def test_a_column_a_format_s_rows_lack_names_them_not_a_temporary_file(
+    capsys: pytest.CaptureFixture[str], sample: str, flag: str
+) -> None:
+    err = refused(capsys, "validate", str(SAMPLES / sample), flag, "nope")
+    assert f"{flag} 'nope' is none of the columns of the rows this " in err
+    assert "(id, label, source): name one of them" in err and "/tmp" not in err

@@ -176,11 +176,36 @@ def read_input(
     return None if opened.facts is None else opened
 
 
+def _columns_of_rows(opened: Opened, contract: Contract) -> None:
+    """A column named for a format's rows is one of them (its annotations' id, label, source):
+    else the table's message would name the temporary file the reader wrote."""
+    import pyarrow.parquet as pq
+
+    named = {
+        "--label-column": contract.label_column,
+        "--id-column": contract.id_column,
+        "--source-column": contract.source_column,
+        "--name-column": contract.name_column,
+    }
+    given = [(flag, c) for flag, c in named.items() if c is not None]
+    given += [("--label-columns", c) for c in contract.label_columns or ()]
+    if not given or not opened.paths:
+        return
+    names = pq.read_schema(opened.paths[0]).names
+    for flag, column in given:
+        if column not in names:
+            raise UsageError(
+                f"{flag} {column!r} is none of the columns of the rows this {opened.format} "
+                f"input is read into ({', '.join(names)}): name one of them, or drop {flag}"
+            )
+
+
 def with_format(resolution: Resolution, opened: Opened) -> None:
     """The format's task and class map (and K from it, when not given) found; a class map given
     as well is compared with the format's own (LG030 where they differ)."""
     assert opened.facts is not None
     contract = resolution.asked
+    _columns_of_rows(opened, contract)
     if opened.facts.task == "segmentation":
         if contract.task not in (None, "segmentation"):
             raise UsageError(f"masks are read for the segmentation task, not {contract.task!r}")
