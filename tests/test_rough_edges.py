@@ -242,3 +242,21 @@ def test_a_column_a_format_s_rows_lack_names_them_not_a_temporary_file(
     err = refused(capsys, "validate", str(SAMPLES / sample), flag, "nope")
     assert f"{flag} 'nope' is none of the columns of the rows this " in err
     assert "(id, label, source): name one of them" in err and "/tmp" not in err
+
+
+@pytest.mark.parametrize(
+    ("sample", "task"),
+    [
+        ("clean.parquet -k 4", "multiclass"),
+        ("multilabel.jsonl -k 4 --label-column labels", "tokens"),
+    ],
+)
+def test_a_label_encoding_outside_multilabel_is_refused(
+    capsys: pytest.CaptureFixture[str], sample: str, task: str
+) -> None:
+    """Taken on another task it changed nothing; a list column without --task is read as
+    tokens, so the message says the task that --label-encoding needs."""
+    path, *flags = sample.split()
+    err = refused(capsys, "validate", str(SAMPLES / path), *flags, "--label-encoding", "indices")
+    assert "--label-encoding applies to multi-label rows (--task multilabel)" in err
+    assert err.endswith(f"this input's task is {task}: drop --label-encoding")
