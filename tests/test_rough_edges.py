@@ -165,6 +165,14 @@ def test_an_empty_file_is_empty_whatever_its_suffix(
     assert "file is empty (0 bytes)" in err
 
 
+def test_an_empty_folder_is_said_to_be_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "labels").mkdir()
+    err = refused(capsys, "validate", str(tmp_path / "labels"), "--classes", "2")
+    assert err.endswith("labels: folder is empty: nothing in it to read")
+
+
 def test_splits_whose_class_folders_differ_name_the_missing_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

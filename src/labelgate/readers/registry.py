@@ -108,6 +108,8 @@ def detect(path: str, task: str | None = None) -> Detected:
     claims = _claims(path, task)
     if not claims and p.is_file() and p.stat().st_size == 0:
         raise InputError("file is empty (0 bytes)", path=path)  # as a table's reader says
+    if not claims and p.is_dir() and next(p.iterdir(), None) is None:
+        raise InputError("folder is empty: nothing in it to read", path=path)
     if not claims:
         kind = "folder" if p.is_dir() else f"{p.suffix or 'extensionless'} file"
         contract = p.suffix.lower() in (".yaml", ".yml")
