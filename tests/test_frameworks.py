@@ -129,7 +129,7 @@ class TestDetectron2:
     def test_images_without_boxes_dropped_by_default(self, tmp_path: Path) -> None:
         yolo = _yolo(tmp_path, {"a.txt": "0 0.5 0.5 0.2 0.2\n", "b.txt": ""})
         report = validate([yolo], "detectron2")
-        assert any("1 images without boxes: detectron2 drops them" in n for n in report.notes)
+        assert any("1 image without boxes: detectron2 drops them" in n for n in report.notes)
         report = validate([yolo], "torchvision", num_classes=3)
         assert any("torchvision keeps them as negatives" in n for n in report.notes)
 
@@ -150,6 +150,8 @@ class TestMmdet:
         assert report.counts["rows"] == 4 and report.counts["rejected"] == 2
         assert report.counts["usable"] == 2
         assert {e.id for e in f.examples} >= {12, 13}
+        # each named by the category it holds as written, not by a missing value
+        assert {e.value for e in f.examples if e.id in (12, 13)} == {2}
 
     def test_all_classes_listed_is_clean(self, tmp_path: Path) -> None:
         cats = [(1, "cat"), (2, "dog"), (7, "fox")]
@@ -184,7 +186,7 @@ class TestUltralytics:
         f = one(report, "LG028")
         assert f.unit == "images" and f.count == 1
         assert [e.id for e in f.examples] == ["labels/a.txt:2"]
-        assert "1 images dropped as corrupt" in f.message
+        assert "1 image dropped as corrupt" in f.message
 
     def test_within_tolerance_is_kept(self, tmp_path: Path) -> None:
         files = {"b.txt": "1 0.5 0.5 0.2 0.2\n0 1.005 0.5 0.2 0.2\n"}

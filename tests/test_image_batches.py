@@ -80,7 +80,7 @@ def test_drop_last_counts_images(tmp_path: Path) -> None:
     path = coco(tmp_path / "a.json", [1, 2, 3], {1: [1], 3: [1, 2]})
     report = validate(path, size=2, drop_last=True)
     (f,) = [f for f in report.findings if f.code == "LG013"]
-    assert f.severity == "info" and "1 images" in f.message
+    assert f.severity == "info" and "the last batch of 1 image:" in f.message
     assert report.batches["dropped_rows"] == 2  # image 3's two boxes are never trained
 
 

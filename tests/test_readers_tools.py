@@ -387,8 +387,10 @@ def test_imagefolder_root_files_are_named_in_a_note(tmp_path: Path) -> None:
     (tmp_path / "cat" / "notes.md").write_text("x")
     report = labelgate.validate(str(tmp_path))
     assert report.counts["rows"] == 2
-    assert any("1 files directly in the root" in n and "stray.jpg" in n for n in report.notes)
-    assert any("1 files in class folders are not rows" in n for n in report.notes)
+    assert any(
+        "1 file directly in the root is not a row" in n and "stray.jpg" in n for n in report.notes
+    )
+    assert any("1 file in class folders is not a row" in n for n in report.notes)
 
 
 def test_a_single_mask_file_is_an_input() -> None:

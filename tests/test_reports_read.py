@@ -91,6 +91,30 @@ class TestNoRepr:
         assert not found
 
 
+# A count of one with its noun in the plural ("1 images not checked", "1 problems").
+ONE_MANY = re.compile(
+    r"(?<![\d.,=-])\b1 (?:images|rows|ids|boxes|names|files|annotations|labels|masks|classes|"
+    r"problems|categories|shapes|objects|values|targets)\b"
+)
+
+
+class TestOneInTheSingular:
+    def test_the_pattern_finds_them(self) -> None:
+        assert ONE_MANY.search("note: 1 images not checked")
+        for fine in ("2 images", "1 image", "rows 21 images", "K=1 classes", "0.1 boxes"):
+            assert not ONE_MANY.search(fine), fine
+
+    def test_no_report_counts_one_thing_in_the_plural(self, reports: dict[str, Report]) -> None:
+        """Findings, notes and each framework's reading, as JSON holds them (unwrapped)."""
+        found = {}
+        for command, report in reports.items():
+            doc = json.loads(render(report, "json"))
+            hits = [s for s in strings(doc) if ONE_MANY.search(s)]
+            if hits:
+                found[command] = hits[:3]
+        assert not found
+
+
 class TestReportSchema:
     def test_every_sample_report_validates(self, reports: dict[str, Report]) -> None:
         """schemas/report.schema.json describes the JSON of every sample and diff."""
@@ -229,12 +253,49 @@ class TestFixLogCommandsOfEveryKind:
         ]  # fmt: skip
         result = cli_here("fix", *shlex.split(fix), *out, cwd=SAMPLES)
         assert result.returncode == 0, result.stderr
-        printed = [x for x in result.stdout.splitlines() if x.startswith("labelgate ")]
-        assert printed, result.stdout
-        for line in printed:
-            command, verdict = line.rsplit(": ", 1)
-            again = cli_here(*shlex.split(command)[1:], cwd=SAMPLES)
-            assert again.returncode == (0 if verdict.startswith("passes") else 1), again.stderr
+        run_as_printed(result.stdout, cwd=SAMPLES)
+
+    @pytest.mark.parametrize("packed", ["csv.gz", "json.zst", "zip", "stdin"])
+    def test_packed_inputs_too(self, packed: str, tmp_path: Path) -> None:
+        """A compressed file, a CVAT export's .zip and standard input: the fix log's command
+        names the written file, which runs as printed wherever the input came from."""
+        import gzip
+        import subprocess
+        import sys
+        import zipfile
+
+        import pyarrow as pa
+
+        if packed == "csv.gz":
+            (tmp_path / "t.csv.gz").write_bytes(gzip.compress(b"id,label\n1,0\n2,5\n3,1\n"))
+            args, given = ["t.csv.gz", "--classes", "4"], None
+        elif packed == "json.zst":
+            with pa.output_stream(str(tmp_path / "c.json.zst"), compression="zstd") as out:
+                out.write((SAMPLES / "formats/coco_bad.json").read_bytes())
+            args, given = ["c.json.zst"], None
+        elif packed == "zip":
+            with zipfile.ZipFile(tmp_path / "task.zip", "w") as z:
+                z.write(SAMPLES / "formats/cvat_bad.xml", "annotations.xml")
+            args, given = ["task.zip"], None
+        else:
+            args, given = ["-", "--classes", "4"], "id,label\n1,0\n2,5\n3,1\n"
+        out = ["--out", "fixed.parquet", "--quarantine", "rejected.parquet"]
+        result = subprocess.run(
+            [sys.executable, "-m", "labelgate", "fix", *args, *out],
+            cwd=tmp_path, input=given, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        run_as_printed(result.stdout, cwd=tmp_path)
+
+
+def run_as_printed(stdout: str, *, cwd: Path) -> None:
+    """Each ``labelgate ...: verdict`` line of a fix log runs as printed and reaches its verdict."""
+    printed = [x for x in stdout.splitlines() if x.startswith("labelgate ")]
+    assert printed, stdout
+    for line in printed:
+        command, verdict = line.rsplit(": ", 1)
+        again = cli_here(*shlex.split(command)[1:], cwd=cwd)
+        assert again.returncode == (0 if verdict.startswith("passes") else 1), again.stderr
 
 
 CHEX = "id,No Finding,Edema,Cardiomegaly\np1,1,,0\np2,0,-1,1\np3,1,0,0\n"

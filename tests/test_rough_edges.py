@@ -59,12 +59,46 @@ def test_a_framework_of_the_input_s_task_is_taken(capsys: pytest.CaptureFixture[
 def test_a_background_index_outside_k_is_refused(
     capsys: pytest.CaptureFixture[str], background: str, status: int
 ) -> None:
-    args = ["validate", str(SAMPLES / "oob_0_2_4.parquet"), "--classes", "4"]
+    args = ["validate", str(SAMPLES / "formats/coco_good.json"), "--classes", "4"]
     if status == 2:
         err = refused(capsys, *args, "--background", background)
         assert f"--background {background} is no class index of K=4" in err
-    else:  # a class of K: taken, and the sample's own fault still found
+    else:  # a class of K: taken, and its objects (the birds) found under it (LG032)
         assert main([*args, "--background", background]) == 1
+        assert "LG032" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("sample", "task"),
+    [
+        ("clean.parquet -k 4", "multiclass"),
+        ("masks/voc_good --classes 21", "segmentation"),
+        ("formats/imagefolder_good", "classification"),
+    ],
+)
+def test_a_background_index_outside_detection_is_refused(
+    capsys: pytest.CaptureFixture[str], sample: str, task: str
+) -> None:
+    """No object of these can be labelled the background: the index would be taken unused."""
+    path, *flags = sample.split()
+    err = refused(capsys, "validate", str(SAMPLES / path), *flags, "--background", "0")
+    assert "--background applies to detection inputs" in err
+    assert err.endswith(f"this input's task is {task}: drop --background")
+
+
+@pytest.mark.parametrize(
+    ("sample", "said"),
+    [
+        ("clean.parquet", "is a table: --source-column names its source column"),
+        ("formats/yolo_good", "is read as yolo: drop --source-field"),
+    ],
+)
+def test_a_source_field_outside_coco_is_refused(
+    capsys: pytest.CaptureFixture[str], sample: str, said: str
+) -> None:
+    err = refused(capsys, "validate", str(SAMPLES / sample), "-k", "4", "--source-field", "site")
+    assert "--source-field applies to COCO inputs (a field of each image), and this input " in err
+    assert err.endswith(said)
 
 
 def test_a_source_field_no_image_has_is_refused(
@@ -120,13 +154,23 @@ def test_the_html_report_counts_one_problem_in_the_singular(
     assert "<td>1 problem</td>" in html and "1 problems" not in html
 
 
-@pytest.mark.parametrize("name", ["a.json", "a.xml", "a.csv", "a.parquet"])
+@pytest.mark.parametrize(
+    "name", ["a.json", "a.xml", "a.csv", "a.parquet", "a.json.gz", "a.csv.zst", "a.tsv.gz"]
+)
 def test_an_empty_file_is_empty_whatever_its_suffix(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     (tmp_path / name).write_bytes(b"")
     err = refused(capsys, "validate", str(tmp_path / name), "--classes", "2")
     assert "file is empty (0 bytes)" in err
+
+
+def test_an_empty_folder_is_said_to_be_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "labels").mkdir()
+    err = refused(capsys, "validate", str(tmp_path / "labels"), "--classes", "2")
+    assert err.endswith("labels: folder is empty: nothing in it to read")
 
 
 def test_splits_whose_class_folders_differ_name_the_missing_folder(
@@ -170,3 +214,57 @@ def test_image_findings_name_the_file_and_lg043_its_two_sizes(
     )
     assert "id 'image 2', file 'gone.jpg'" in out  # LG041
     assert "id 'image 3', file 'noise.png'" in out  # LG042
+
+
+def test_validate_help_names_what_it_reads_and_only_formats_one_may_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from labelgate.cli.parser import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["validate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for kind in ("Parquet, CSV, TSV, JSONL", "(.gz, .zst)", "its .zip", "- reads standard input"):
+        assert kind in text
+    listed = text.split("a reader's name: ")[1].split(", or a plugin's")[0].split(", ")
+    assert "table" in listed and "coco" in listed
+    path = tmp_path / "t.csv"
+    path.write_text("label\n0\n1\n")
+    for name in listed:  # each one a format: none refuses being named
+        capsys.readouterr()
+        main(["validate", str(path), "--classes", "2", "--input-format", name])
+        assert "names no format" not in capsys.readouterr().err, name
+
+
+@pytest.mark.parametrize(
+    ("sample", "flag"),
+    [
+        ("formats/coco_good.json", "--id-column"),
+        ("formats/yolo_good", "--name-column"),
+        ("formats/coco_good.json", "--label-columns"),
+    ],
+)
+def test_a_column_a_format_s_rows_lack_names_them_not_a_temporary_file(
+    capsys: pytest.CaptureFixture[str], sample: str, flag: str
+) -> None:
+    err = refused(capsys, "validate", str(SAMPLES / sample), flag, "nope")
+    assert f"{flag} 'nope' is none of the columns of the rows this " in err
+    assert "(id, label, source): name one of them" in err and "/tmp" not in err
+
+
+@pytest.mark.parametrize(
+    ("sample", "task"),
+    [
+        ("clean.parquet -k 4", "multiclass"),
+        ("multilabel.jsonl -k 4 --label-column labels", "tokens"),
+    ],
+)
+def test_a_label_encoding_outside_multilabel_is_refused(
+    capsys: pytest.CaptureFixture[str], sample: str, task: str
+) -> None:
+    """Taken on another task it changed nothing; a list column without --task is read as
+    tokens, so the message says the task that --label-encoding needs."""
+    path, *flags = sample.split()
+    err = refused(capsys, "validate", str(SAMPLES / path), *flags, "--label-encoding", "indices")
+    assert "--label-encoding applies to multi-label rows (--task multilabel)" in err
+    assert err.endswith(f"this input's task is {task}: drop --label-encoding")

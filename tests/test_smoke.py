@@ -211,3 +211,26 @@ class TestOnTheGpu:
             assert any("t >= 0 && t < n_classes" in m for m in failure.device_messages)
         after = run_smoke(open_dataset([str(fixed_oob)], Contract(num_classes=4)), device="cuda")
         assert after.clean and after.env["backend"] in ("cuda", "rocm")
+
+
+def test_the_cpu_table_of_docs_smoke_is_the_benchmark_s_but_for_its_times() -> None:
+    """docs/smoke.md's wall-time table is ``benchmarks/smoke_cpu.py``'s output on one machine:
+    its times are that machine's, every other column (batches, processes, failed batches, exit
+    status) is what a fresh run prints."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    def rows(table: str) -> dict[str, list[str]]:
+        cells = [line.strip("|").split("|") for line in table.splitlines() if "`labelgate " in line]
+        return {c[0].strip(): [x.strip() for x in c[2:]] for c in cells}
+
+    page = (ROOT / "docs" / "smoke.md").read_text().split("## Wall time on the CPU", 1)[1]
+    fresh = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "smoke_cpu.py")],
+        capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
+    documented = rows(page.split("\n## ", 1)[0])
+    assert len(documented) == 7
+    assert rows(fresh.stdout) == documented

@@ -105,7 +105,7 @@ def last_batch(ctx: Context) -> list[Finding]:
         return found(
             "info",
             last,
-            f"drop_last drops the last batch of {last} {unit}: {left_out}",
+            f"drop_last drops the last batch of {plural(last, unit.removesuffix('s'), unit)}: {left_out}",
             "Nothing to do if intended.",
         )
     # BatchNorm2d also spans H x W: one mask is enough; detection backbones freeze their

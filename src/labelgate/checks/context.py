@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from labelgate.contract import BOX_TASKS, Contract
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.codes import Code
-from labelgate.core.findings import finding
+from labelgate.core.findings import finding, plural
 from labelgate.core.report import Finding
 from labelgate.io.sources import InputFile
 from labelgate.scan import CodeTally, ScanResult
@@ -162,8 +162,3 @@ def join_values(values: list[Any], limit: int = 10) -> str:
     """``1, 2, 3 and 7 more``."""
     shown = ", ".join(str(v) for v in values[:limit])
     return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """``1 label``, ``2 labels``; ``many`` where adding an s is wrong (``batches``)."""
-    return f"{count} {word}" if count == 1 else f"{count} {many or word + 's'}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from labelgate.checks.context import Context
 from labelgate.checks.registry import check
-from labelgate.core.findings import finding
+from labelgate.core.findings import finding, plural
 from labelgate.core.report import Finding
 
 
@@ -19,9 +19,12 @@ def duplicate_ids(ctx: Context) -> list[Finding]:
             count=dup.rows,
             unit="rows",
             message=(
-                f"{dup.rows} rows repeat an id already seen"
+                f"{plural(dup.rows, 'row')} {'repeats' if dup.rows == 1 else 'repeat'} an id "
+                "already seen"
                 + (" in their file" if dup.per_file else "")
-                + f" ({dup.distinct} ids occur more than once): a duplicated shard or a join "
+                + f" ({plural(dup.distinct, 'id')} "
+                + ("occurs" if dup.distinct == 1 else "occur")
+                + " more than once): a duplicated shard or a join "
                 "that fanned out"
             ),
             fix="Deduplicate by id, or check the export that wrote these rows twice.",

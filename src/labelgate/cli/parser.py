@@ -20,7 +20,7 @@ from labelgate.cli.options import (
     report_options,
 )
 from labelgate.cli.suggest import unknown_flag
-from labelgate.readers.registry import MANIFEST
+from labelgate.readers.manifest import INPUT_FORMATS
 from labelgate.render import FORMATS
 
 __all__ = ["EXIT_FAIL", "EXIT_INTERNAL", "EXIT_PASS", "EXIT_USAGE", "FORMATS", "build_parser"]
@@ -78,7 +78,7 @@ def _validate(p: argparse.ArgumentParser) -> None:
         default="auto",
         metavar="FORMAT",
         help="what PATH is: auto (default: detected, and the report says why), or a reader's "
-        f"name: {', '.join(MANIFEST)}, or a plugin's (docs/formats.md, docs/plugins.md)",
+        f"name: {', '.join(INPUT_FORMATS)}, or a plugin's (docs/formats.md, docs/plugins.md)",
     )
     p.add_argument(
         "--background",

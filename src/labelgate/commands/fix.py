@@ -146,8 +146,11 @@ def _after_contract(contract: Contract, ctx: Any, quarantined: int, out: str) ->
     quarantined rows left), the predictions kept where they join by id (by position, a
     quarantined row would shift every prediction after it), and a class map no file of the
     user's gives as ``--class-names`` reads it named by the file written beside the output."""
-    # the fixed rows are a table: no framework reads it (its background index is kept)
-    judged = dataclasses.replace(contract, expected_rows=None, framework=None)
+    # the fixed rows are a table of class indices: no framework reads it and no background
+    # index applies to it, as the validate line printed for it says (K, resolved, counts it)
+    judged = dataclasses.replace(
+        contract, expected_rows=None, framework=None, background_index=None
+    )
     if own_class_map(contract.class_map):
         assert contract.class_map is not None
         own = dataclasses.replace(contract.class_map, origin=str(class_map_path(out)))

@@ -11,7 +11,7 @@ from labelgate.core.catalog import SEVERITIES, entry, known
 from labelgate.core.codes import Code
 from labelgate.core.report import SEVERITY_ORDER, Example, Finding
 
-__all__ = ["apply_severity", "finding"]
+__all__ = ["apply_severity", "finding", "plural"]
 
 
 def finding(
@@ -60,3 +60,8 @@ def apply_severity(findings: Iterable[Finding], overrides: Mapping[str, str]) ->
         out.append(f if level == f.severity else replace(f, severity=level))
     out.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.code))
     return out
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 label``, ``2 labels``; ``many`` where adding an s is wrong (``batches``)."""
+    return f"{count} {word}" if count == 1 else f"{count} {many or word + 's'}"

@@ -159,6 +159,11 @@ def open_dataset(
     else:
         label_type = first.schema.field(columns.label).type
     task = _task(contract.task, label_type, columns.label)
+    if contract.label_encoding is not None and task != "multilabel":
+        raise UsageError(  # taken without a word, it would change nothing
+            f"--label-encoding applies to multi-label rows (--task multilabel), and this "
+            f"input's task is {task}: drop --label-encoding"
+        )
     if task == "segmentation":
         columns = _with_pixels(columns, first.schema, files[0].path)
     resolution.found("task", task, LABEL_TYPE)

@@ -17,6 +17,7 @@ from typing import Any
 from labelgate.contract import Contract
 from labelgate.contract.contract import DEFAULT_IGNORE_INDEX
 from labelgate.contract.frameworks import framework_of
+from labelgate.core.findings import plural
 
 __all__ = ["Resolution", "Resolved", "Setting"]
 
@@ -51,7 +52,7 @@ class Setting:
         """The setting as the report prints it: ``K = 81 from the COCO categories``."""
         value = self.value
         if self.field == "class_map":
-            value = f"{len(value.entries)} names"
+            value = plural(len(value.entries), "name")
         return f"{_SHOWN.get(self.field, self.field)} = {value} from {self.origin}"
 
 

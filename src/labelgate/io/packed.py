@@ -63,13 +63,16 @@ def decompress(path: Path, codec: str, target: Path, shown: str, limit: int | No
     most ``limit`` bytes of it (default ``MAX_UNPACKED``).
 
     Raises:
-        InputError: the file is not a regular file, not of its codec, truncated, or unpacks to
+        InputError: the file is not a regular file, empty, not of its codec, truncated, or unpacks to
             more than ``limit`` bytes.
     """
     import pyarrow as pa
 
     with open_regular(path, "compressed file") as raw:
-        if raw.read(4)[: len(CODECS[codec])] != CODECS[codec]:
+        head = raw.read(4)
+        if not head:  # as any empty input is said to be
+            raise InputError("file is empty (0 bytes)", path=shown)
+        if head[: len(CODECS[codec])] != CODECS[codec]:
             raise InputError(f"not {codec} data (its first bytes are not {codec}'s)", path=shown)
         raw.seek(0)
         try:

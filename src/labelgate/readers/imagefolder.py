@@ -16,6 +16,7 @@ from pathlib import Path
 
 from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.findings import plural
 from labelgate.core.report import Example
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
 from labelgate.readers.common.layout import any_file
@@ -118,13 +119,16 @@ def read_imagefolder(root: Path, sink: RowSink, facts: AnnotationFacts) -> Class
         counts["root_files"] = len(loose)
         shown = ", ".join(sorted(loose)[:5]) + (" ..." if len(loose) > 5 else "")
         facts.notes.append(
-            f"{len(loose)} files directly in the root are not rows: ImageFolder reads only "
+            f"{plural(len(loose), 'file')} directly in the root "
+            + ("is not a row" if len(loose) == 1 else "are not rows")
+            + ": ImageFolder reads only "
             f"class folders ({shown})"
         )
     if counts["skipped_files"]:
         facts.notes.append(
-            f"{counts['skipped_files']} files in class folders are not rows: their extension "
-            "is not one of ImageFolder's"
+            f"{plural(counts['skipped_files'], 'file')} in class folders "
+            + ("is not a row" if counts["skipped_files"] == 1 else "are not rows")
+            + ": their extension is not one of ImageFolder's"
         )
     facts.counts.update(counts)
     first = next(iter(lists.values()))

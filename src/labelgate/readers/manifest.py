@@ -20,7 +20,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ARCHIVES", "COMPRESSED", "MANIFEST", "STDIN", "UNPACKED", "Entry", "packing"]
+__all__ = [
+    "ARCHIVES",
+    "COMPRESSED",
+    "INPUT_FORMATS",
+    "MANIFEST",
+    "STDIN",
+    "UNPACKED",
+    "Entry",
+    "packing",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +136,8 @@ MANIFEST: dict[str, Entry] = {
         folders=True,
     ),
 }
+# the formats a user may name: "unsupported" refuses the layouts labelgate does not read
+INPUT_FORMATS = tuple(name for name in MANIFEST if name != "unsupported")
 
 COMPRESSED = {".gz": "gzip", ".zst": "zstd"}  # suffix -> codec (pyarrow's CompressedInputStream)
 UNPACKED = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".xml")  # inner suffixes decompressed

@@ -70,7 +70,14 @@ def open_input(paths: list[str], input_format: str, folder: Path, options: ReadO
     if options.source_field is not None and reader.name != "coco":
         from labelgate.errors import UsageError
 
-        raise UsageError(f"--source-field names a field of COCO's images, not of {reader.name}")
+        rest = (
+            "a table: --source-column names its source column"
+            if reader.can("table")
+            else f"read as {reader.name}: drop --source-field"
+        )
+        raise UsageError(
+            f"--source-field applies to COCO inputs (a field of each image), and this input is {rest}"
+        )
     if reader.can("table"):
         return Opened(detected, list(paths), list(paths), None, Read())
     facts = AnnotationFacts(

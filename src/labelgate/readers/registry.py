@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from labelgate.core.installed import entry_points
 from labelgate.errors import InputError, UsageError
-from labelgate.readers.manifest import MANIFEST
+from labelgate.readers.manifest import INPUT_FORMATS, MANIFEST
 
 if TYPE_CHECKING:
     from labelgate.readers.base import Claim, Reader
@@ -108,12 +108,14 @@ def detect(path: str, task: str | None = None) -> Detected:
     claims = _claims(path, task)
     if not claims and p.is_file() and p.stat().st_size == 0:
         raise InputError("file is empty (0 bytes)", path=path)  # as a table's reader says
+    if not claims and p.is_dir() and next(p.iterdir(), None) is None:
+        raise InputError("folder is empty: nothing in it to read", path=path)
     if not claims:
         kind = "folder" if p.is_dir() else f"{p.suffix or 'extensionless'} file"
         contract = p.suffix.lower() in (".yaml", ".yml")
         raise InputError(
             f"unknown format: no reader claims this {kind} (labelgate reads "
-            f"{', '.join(n for n in names() if n != 'unsupported')}; --input-format names one)"
+            f"{', '.join((*INPUT_FORMATS, *sorted(_plugins())))}; --input-format names one)"
             + ("; a contract is given with --schema" if contract else ""),
             path=path,
         )

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from labelgate.core.catalog import SCOPES, codes_in, entry
+from labelgate.core.findings import plural
 from labelgate.core.report import Example, Report
 from labelgate.io.files import escape_controls
 
@@ -56,9 +57,7 @@ _SINGULAR = {"batches": "batch", "classes": "class", "entries": "entry"}
 
 def counted(count: int, unit: str) -> str:
     """``1 row``, ``2 rows``, ``1 batch``: a count with its unit in the right number."""
-    if count != 1:
-        return f"{count} {unit}"
-    return f"{count} {_SINGULAR.get(unit, unit.removesuffix('s'))}"
+    return plural(count, _SINGULAR.get(unit, unit.removesuffix("s")), unit)
 
 
 def base_paths(report: Report) -> str | None:

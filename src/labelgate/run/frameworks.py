@@ -27,6 +27,7 @@ from labelgate.contract.frameworks import (
     coco80_mapping,
     framework_of,
 )
+from labelgate.core.findings import plural
 from labelgate.core.report import Finding, Report
 from labelgate.errors import InputError
 from labelgate.readers.common.arrowcols import bools, ints
@@ -158,7 +159,7 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
             "spell them, or remove the annotations on purpose",
             count=len(skipped),
         )
-        h.examples.extend(_examples(opened.paths, sorted(skipped), facts.limit, len(h.examples)))
+        h.examples.extend(_examples(opened.paths, skipped, facts.limit, len(h.examples)))
     return replace(opened, read=replace(opened.read, class_map=cmap, class_map_why=why))
 
 
@@ -290,15 +291,17 @@ def rewrite(
     return refused
 
 
-def _examples(paths: Sequence[str], rows: list[int], limit: int | None, have: int) -> list[Any]:
-    """The first rows of ``rows`` (positions in reading order) as examples, by id and source,
-    their value the label as written."""
+def _examples(
+    paths: Sequence[str], rows: dict[int, int], limit: int | None, have: int
+) -> list[Any]:
+    """The first rows of ``rows`` (positions in reading order, each with its label as written)
+    as examples, by id and source, their value that label."""
     import pyarrow.parquet as pq
 
     from labelgate.core.report import Example
 
     room = len(rows) if limit is None else max(0, limit - have)
-    wanted, out, start = rows[:room], [], 0
+    wanted, out, start = sorted(rows)[:room], [], 0
     for path in paths:
         if not wanted:
             break
@@ -309,7 +312,7 @@ def _examples(paths: Sequence[str], rows: list[int], limit: int | None, have: in
             for r in mine:
                 ident = table.column("id")[r - start].as_py()
                 source = table.column("source")[r - start].as_py()
-                out.append(Example(row=r, id=ident, source=source))
+                out.append(Example(row=r, id=ident, source=source, value=rows[r]))
         start += n
     return out
 
@@ -341,7 +344,7 @@ def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
 
 _CONSEQUENCE = {
     "raise": "{fw} raises on the first batch holding one ({where})",
-    "drop": "training would lose {n} boxes: {fw} drops boxes without area ({where})",
+    "drop": "training would lose {n}: {fw} drops boxes without area ({where})",
     "drop-image": "{fw} drops each image holding one as corrupt ({where})",
 }
 
@@ -365,7 +368,9 @@ def framework_report(report: Report, framework: str, facts: AnnotationFacts | No
 def _worded(f: Finding, fw: Framework) -> Finding:
     src = fw.sources
     if f.code == "LG027" and fw.task == "detection":
-        said = _CONSEQUENCE[fw.bad_box].format(fw=fw.name, n=f.count, where=cite(src["bad_box"]))
+        said = _CONSEQUENCE[fw.bad_box].format(
+            fw=fw.name, n=plural(f.count, "box", "boxes"), where=cite(src["bad_box"])
+        )
         if fw.bad_box == "drop":
             return replace(
                 f,
@@ -418,9 +423,10 @@ def empty_images_note(facts: AnnotationFacts, fw: Framework) -> str | None:
         return None
     where = cite(fw.sources["empty_images"])
     if fw.empty_images == "kept":
-        return f"{n} images without boxes: {fw.name} keeps them as negatives ({where})"
+        return f"{plural(n, 'image')} without boxes: {fw.name} keeps them as negatives ({where})"
     return (
-        f"{n} images without boxes: {fw.name} drops them by default ({where}); a model that "
+        f"{plural(n, 'image')} without boxes: {fw.name} drops them by default ({where}); a model "
+        "that "
         "should learn negatives needs them kept (detectron2: "
         "DATALOADER.FILTER_EMPTY_ANNOTATIONS=False; mmdet: filter_cfg.filter_empty_gt=False)"
     )

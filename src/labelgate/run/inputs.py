@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labelgate.contract import BOX_TASKS, Contract
+from labelgate.core.findings import plural
 from labelgate.errors import InputError, UsageError
 from labelgate.inputs.resolved import Resolution
 from labelgate.io import InputFile
@@ -50,7 +51,7 @@ def image_batches(opened: Opened, *, framework: bool = False) -> str:
         return DETECTION_BATCHES
     opened.facts.counts["images_without_boxes"] = rows.without_boxes
     note = (
-        f"batches here are batches of images ({rows.images} images, each with all its boxes, "
+        f"batches here are batches of images ({plural(rows.images, 'image')}, each with all its boxes, "
         "as a detection DataLoader with a collate_fn yields them), in the dataset's image order"
     )
     if rows.without_boxes and not framework:
@@ -175,11 +176,36 @@ def read_input(
     return None if opened.facts is None else opened
 
 
+def _columns_of_rows(opened: Opened, contract: Contract) -> None:
+    """A column named for a format's rows is one of them (its annotations' id, label, source):
+    else the table's message would name the temporary file the reader wrote."""
+    import pyarrow.parquet as pq
+
+    named = {
+        "--label-column": contract.label_column,
+        "--id-column": contract.id_column,
+        "--source-column": contract.source_column,
+        "--name-column": contract.name_column,
+    }
+    given = [(flag, c) for flag, c in named.items() if c is not None]
+    given += [("--label-columns", c) for c in contract.label_columns or ()]
+    if not given or not opened.paths:
+        return
+    names = pq.read_schema(opened.paths[0]).names
+    for flag, column in given:
+        if column not in names:
+            raise UsageError(
+                f"{flag} {column!r} is none of the columns of the rows this {opened.format} "
+                f"input is read into ({', '.join(names)}): name one of them, or drop {flag}"
+            )
+
+
 def with_format(resolution: Resolution, opened: Opened) -> None:
     """The format's task and class map (and K from it, when not given) found; a class map given
     as well is compared with the format's own (LG030 where they differ)."""
     assert opened.facts is not None
     contract = resolution.asked
+    _columns_of_rows(opened, contract)
     if opened.facts.task == "segmentation":
         if contract.task not in (None, "segmentation"):
             raise UsageError(f"masks are read for the segmentation task, not {contract.task!r}")

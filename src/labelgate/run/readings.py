@@ -23,6 +23,7 @@ from labelgate.contract.frameworks import (
     cite,
     coco80_mapping,
 )
+from labelgate.core.findings import plural
 from labelgate.core.report import Finding, Report
 from labelgate.readers.common.arrowcols import ints
 from labelgate.run.frameworks import BACKGROUND_NAMES, rewrite
@@ -194,18 +195,22 @@ def readings(
             else "the classes shifted to 1..K, 0 the background"
         ) + f" ({cite(tv.sources['background'])})"
     if boxes:
-        tv_raises.append(f"{boxes} boxes without area ({cite(tv.sources['bad_box'])})")
+        tv_raises.append(
+            f"{plural(boxes, 'box', 'boxes')} without area ({cite(tv.sources['bad_box'])})"
+        )
     if undeclared:
         per_id = hits["LG030"].details.get("categories", {})
         past = sum(n for c, n in per_id.items() if int(c) >= k_tv or int(c) < 0)
         if past or not per_id:
             tv_raises.append(
-                f"{past or undeclared} annotations of undeclared categories past num_classes "
+                f"{plural(past or undeclared, 'annotation')} of undeclared categories past "
+                "num_classes "
                 f"({cite(tv.sources['out_of_range'])})"
             )
         if per_id and undeclared - past:
             tv_wrong.append(
-                f"{undeclared - past} annotations of undeclared categories below num_classes "
+                f"{plural(undeclared - past, 'annotation')} of undeclared categories below "
+                "num_classes "
                 "as the id they name, silently"
             )
     out.append(Reading("torchvision", k_tv, how, tuple(tv_raises), (), fits(k_tv), tuple(tv_wrong)))
@@ -226,23 +231,25 @@ def readings(
         raises, drops = [], []
         if duplicates and "unique_ids" in fw.sources and name not in unasserted:
             raises.append(
-                f"{duplicates} {_REPEATED}: AssertionError ({cite(fw.sources['unique_ids'])})"
+                f"{plural(duplicates, 'annotation')} {_REPEATED}: AssertionError ({cite(fw.sources['unique_ids'])})"
             )
         if undeclared and name == "detectron2":
             raises.append(
-                f"{undeclared} annotations of undeclared categories: KeyError "
+                f"{plural(undeclared, 'annotation')} of undeclared categories: KeyError "
                 f"({cite(fw.sources['out_of_range'])})"
             )
         elif undeclared:
             drops.append(
-                f"{undeclared} annotations of undeclared categories, silently "
+                f"{plural(undeclared, 'annotation')} of undeclared categories, silently "
                 f"({cite(fw.sources['out_of_range'])})"
             )
         if boxes:
-            drops.append(f"{boxes} boxes without area ({cite(fw.sources['bad_box'])})")
+            drops.append(
+                f"{plural(boxes, 'box', 'boxes')} without area ({cite(fw.sources['bad_box'])})"
+            )
         if empty:
             drops.append(
-                f"{empty} images without boxes by default ({cite(fw.sources['empty_images'])})"
+                f"{plural(empty, 'image')} without boxes by default ({cite(fw.sources['empty_images'])})"
             )
         out.append(Reading(name, n, how, tuple(raises), tuple(drops), fits(n)))
 
@@ -259,7 +266,11 @@ def _ultralytics(
     (``coco80[category_id - 1]``, None for the 11 ids COCO left out) and otherwise takes
     ``category_id - 1``; a negative class fails ``verify_image_label`` and the image is dropped."""
     fw = FRAMEWORKS["ultralytics"]
-    drops = [f"{boxes} boxes without area ({cite(fw.sources['bad_box'])})"] if boxes else []
+    drops = (
+        [f"{plural(boxes, 'box', 'boxes')} without area ({cite(fw.sources['bad_box'])})"]
+        if boxes
+        else []
+    )
     if fmt != "coco":
         how = f"the class list's order, 0..nc-1 ({cite(fw.sources['ids'])})"
         return Reading("ultralytics", len(ids), how, (), tuple(drops), fits(len(ids)))
@@ -347,7 +358,7 @@ def _as_written(f: Finding, written: Mapping[int, int]) -> Finding:
     return replace(f, examples=examples, message=f.message + said)
 
 
-_REPEATED = "annotations repeating an id"
+_REPEATED = "repeating an id"
 
 # Checks of the scan whose examples carry a label value (the rewritten index, not the id).
 _SCAN_VALUES = frozenset({"LG004", "LG005", "LG010", "LG014"})

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.findings import plural
 from labelgate.core.report import Example
 from labelgate.io.bounded import bounded_lines
 
@@ -78,7 +79,8 @@ def flag_dropped(facts: AnnotationFacts, root: Path) -> list[str]:
         facts.hit(
             "LG028",
             Example(row=-1, id=f"{d.file}:{d.line}", source=d.file.split("/")[0]),
-            message=f"{len(dropped)} images dropped as corrupt by ultralytics: a label file with "
+            message=f"{plural(len(dropped), 'image')} dropped as corrupt by ultralytics: a label file "
+            "with "
             f"a coordinate above 1.01 or below 0 fails verify_image_label's assert, and the "
             f"image is ignored with all its boxes ({CITED})",
             fix="fix or clip the coordinates (normalised cx cy w h in [0, 1]); ultralytics "
@@ -92,7 +94,9 @@ def flag_dropped(facts: AnnotationFacts, root: Path) -> list[str]:
         )
         facts.hits["LG028"] = past
     elif kept and dropped:
-        facts.hits["LG028"].message += f"; the reader saw {kept} boxes reach past [0, 1] in all"
+        facts.hits[
+            "LG028"
+        ].message += f"; the reader saw {plural(kept, 'box', 'boxes')} reach past [0, 1] in all"
     if dropped:
         facts.counts["images_dropped_by_ultralytics"] = len(dropped)
     return [d.file for d in dropped]

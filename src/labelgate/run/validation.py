@@ -219,6 +219,12 @@ def run(
             images=image_rows(opened),
         )
         bg = background  # the one given, else the contract's, else the framework's
+        task = data.contract.task if facts is None else facts.task  # a reader's, else the table's
+        if bg is not None and task not in BOX_TASKS:
+            raise UsageError(
+                f"--background applies to detection inputs (an object labelled with it is "
+                f"LG032), and this input's task is {task}: drop --background"
+            )
         if bg is not None and data.k is not None and not 0 <= bg < data.k:
             raise UsageError(
                 f"--background {bg} is no class index of K={data.k} (0..{data.k - 1}): the "

@@ -26,6 +26,7 @@ from operator import attrgetter
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.findings import plural
 from labelgate.core.report import Example
 from labelgate.readers.common.imageindex import ImageIndex, ImageRecord
 from labelgate.readers.images.imagedecode import (
@@ -110,7 +111,7 @@ def check_images(
                 probed.append(r)
     if unchecked:
         facts.notes.append(
-            f"{unchecked} images not checked: no images folder found where the {fmt} format "
+            f"{plural(unchecked, 'image')} not checked: no images folder found where the {fmt} format "
             "keeps them (--images DIR names one)"
         )
     shown = 0
