@@ -262,6 +262,18 @@ class TestTorchvisionIndices:
         assert report.contract["resolved"]["num_classes"]["value"] == 3
 
 
+def test_a_background_entry_is_no_unused_class_with_no_framework(tmp_path: Path) -> None:
+    """A class map opening with ``_background_`` (labelme2voc's class_names.txt) names no object
+    class: with no framework named, it is not one that "never occurs" (LG012), as COCO's is not."""
+    root = _yolo(tmp_path, {"a.txt": "1 0.5 0.5 0.2 0.2\n2 0.5 0.5 0.2 0.2\n"})
+    (root / "classes.txt").write_text("_background_\ndog\ncat\n")
+    report = run([str(root)], Contract(), max_examples=0).report
+    assert "LG012" not in codes(report)
+    (root / "labels" / "a.txt").write_text("1 0.5 0.5 0.2 0.2\n")
+    f = one(run([str(root)], Contract(), max_examples=0).report, "LG012")
+    assert f.details["classes"] == [2]  # cat never occurs; the background is no class
+
+
 # Real exports (../shared/real_world/annotations, MANIFEST.tsv): clean under every framework
 # that trains on their format; the one planted-by-its-author fault found.
 REAL_CLEAN = {
@@ -282,6 +294,12 @@ def test_real_exports_clean_under_each_framework(shared_real_world: Path, path: 
         report = validate([shared_real_world / "annotations" / path], fw)
         assert codes(report) <= {"LG012"}, (fw, [(f.code, f.message) for f in report.findings])
         assert report.passed
+
+
+def test_real_labelme_voc_background_is_no_unused_class(shared_real_world: Path) -> None:
+    path = shared_real_world / "annotations/voc/labelme_bbox_voc2011"
+    f = one(run([str(path)], Contract(), max_examples=0).report, "LG012")
+    assert 0 not in f.details["classes"] and 1 in f.details["classes"]
 
 
 def test_real_voc_object_named_background(shared_real_world: Path) -> None:

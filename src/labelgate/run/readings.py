@@ -91,10 +91,14 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
     LG030's, named by the reader) and so counted rejected. With ``--classes`` equal to the
     largest id + 1 (torchvision's reading), the ids are judged as they are, the gaps filled.
 
-    Other formats number their classes 0..K-1 already and are returned as they are."""
+    Other formats number their classes 0..K-1 already and are returned as they are, but for a
+    background entry of their class map (labelme2voc's ``class_names.txt`` opens with
+    ``_background_``) marked a placeholder, as COCO's is."""
     facts, own = opened.facts, opened.read.class_map
-    if facts is None or own is None or facts.task != "detection" or opened.format != "coco":
+    if facts is None or own is None or facts.task != "detection":
         return opened
+    if opened.format != "coco":
+        return replace(opened, read=replace(opened.read, class_map=_placeholders(own)))
     ids = sorted({i for i, _ in own.entries})
     if not ids or ids[0] < 0:
         return opened
