@@ -142,6 +142,15 @@ class TestBijection:
         assert ClassMap.from_names(["a", " ", "c"]).problems(3) == ["empty class name at index 1"]
 
 
+def test_placeholders_follow_a_renumbering() -> None:
+    """A COCO grouping category at id 5 is the placeholder at the index a reading gives id 5; a
+    reading that keeps no index for it (ultralytics' ``id - 1`` of id 0: -1) drops it."""
+    m = ClassMap(((5, "fish"), (7, "cod"), (9, "eel")), placeholders=frozenset({5}))
+    assert m.placeholders_at({5: 0, 7: 1, 9: 2}) == {0}
+    assert m.placeholders_at({5: -1, 7: 6, 9: 8}) == frozenset()
+    assert m.placeholders_at({7: 0, 9: 1}) == frozenset()  # mmdet: not in metainfo.classes
+
+
 def test_a_csv_with_a_lone_carriage_return_is_a_class_map_error(tmp_path: Path) -> None:
     path = tmp_path / "classes.csv"
     path.write_bytes(b"\r0")  # found by the class-map fuzz test: the csv module raised

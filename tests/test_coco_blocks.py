@@ -93,6 +93,23 @@ MODES = {
 }
 
 
+def in_blocks(path: Path, folder: Path, mode: str) -> tuple[Any, ...]:
+    """``read`` in the blocks of ``mode``, checked to have been read so (not given back)."""
+    spied: list[bool] = []
+    real = cocoblocks.read_blocks
+
+    def spy(*args: Any, **kwargs: Any) -> RowWriter | None:
+        writer = real(*args, **kwargs)
+        spied.append(writer is not None)
+        return writer
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("labelgate.readers.coco.coco.read_blocks", spy)
+        found = read(path, folder, **MODES[mode])
+    assert spied == [True]
+    return found
+
+
 class TestSameAsSequential:
     @pytest.mark.parametrize("mode", list(MODES))
     @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -102,22 +119,33 @@ class TestSameAsSequential:
     ) -> None:
         path = tmp_path / "coco.json"
         path.write_text(json.dumps(document(seed), indent=indent))
-        spied: list[bool] = []
-        real = cocoblocks.read_blocks
-
-        def spy(*args: Any, **kwargs: Any) -> RowWriter | None:
-            writer = real(*args, **kwargs)
-            spied.append(writer is not None)
-            return writer
-
         sequential = read(path, tmp_path / "a", least=SEQUENTIAL)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr("labelgate.readers.coco.coco.read_blocks", spy)
-            fast = read(path, tmp_path / "b", **MODES[mode])
-        assert spied == [True]  # read in blocks, not given back
-        assert fast == sequential
+        assert in_blocks(path, tmp_path / "b", mode) == sequential
         facts = sequential[2]
         assert {"LG027", "LG028", "LG030", "LG031", "LG050"} <= set(facts.hits)
+
+    @pytest.mark.parametrize("mode", list(MODES))
+    @pytest.mark.parametrize(
+        "order",
+        [("images", "annotations", "categories"), ("images", "categories", "annotations")],
+    )
+    def test_a_grouping_category(self, tmp_path: Path, mode: str, order: tuple[str, ...]) -> None:
+        """Roboflow's first category (the others' supercategory, used by no annotation) is the
+        class map's placeholder in both reads, the categories before or after the annotations."""
+        doc = document(5, order=order)
+        for category in doc["categories"]:
+            category["supercategory"] = "all"
+        doc["categories"].insert(0, {"id": 50, "name": "all", "supercategory": "none"})
+        path = tmp_path / "coco.json"
+        path.write_text(json.dumps(doc, indent=2))
+        sequential = read(path, tmp_path / "a", least=SEQUENTIAL)
+        assert in_blocks(path, tmp_path / "b", mode) == sequential
+        assert sequential[3].placeholders == {50}
+        doc["annotations"][-1] |= {"category_id": 50, "bbox": [1, 1, 5, 5], "iscrowd": 0}
+        path.write_text(json.dumps(doc, indent=2))  # an annotated parent: a class
+        sequential = read(path, tmp_path / "c", least=SEQUENTIAL)
+        assert in_blocks(path, tmp_path / "d", mode) == sequential
+        assert sequential[3].placeholders == frozenset()
 
     def test_rows_cross_the_batch_of_65536(self, tmp_path: Path) -> None:
         doc = document(3)

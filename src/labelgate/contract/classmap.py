@@ -47,8 +47,9 @@ class ClassMap:
             by a loader that splits on newlines).
         declared: a class count the file states besides its names (YOLO ``nc``, Darknet
             ``classes``, Hugging Face ``num_classes``), or ``None``.
-        placeholders: indices whose entry labelgate wrote itself to fill a gap (torchvision's
-            ``N/A`` between COCO's sparse ids): no class, so never a finding of their own.
+        placeholders: indices whose entry names no class to learn: one labelgate wrote itself to
+            fill a gap (torchvision's ``N/A`` between COCO's sparse ids), a background entry, a
+            COCO category that only groups the others: never a finding of their own.
     """
 
     entries: tuple[tuple[int, str], ...]
@@ -82,6 +83,11 @@ class ClassMap:
     def index_of(self) -> Mapping[str, int]:
         """Normalised name -> index, keeping the first index written for a name."""
         return self._indices
+
+    def placeholders_at(self, mapping: Mapping[int, int]) -> frozenset[int]:
+        """The placeholders (a COCO grouping category, a background entry) at the indices
+        ``mapping`` gives them, where it keeps them: a reading that renumbers the indices."""
+        return frozenset(mapping[i] for i in self.placeholders if mapping.get(i, -1) >= 0)
 
     def fingerprint(self) -> str:
         """A stable hash of the map: ``sha256:`` over its ``index<TAB>name`` lines, sorted."""

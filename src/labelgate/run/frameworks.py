@@ -82,7 +82,11 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         ids = sorted({i for i, _ in own.entries})
         mapping = {cid: i for i, cid in enumerate(ids)}
         names = own.name_of()
-        cmap = ClassMap(tuple((i, names[cid]) for cid, i in mapping.items()), origin=own.origin)
+        cmap = ClassMap(
+            tuple((i, names[cid]) for cid, i in mapping.items()),
+            origin=own.origin,
+            placeholders=own.placeholders_at(mapping),
+        )
         why = (
             f"the categories made contiguous by sorted id, as detectron2 does "
             f"({fw.sources['ids'].split(' (')[0]})"
@@ -95,7 +99,11 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         # cat2label = {cat_id: i for i, cat_id in enumerate(cat_ids)} (coco.py:70-72)
         kept = [(cid, n) for cid, n in table if classes is None or n in wanted]
         mapping = {cid: i for i, (cid, _) in enumerate(kept)}
-        cmap = ClassMap(tuple((i, n) for i, (_, n) in enumerate(kept)), origin=own.origin)
+        cmap = ClassMap(
+            tuple((i, n) for i, (_, n) in enumerate(kept)),
+            origin=own.origin,
+            placeholders=own.placeholders_at(mapping),
+        )
         why = (
             "the categories named in metainfo.classes, in the categories' order, as mmdet "
             f"does ({cite(fw.sources['ids'])})"
@@ -109,7 +117,7 @@ def framework_rows(opened: Opened, contract: Contract) -> Opened:
         ultra = tuple((i, names[cid]) for cid, i in mapping.items() if i >= 0)
         cmap = ClassMap(ultra or ((0, "N/A"),), origin=own.origin, placeholders=frozenset({0}))
         if ultra:
-            cmap = ClassMap(ultra, origin=own.origin)
+            cmap = ClassMap(ultra, origin=own.origin, placeholders=own.placeholders_at(mapping))
         if official:
             cmap = _filled(cmap)
         why = (
@@ -174,7 +182,7 @@ def _filled(cmap: ClassMap) -> ClassMap:
     names = cmap.name_of()
     gaps = [i for i in range(max(names) + 1) if i not in names]
     entries = tuple(sorted((*cmap.entries, *((i, "N/A") for i in gaps))))
-    return ClassMap(entries, origin=cmap.origin, placeholders=frozenset(gaps))
+    return ClassMap(entries, origin=cmap.origin, placeholders=cmap.placeholders | frozenset(gaps))
 
 
 def _unreserved(cmap: ClassMap) -> bool:
@@ -202,7 +210,8 @@ def _coco_as_is(opened: Opened, own: ClassMap, fw: Framework) -> Opened:
     if not gaps:
         return opened
     entries = tuple(sorted(own.entries) + [(i, "N/A") for i in gaps])
-    cmap = ClassMap(tuple(sorted(entries)), origin=own.origin, placeholders=frozenset(gaps))
+    held = own.placeholders | frozenset(gaps)
+    cmap = ClassMap(tuple(sorted(entries)), origin=own.origin, placeholders=held)
     why = (
         f"the category ids as they are, as {fw.name} takes them, the ids between ({len(gaps)}) "
         f"named 'N/A' as in {_TV_COCO}"

@@ -113,7 +113,7 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
     if contract.num_classes == as_is != len(ids):
         gaps = [i for i in range(as_is) if i not in names]
         entries = tuple(sorted((*own.entries, *((i, "N/A") for i in gaps))))
-        cmap = ClassMap(entries, origin=own.origin, placeholders=frozenset(gaps))
+        cmap = ClassMap(entries, origin=own.origin, placeholders=own.placeholders | frozenset(gaps))
         why = (
             f"the category ids as they are: --classes {as_is} is the largest id + 1, "
             f"torchvision's reading; the {len(gaps)} ids between hold no category"
@@ -124,6 +124,7 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
             tuple((i, names[cid]) for cid, i in mapping.items()),
             origin=own.origin,
             declared=own.declared,
+            placeholders=own.placeholders_at(mapping),
         )
         cmap = _placeholders(cmap)
         refused = rewrite(opened.paths, mapping, unknown="null")

@@ -11,7 +11,7 @@ per-id tallies.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,7 @@ def read_coco(
     images: dict[Any, tuple[float, float] | None] = {}
     sources: dict[Any, str] | None = None if source_field is None else {}
     categories: list[tuple[int, str]] = []
+    parents: set[str] = set()  # names given as another category's supercategory
     used: Counter[Any] = Counter()  # category id -> annotations naming it
     first_of: dict[Any, Example] = {}  # category id -> its first annotation
     missing_image: dict[Any, list[Example]] = {}  # image id not yet listed -> first annotations
@@ -118,6 +119,9 @@ def read_coco(
         if not isinstance(cid, int) or isinstance(cid, bool):
             raise InputError(f"category {cid!r} has no integer id", path=str(path))
         categories.append((cid, str(name)))
+        parent = item.get("supercategory")
+        if isinstance(parent, str) and parent not in _NO_PARENT and parent != name:
+            parents.add(parent)
         shapes.category(item)
 
     known: list[Mapping[Any, tuple[float, float] | None]] = []  # sizes read as columns
@@ -148,10 +152,12 @@ def read_coco(
     )
     if writer is not None:
         listed = known[0] if known else images
-        return _finish(path, writer, facts, (listed, categories), into, shapes, (doubled, source))
+        tables = (listed, categories, parents)
+        return _finish(path, writer, facts, tables, into, shapes, (doubled, source))
     # what a fast read gave up on had been read by the handlers: the sequential read starts clean
     images.clear()
     categories.clear()
+    parents.clear()
     counts.clear()
     doubled.clear()
     shapes.forget()
@@ -208,21 +214,23 @@ def read_coco(
         raise InputError(not_json(path, exc), path=str(path)) from None
     if writer is None:
         writer = sink.rows(id_type="int")
-    return _finish(path, writer, facts, (images, categories), into, shapes, (doubled, source))
+    tables = (images, categories, parents)
+    return _finish(path, writer, facts, tables, into, shapes, (doubled, source))
 
 
 def _finish(
     path: Path,
     writer: RowWriter,
     facts: AnnotationFacts,
-    tables: tuple[Mapping[Any, tuple[float, float] | None], list[tuple[int, str]]],
+    tables: tuple[Mapping[Any, tuple[float, float] | None], list[tuple[int, str]], set[str]],
     into: Tallies,
     shapes: CocoShapes,
     doubled: tuple[Counter[Any], str],
 ) -> ClassMap | None:
     """What needs the whole file, once its rows are written: deferred boxes and shapes, the
-    tallies, the image ids listed twice (and the file's source, which names them)."""
-    images, categories = tables
+    tallies, the image ids listed twice (and the file's source, which names them); the class
+    map, its grouping categories placeholders."""
+    images, categories, parents = tables
     counts = into.counts
     writer.close()
     if not counts["images"] and not categories and not writer.rows:
@@ -235,7 +243,28 @@ def _finish(
     counts["annotations"] = writer.rows
     counts["categories"] = len(categories)
     facts.counts.update(counts)
-    return ClassMap(tuple(categories), origin=f"{path} (categories)") if categories else None
+    if not categories:
+        return None
+    held = _grouping(categories, parents, into.used)
+    return ClassMap(tuple(categories), origin=f"{path} (categories)", placeholders=held)
+
+
+# What a COCO export writes as the supercategory of a category with no parent: rf-detr's
+# ``_SUPERCATEGORY_PLACEHOLDERS`` (rfdetr/datasets/coco.py:59, rf-detr#1303).
+_NO_PARENT = frozenset({"", "none", "null"})
+
+
+def _grouping(
+    categories: list[tuple[int, str]], parents: set[str], used: Container[Any]
+) -> frozenset[int]:
+    """The categories that only group others, as the first category of a Roboflow export
+    (``{"id": 0, "name": "pieces", "supercategory": "none"}``, every class's supercategory
+    ``"pieces"``): named as another category's supercategory, and used by no annotation.
+    rf-detr trains no class for them (``filter_parent_categories``, rfdetr/datasets/coco.py:
+    155-167, rf-detr#1303); an annotated parent keeps its class, and a table that would lose
+    every category loses none, as there."""
+    held = frozenset(cid for cid, name in categories if name in parents and cid not in used)
+    return held if {cid for cid, _ in categories} - held else frozenset()
 
 
 def _doubled(facts: AnnotationFacts, doubled: Counter[Any], source: str) -> None:

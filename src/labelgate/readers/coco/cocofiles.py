@@ -19,6 +19,7 @@ from pathlib import Path
 from labelgate.contract.classmap import ClassMap
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.core.codes import Code
+from labelgate.core.findings import plural
 from labelgate.core.report import Example
 from labelgate.errors import InputError, UsageError
 from labelgate.readers.base import Claim, Read, Reader, ReadOptions
@@ -89,6 +90,23 @@ def _in_order(facts: AnnotationFacts, kept: dict[Code, list[Example]], base: int
         h.examples = (before + new)[: facts.limit]
 
 
+def _grouping_note(facts: AnnotationFacts, found: ClassMap) -> None:
+    """Say once which categories only group the others (no class of their own to learn)."""
+    if not found.placeholders:
+        return
+    names = found.name_of()
+    held = sorted(found.placeholders)
+    shown = ", ".join(f"{i} ({names[i]!r})" for i in held[:10])
+    it, group = ("them", "categories {} group") if len(held) > 1 else ("it", "category {} groups")
+    facts.notes.append(
+        f"{group.format(shown)} the others (their supercategory, as the first category of a "
+        f"Roboflow export does) and no annotation uses {it}: no class that never occurs (LG012); "
+        f"K counts {it}, the table trained as it is, but rf-detr drops {it}: its head has "
+        f"{plural(len(held), 'class', 'classes')} fewer (filter_parent_categories, "
+        "rfdetr/datasets/coco.py:155-167, rf-detr#1303)"
+    )
+
+
 class CocoReader(Reader):
     """COCO JSON files (instances, keypoints, panoptic), or dataset roots holding them; each file
     its own source."""
@@ -124,6 +142,7 @@ class CocoReader(Reader):
         found: ClassMap | None = None
         tables: dict[str, Mapping[int, str]] = {}
         totals: Counter[str] = Counter()
+        held: frozenset[int] | None = None  # grouping categories of every file read
         for path, source in files:
             written = len(sink.paths)
             kept = {code: list(h.examples) for code, h in facts.hits.items()}
@@ -141,6 +160,9 @@ class CocoReader(Reader):
             sink.origins.update(dict.fromkeys(sink.paths[written:], str(path)))
             _in_order(facts, kept, totals["annotations"])
             table = totals["categories"] or facts.counts.get("categories", 0)  # the first's
+            if own is not None or facts.counts.get("annotations"):  # a table, or ids used
+                mine = frozenset() if own is None else own.placeholders
+                held = mine if held is None else held & mine
             totals.update(facts.counts)  # a file's read sets its own counts: summed here
             totals["categories"] = table
             facts.counts.clear()
@@ -158,6 +180,9 @@ class CocoReader(Reader):
                 "field, so every annotation would be of one unnamed source"
             )
         check_tables(facts, tables)
+        if found is not None:
+            found = replace(found, placeholders=held or frozenset())
+            _grouping_note(facts, found)
         why = "the COCO categories (index = category id)"
         first = files[0][1] if files else ""
         return Read(found, why + (f" of {first}" if len(files) > 1 else ""), ids_per_file=True)
