@@ -661,3 +661,35 @@ class TestRunBatchSize:
         assert run_batch_size([count], task="segmentation") is None
         shape = Shown(8, 9, "target: [8,", failing=True)  # a 2-D target: its rows, by construction
         assert run_batch_size([shape], task="tokens") == (shape, None)
+
+
+class TestBatchSizesIn:
+    MESSAGE = "ValueError: Expected input batch_size (32) to match target batch_size (8)."
+
+    def sizes(self, lines: list[str]) -> list[tuple[int, int, bool]]:
+        from labelgate.commands.logs.logbatch import batch_sizes_in
+        from labelgate.commands.logs.triage import triage_lines
+
+        t = triage_lines(lines)
+        until = t.first_error["line"] if t.first_error else None
+        found = batch_sizes_in(lines, until=until, message=t.exception)
+        return [(s.size, s.line, s.failing) for s in found]
+
+    def test_a_rank_s_message_is_read_on_its_own_line(self) -> None:
+        lines = [
+            "[rank1]: batch_size=16",
+            "[rank1]: Traceback (most recent call last):",
+            '[rank1]:   File "train.py", line 30, in <module>',
+            f"[rank1]: {self.MESSAGE}",
+            "[rank0]: batch_size=64",
+        ]
+        assert self.sizes(lines) == [(8, 4, True), (16, 1, False)]
+
+    def test_a_pasted_message_changed_by_an_entity_stands_at_the_failure_s_first_line(
+        self,
+    ) -> None:
+        lines = ["step 0 loss 0.5", *TRACEBACK[:2], "E   " + self.MESSAGE.replace("(", "&#40;")]
+        assert self.sizes(lines) == [(8, 2, True)]
+
+    def test_no_failure_reads_the_first_print(self) -> None:
+        assert self.sizes(["batch_size=16", "batch_size=64", "step 0 loss 0.5"]) == [(16, 1, False)]
