@@ -417,6 +417,16 @@ class TestRealFrameworks:
         assert doc["data"]["step"]["batches"] == [expected]
         assert doc["data"]["explained"] and "row 37 (id 537) holds 4" in doc["data"]["verdict"]
 
+    def test_lightning_s_inferred_batch_size_is_read(self, tmp_path: Path) -> None:
+        data = planted(tmp_path)
+        log = tmp_path / "lightning.log"
+        log.write_text(self.run(LIGHTNING_DICT_RUN, data, cwd=tmp_path))
+        done = cli("triage", str(log), "--data", data, "-k", "4", "--format", "json")
+        doc = json.loads(done.stdout)
+        assert "The batch size we found is 8" in doc["batch_size_note"]
+        assert doc["data"]["step"]["batches"] == [4]  # rows 32-39 in batches of 8
+        assert doc["data"]["explained"] and "row 37 (id 537) holds 4" in doc["data"]["verdict"]
+
     def test_hf_trainer_log_with_gradient_accumulation(self, tmp_path: Path) -> None:
         data = planted(tmp_path)
         log = tmp_path / "hf.log"
@@ -457,6 +467,26 @@ L.Trainer(max_epochs=2, logger=False, enable_checkpointing=False, accelerator="c
           enable_model_summary=False).fit(M(), dl)
 """
 
+# a dict batch with a string field: self.log(..., on_epoch=True) without batch_size makes
+# Lightning infer the batch size of an ambiguous collection, and warn with the size it found
+LIGHTNING_DICT_RUN = """
+import sys, torch, lightning as L, pyarrow.parquet as pq
+from torch.utils.data import DataLoader, Dataset
+y = pq.read_table(sys.argv[1]).column("label").to_pylist()
+class DS(Dataset):
+    def __len__(self): return len(y)
+    def __getitem__(self, i): return {"x": torch.randn(4), "y": torch.tensor(y[i]), "id": str(i)}
+class M(L.LightningModule):
+    def __init__(self):
+        super().__init__(); self.net = torch.nn.Linear(4, 4)
+    def training_step(self, b, i):
+        loss = torch.nn.functional.cross_entropy(self.net(b["x"]), b["y"])
+        self.log("train_loss", loss, on_epoch=True); return loss
+    def configure_optimizers(self): return torch.optim.SGD(self.parameters(), 0.1)
+L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False, accelerator="cpu",
+          enable_model_summary=False).fit(M(), DataLoader(DS(), batch_size=8))
+"""
+
 HF_RUN = """
 import sys, torch, pyarrow.parquet as pq
 from transformers import Trainer, TrainingArguments
@@ -477,35 +507,72 @@ Trainer(model=M(), args=args, train_dataset=DS()).train()
 """
 
 
-class TestBatchSizeOfTheRun:
-    """A default that changes the verdict is said: without --batch-size, the log's own size is
-    read (an argparse print, the HF Trainer's summary), else the default is named as assumed."""
+def torch_message(logits: tuple[int, ...], target: tuple[int, ...], *, nll: bool = False) -> str:
+    """The message PyTorch's loss raises for these shapes, as a traceback's last line shows it."""
+    loss = torch.ops.aten.nll_loss_forward if nll else torch.nn.functional.cross_entropy
+    args = (None, 1, -100) if nll else ()
+    with pytest.raises((ValueError, RuntimeError)) as raised:
+        loss(torch.randn(*logits), torch.zeros(*target, dtype=torch.long), *args)
+    return f"{raised.type.__name__}: {raised.value}"
 
-    def run(self, tmp_path: Path, head: list[str], capsys: pytest.CaptureFixture[str]) -> Any:
+
+def failed_with(message: str) -> list[str]:
+    return [*TRACEBACK[:2], message]
+
+
+# Lightning 2.6's warning when self.log(..., on_epoch=True) infers the batch size of a dict batch
+# with a string field, as a fit of 200 rows in batches of 8 printed it (line 5 of its log)
+LIGHTNING_FOUND = (
+    "/venv/lib/python3.11/site-packages/lightning/pytorch/utilities/data.py:79: Trying to infer "
+    "the `batch_size` from an ambiguous collection. The batch size we found is 8. To avoid any "
+    "miscalculations, use `self.log(..., batch_size=batch_size)`."
+)
+
+
+class TestBatchSizeOfTheRun:
+    """A default that changes the verdict is said: without --batch-size, the size the failing
+    step's message states is read, else the one a print before the failure shows (an argparse
+    print, the HF Trainer's summary, Lightning's inference warning), else the default is named
+    as assumed."""
+
+    def run(
+        self,
+        tmp_path: Path,
+        head: list[str],
+        capsys: pytest.CaptureFixture[str],
+        failure: list[str] = TRACEBACK,
+        tail: tuple[str, ...] = (),
+    ) -> Any:
         from labelgate.cli import main
 
         data = planted(tmp_path, rows=200)
         log = tmp_path / "train.log"
         steps = [f"step {i} loss 0.5" for i in range(4)]
-        log.write_text("\n".join([*head, *steps, *TRACEBACK]) + "\n")
+        log.write_text("\n".join([*head, *steps, *failure, *tail]) + "\n")
         capsys.readouterr()
         main(["triage", str(log), "--data", data, "-k", "4", "--format", "json"])
         return json.loads(capsys.readouterr().out)
 
     @pytest.mark.parametrize(
-        "shown",
+        ("shown", "read"),
         [
-            "Namespace(batch_size=8, lr=0.1)",
-            "  Instantaneous batch size per device = 8",
-            "python train.py --batch-size 8 --epochs 3",
-            '{"train_batch_size": 8, "seed": 1}',
+            ("Namespace(batch_size=8, lr=0.1)", "batch_size=8"),
+            (
+                "  Instantaneous batch size per device = 8",
+                "Instantaneous batch size per device = 8",
+            ),
+            ("python train.py --batch-size 8 --epochs 3", "--batch-size 8"),
+            ('{"train_batch_size": 8, "seed": 1}', '"train_batch_size": 8'),
+            (LIGHTNING_FOUND, "The batch size we found is 8"),
         ],
     )
     def test_the_log_s_batch_size_is_read_and_said(
-        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], shown: str
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], shown: str, read: str
     ) -> None:
         doc = self.run(tmp_path, ["starting", shown], capsys)
-        assert doc["batch_size_note"].startswith("batch size 8: read from the log (line 2)")
+        assert doc["batch_size_note"].startswith(
+            f"batch size 8: read from line 2 of the log (a print before the failure: {read})"
+        )
         assert doc["data"]["explained"] is True  # row 37 in batch 4 of 8 rows
 
     def test_without_one_the_default_is_named_as_assumed(
@@ -514,3 +581,115 @@ class TestBatchSizeOfTheRun:
         doc = self.run(tmp_path, ["starting"], capsys)
         assert doc["batch_size_note"].startswith("batch size 32: assumed")
         assert doc["data"]["explained"] is False  # batch 4 of 32 rows misses row 37: said
+
+    def test_the_failing_message_gives_the_target_s_count_not_the_input_s(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        message = torch_message((32, 4), (8,))
+        assert message == (
+            "ValueError: Expected input batch_size (32) to match target batch_size (8)."
+        )
+        doc = self.run(tmp_path, ["starting"], capsys, failure=failed_with(message))
+        assert doc["batch_size_note"].startswith(
+            "batch size 8: read from line 8 of the log (the failing step's message: to match "
+            "target batch_size (8))"
+        )
+        assert doc["data"]["step"]["batches"] == [4]
+        assert [r["row"] for r in doc["data"]["batches"][0]["rows"]] == list(range(32, 40))
+
+    @pytest.mark.parametrize(
+        ("logits", "target", "nll"),
+        [((32, 4), (8,), True), ((8, 4, 5, 5), (8, 32, 32), False), ((8, 4, 32), (8, 12), False)],
+    )
+    def test_a_shape_message_gives_the_target_s_leading_dimension(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        logits: tuple[int, ...],
+        target: tuple[int, ...],
+        nll: bool,
+    ) -> None:
+        message = torch_message(logits, target, nll=nll)
+        # a shape, with another dimension than the batch's beside it
+        assert message.startswith("RuntimeError: ") and "32" in message
+        doc = self.run(tmp_path, ["starting"], capsys, failure=failed_with(message))
+        assert doc["batch_size_note"].startswith("batch size 8: read from line 8 of the log")
+        assert doc["data"]["explained"] is True
+
+    def test_the_failing_message_wins_over_a_print_and_the_print_is_said(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        failure = failed_with(torch_message((16, 4), (8,)))
+        doc = self.run(tmp_path, ["Namespace(batch_size=32)"], capsys, failure=failure)
+        note = doc["batch_size_note"]
+        assert note.startswith("batch size 8: read from line 8 of the log")
+        assert "line 1 shows batch_size=32" in note and doc["data"]["explained"] is True
+
+    def test_a_print_after_the_failure_is_not_read(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        after = ("eval loader: batch_size=32", "Instantaneous batch size per device = 32")
+        doc = self.run(tmp_path, ["batch_size=8"], capsys, tail=after)
+        assert doc["batch_size_note"].startswith("batch size 8: read from line 1 of the log")
+        alone = self.run(tmp_path, ["starting"], capsys, tail=after)
+        assert alone["batch_size_note"].startswith("batch size 32: assumed")
+
+    @pytest.mark.parametrize("device", [False, True])
+    def test_a_message_without_a_shape_leaves_the_size_assumed(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], device: bool
+    ) -> None:
+        with pytest.raises(IndexError) as raised:  # CPU torch on a target of 4 with K=4
+            torch.nn.functional.cross_entropy(torch.randn(8, 4), torch.full((8,), 4))
+        message = (
+            "RuntimeError: CUDA error: device-side assert triggered"
+            if device
+            else f"IndexError: {raised.value}"
+        )
+        doc = self.run(tmp_path, ["starting"], capsys, failure=failed_with(message))
+        assert doc["family"] == "index_out_of_range"
+        assert doc["batch_size_note"].startswith("batch size 32: assumed")
+
+
+class TestRunBatchSize:
+    def test_a_1d_target_count_is_not_read_where_the_target_may_be_flattened(self) -> None:
+        from labelgate.commands.logs.logbatch import Shown, run_batch_size
+
+        count = Shown(256, 9, "to match target batch_size (256)", failing=True, flat=True)
+        printed = Shown(8, 1, "batch_size=8")
+        assert run_batch_size([count, printed], task="multiclass") == (count, printed)
+        assert run_batch_size([count, printed], task="tokens") == (printed, None)
+        assert run_batch_size([count], task="segmentation") is None
+        shape = Shown(8, 9, "target: [8,", failing=True)  # a 2-D target: its rows, by construction
+        assert run_batch_size([shape], task="tokens") == (shape, None)
+
+
+class TestBatchSizesIn:
+    MESSAGE = "ValueError: Expected input batch_size (32) to match target batch_size (8)."
+
+    def sizes(self, lines: list[str]) -> list[tuple[int, int, bool]]:
+        from labelgate.commands.logs.logbatch import batch_sizes_in
+        from labelgate.commands.logs.triage import triage_lines
+
+        t = triage_lines(lines)
+        until = t.first_error["line"] if t.first_error else None
+        found = batch_sizes_in(lines, until=until, message=t.exception)
+        return [(s.size, s.line, s.failing) for s in found]
+
+    def test_a_rank_s_message_is_read_on_its_own_line(self) -> None:
+        lines = [
+            "[rank1]: batch_size=16",
+            "[rank1]: Traceback (most recent call last):",
+            '[rank1]:   File "train.py", line 30, in <module>',
+            f"[rank1]: {self.MESSAGE}",
+            "[rank0]: batch_size=64",
+        ]
+        assert self.sizes(lines) == [(8, 4, True), (16, 1, False)]
+
+    def test_a_pasted_message_changed_by_an_entity_stands_at_the_failure_s_first_line(
+        self,
+    ) -> None:
+        lines = ["step 0 loss 0.5", *TRACEBACK[:2], "E   " + self.MESSAGE.replace("(", "&#40;")]
+        assert self.sizes(lines) == [(8, 2, True)]
+
+    def test_no_failure_reads_the_first_print(self) -> None:
+        assert self.sizes(["batch_size=16", "batch_size=64", "step 0 loss 0.5"]) == [(16, 1, False)]

@@ -16,6 +16,7 @@ from labelgate.cli.parser import EXIT_FAIL, EXIT_PASS
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from labelgate.commands.logs.logbatch import Shown
     from labelgate.commands.logs.logstep import FailStep
     from labelgate.commands.logs.triage import Triage
     from labelgate.contract import Contract
@@ -45,14 +46,12 @@ def _log(path: str) -> Iterator[BinaryIO]:
         yield stream
 
 
-def read_failure(
-    path: str, args: argparse.Namespace
-) -> tuple[Triage, FailStep, tuple[int, int] | None]:
+def read_failure(path: str, args: argparse.Namespace) -> tuple[Triage, FailStep, list[Shown]]:
     """The log's first failure, the step it stopped (``--step``/``--epoch``/``--rank``
-    overriding) and the batch size the log shows (with its line), if any."""
+    overriding) and the batch sizes the log shows (the failing message's, a print's)."""
     from dataclasses import replace
 
-    from labelgate.commands.logs.logbatch import batch_size_in
+    from labelgate.commands.logs.logbatch import batch_sizes_in
     from labelgate.commands.logs.loglines import read_lines
     from labelgate.commands.logs.logstep import FailStep, read_step
     from labelgate.commands.logs.triage import triage_stream
@@ -63,7 +62,7 @@ def read_failure(
         until = result.first_error["line"] if result.first_error else None
         where = read_step(read_lines(stream), until=until, rank=result.rank)
         stream.seek(0)
-        shown = batch_size_in(read_lines(stream), until=until)
+        shown = batch_sizes_in(read_lines(stream), until=until, message=result.exception)
     if args.step is not None:
         where = FailStep(
             args.step,
@@ -83,25 +82,40 @@ def read_failure(
 
 
 def batched(
-    args: argparse.Namespace, contract: Contract, shown: tuple[int, int] | None
+    args: argparse.Namespace, contract: Contract, shown: list[Shown]
 ) -> tuple[Contract, str | None]:
     """The batch size the failing step is replayed with, and a note of where it came from: the
-    one given (``--batch-size``, the contract) is used as it is; else the log's; else the
-    default, said, since another size puts the failing rows in another batch."""
+    one given (``--batch-size``, the contract) is used as it is; else the failing step's message's;
+    else a print's before the failure; else the default, said, since another size puts the
+    failing rows in another batch."""
     from dataclasses import replace
+
+    from labelgate.commands.logs.logbatch import run_batch_size
 
     if args.batch_size is not None or getattr(args, "schema", None):
         return contract, None
-    if shown is not None:
-        size, line = shown
-        batching = replace(contract.batching, size=size)
-        note = f"batch size {size}: read from the log (line {line}); --batch-size N overrides it"
-        return replace(contract, batching=batching), note
+    chosen = run_batch_size(shown, task=contract.task)
+    if chosen is not None:
+        read, other = chosen
+        batching = replace(contract.batching, size=read.size)
+        return replace(contract, batching=batching), _read_note(read, other)
     return contract, (
         f"batch size {contract.batching.size}: assumed, as no --batch-size was given and the log "
         "shows none; with the run's own size the failing rows may be in another batch, so give "
         "--batch-size N"
     )
+
+
+def _read_note(read: Shown, other: Shown | None) -> str:
+    """Where the batch size was read, and another size the log shows, if any."""
+    where = "the failing step's message" if read.failing else "a print before the failure"
+    note = f"batch size {read.size}: read from line {read.line} of the log ({where}: {read.text})"
+    if read.failing:
+        note += "; it counts the failing batch's labels: the run's batch size unless that batch "
+        note += "was an epoch's last, incomplete one"
+    if other is not None:
+        note += f"; line {other.line} shows {other.text}"
+    return note + "; --batch-size N overrides it"
 
 
 def triage_data(args: argparse.Namespace) -> int:
