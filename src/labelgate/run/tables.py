@@ -4,6 +4,7 @@ sources, classes and notes."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from labelgate.checks import Context
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "batch_summary",
     "class_table",
+    "classes_omitted",
     "counts",
     "input_table",
     "names_seen",
@@ -116,22 +118,43 @@ def source_table(scan: ScanResult) -> list[dict[str, Any]]:
 
 def class_table(ctx: Context, facts: AnnotationFacts | None = None) -> list[dict[str, Any]]:
     """Usable targets per class; for detection, also the rows of each class rejected after the
-    reading (``rejected``), so a class's annotations are all accounted for."""
+    reading (``rejected``), so a class's annotations are all accounted for.
+
+    Every class up to ``DENSE_LIMIT`` classes; above (K is input: it may be 2**31), the classes
+    the data holds or the class map (or name column) names, and ``classes_omitted`` says how
+    many are left out."""
     if ctx.task == "soft":
         return []  # a soft row is a distribution over the classes, not one of them
-    counts = ctx.scan.class_counts.tolist()
-    total = sum(counts) or 1
-    table = [
-        {"index": i, "name": ctx.class_name(i), "count": n, "share": round(n / total, 6)}
-        for i, n in enumerate(counts)
-    ]
-    if ctx.scan.class_rows is not None:  # masks: count is of pixels; images holding the class
-        for row, images in zip(table, ctx.scan.class_rows.tolist(), strict=True):
-            row["images"] = images
-    if facts is not None and facts.task == "detection":
-        for row in table:
-            row["rejected"] = facts.rejected_classes.get(row["index"], 0)
+    scan = ctx.scan
+    counts, rows = scan.class_counts, scan.class_rows
+    rejected = facts.rejected_classes if facts is not None and facts.task == "detection" else None
+    listed: Iterable[int] = range(ctx.k)
+    if not counts.dense:
+        held = {i for i, _ in counts.items()}
+        held |= set() if rows is None else {i for i, _ in rows.items()}
+        named = ctx.contract.class_map.name_of() if ctx.contract.class_map else ctx.names_seen
+        held |= set(named) | set(rejected or ())
+        listed = sorted(i for i in held if 0 <= i < ctx.k)
+    total = counts.total() or 1
+    table = []
+    for i in listed:
+        n = counts.count(i)
+        row = {"index": i, "name": ctx.class_name(i), "count": n, "share": round(n / total, 6)}
+        if rows is not None:  # masks: count is of pixels; images holding the class
+            row["images"] = rows.count(i)
+        if rejected is not None:
+            row["rejected"] = rejected.get(i, 0)
+        table.append(row)
     return table
+
+
+def classes_omitted(ctx: Context, table: list[dict[str, Any]]) -> dict[str, int] | None:
+    """How many classes of ``0..K-1`` the class table leaves out, and the first of them; ``None``
+    where it lists them all (every K up to ``DENSE_LIMIT``)."""
+    if ctx.task == "soft" or ctx.scan.class_counts.dense:
+        return None
+    count, first = ctx.scan.class_counts.absent(frozenset(r["index"] for r in table), first=1)
+    return {"count": count, "first": first[0]} if count else None
 
 
 def notes(
