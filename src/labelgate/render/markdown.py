@@ -100,6 +100,9 @@ def render_markdown(report: Report) -> str:
             + (f" {k['rejected']} |" if rejected else "")
             for k in report.classes
         ]
+        if report.classes_omitted:  # K past 65,536: the classes with no target are counted
+            o = report.classes_omitted
+            out += ["", f"{o['count']} more classes with no target (from index {o['first']})."]
         out.append("")
     if report.diff is not None:
         rows = report.diff["rows"]

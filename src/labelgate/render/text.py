@@ -196,6 +196,14 @@ def _document(report: Report, width: int) -> list[_Line | _Table]:
                 ),
             )
         )
+        omitted = report.classes_omitted
+        if omitted:  # K past 65,536: the classes with no target are counted, not listed
+            out.append(
+                _plain_line(
+                    f"{omitted['count']} more classes with no target "
+                    f"(from index {omitted['first']})"
+                )
+            )
     errors = sum(f.severity == "error" for f in report.findings)
     warnings = sum(f.severity == "warning" for f in report.findings)
     out.append(
