@@ -136,12 +136,13 @@ def class_table(ctx: Context, facts: AnnotationFacts | None = None) -> list[dict
         held |= set(named) | set(rejected or ())
         listed = sorted(i for i in held if 0 <= i < ctx.k)
     total = counts.total() or 1
+    found, images = dict(counts.items()), {} if rows is None else dict(rows.items())
     table = []
     for i in listed:
-        n = counts.count(i)
+        n = found.get(i, 0)
         row = {"index": i, "name": ctx.class_name(i), "count": n, "share": round(n / total, 6)}
         if rows is not None:  # masks: count is of pixels; images holding the class
-            row["images"] = rows.count(i)
+            row["images"] = images.get(i, 0)
         if rejected is not None:
             row["rejected"] = rejected.get(i, 0)
         table.append(row)
