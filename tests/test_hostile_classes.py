@@ -62,14 +62,21 @@ class TestThreeRowsAtAHugeK:
         assert found["LG012"]["details"]["classes"][:4] == [1, 3, 5, 6]  # type: ignore[index]
         assert len(found["LG012"]["details"]["classes"]) == 1000  # type: ignore[arg-type]
 
-    def test_text(self) -> None:
+    @pytest.mark.parametrize("fmt", ["text", "markdown", "html"])
+    def test_the_human_formats_list_three_classes_and_count_the_rest(self, fmt: str) -> None:
         r = run_bounded(
-            "validate", OOB, "--classes", str(K), "--no-progress",
+            "validate", OOB, "--classes", str(K), "--no-progress", "--format", fmt,
             memory_mb=MEMORY_MB, timeout=TIMEOUT,
         )  # fmt: skip
         assert_clean_exit(r, 0)
         assert f"{K - 3} of {K} classes never occur: 1, 3, 5, 6, 7, 8, 9, 10" in r.stdout
         assert f"{K - 3} more classes with no target (from index 1)" in r.stdout
+        assert len(r.stdout) < 100_000
+        r4 = run_bounded(
+            "validate", OOB, "--classes", "4", "--no-progress", "--format", fmt,
+            memory_mb=MEMORY_MB, timeout=TIMEOUT,
+        )  # fmt: skip
+        assert "more classes with no target" not in r4.stdout
 
     def test_an_ordinary_k_lists_every_class(self) -> None:
         r = run_bounded(
