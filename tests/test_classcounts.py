@@ -150,3 +150,29 @@ def test_checks_and_report_agree_across_the_dense_limit(
                 assert omitted == {"count": k - len(present), "first": first}
             else:
                 assert omitted is None
+
+
+@pytest.mark.parametrize("encoding", ["indices", "multi-hot"])
+def test_multi_label_positives_agree_across_the_dense_limit(
+    tmp_path: Path, encoding: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    k = 6
+    rows = [[0, 3], [3], [], [5, 3, 0], [7], [2, 2]]  # [7]: past K; [2, 2]: one positive
+    if encoding == "multi-hot":
+        rows = [[1.0 if i in r else 0.0 for i in range(k)] for r in rows if max(r, default=0) < k]
+    path = tmp_path / "ml.parquet"
+    pq.write_table(pa.table({"labels": rows}), path)
+    reports = []
+    for limit in (10**9, 0):
+        monkeypatch.setattr(classcounts, "DENSE_LIMIT", limit)
+        report = labelgate.validate(
+            str(path), classes=k, task="multilabel", label_encoding=encoding
+        ).to_dict()
+        report.pop("environment")
+        reports.append(report)
+    dense, sparse = reports
+    listed = [(c["index"], c["count"]) for c in sparse.pop("classes")]
+    assert listed == [(0, 2), (2, 1), (3, 3), (5, 1)]  # a class once per row
+    assert listed == [(c["index"], c["count"]) for c in dense.pop("classes") if c["count"]]
+    assert sparse.pop("classes_omitted") == {"count": 2, "first": 1}
+    assert dense == sparse
