@@ -176,3 +176,11 @@ def test_multi_label_positives_agree_across_the_dense_limit(
     assert listed == [(c["index"], c["count"]) for c in dense.pop("classes") if c["count"]]
     assert sparse.pop("classes_omitted") == {"count": 2, "first": 1}
     assert dense == sparse
+
+
+def test_sparse_sums_stay_exact_past_2_53() -> None:
+    counts = ClassCounts(10**7, dense_limit=0)
+    big = 2**53 + 1  # a float sum rounds it to 2**53
+    counts.add(np.array([9, 9]), np.array([big, 2], np.int64))
+    counts.add_counts(np.array([9]), np.array([1]))
+    assert counts.count(9) == big + 3

@@ -22,10 +22,14 @@ DENSE_LIMIT = 65_536  # classes up to which the counts are one array of K
 
 
 def _summed(ids: I64, counts: I64) -> tuple[I64, I64]:
-    """The distinct ids of ``ids`` (sorted) and the sum of ``counts`` for each."""
-    uniq, inverse = np.unique(ids, return_inverse=True)
-    sums = np.bincount(inverse, weights=counts.astype(np.float64), minlength=len(uniq))
-    return uniq.astype(np.int64), sums.astype(np.int64)
+    """The distinct ids of ``ids`` (sorted) and the sum of ``counts`` for each, in integers (a
+    float sum loses counts past 2**53)."""
+    if not len(ids):
+        return ids.astype(np.int64), counts.astype(np.int64)
+    order = np.argsort(ids, kind="stable")
+    ids, counts = ids[order], counts[order]
+    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+    return ids[starts], np.add.reduceat(counts, starts).astype(np.int64)
 
 
 class ClassCounts:
@@ -69,15 +73,15 @@ class ClassCounts:
         self._writable()
         if not len(labels):
             return
-        w = None if weights is None else weights.astype(np.float64)
         if self._dense is not None:
+            w = None if weights is None else weights.astype(np.float64)
             self._dense += np.bincount(labels, weights=w, minlength=self.k)[: self.k].astype(
                 np.int64
             )
             return
-        uniq, inverse = np.unique(labels, return_inverse=True)
-        counts = np.bincount(inverse, weights=w, minlength=len(uniq)).astype(np.int64)
-        self._push(uniq.astype(np.int64), counts)
+        ids = np.asarray(labels, np.int64)
+        ones = np.ones(len(ids), np.int64)
+        self._push(*_summed(ids, ones if weights is None else weights.astype(np.int64)))
 
     def add_counts(self, classes: npt.NDArray[np.integer], counts: npt.NDArray[np.integer]) -> None:
         """Add ``counts[i]`` to class ``classes[i]`` (a class may appear more than once)."""
