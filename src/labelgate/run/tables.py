@@ -152,10 +152,11 @@ def class_table(ctx: Context, facts: AnnotationFacts | None = None) -> list[dict
 def classes_omitted(ctx: Context, table: list[dict[str, Any]]) -> dict[str, int] | None:
     """How many classes of ``0..K-1`` the class table leaves out, and the first of them; ``None``
     where it lists them all (every K up to ``DENSE_LIMIT``)."""
-    if ctx.task == "soft" or ctx.scan.class_counts.dense:
+    listed = len(table)  # every class present, in increasing index: the first gap is the first
+    if ctx.task == "soft" or ctx.scan.class_counts.dense or listed == ctx.k:
         return None
-    count, first = ctx.scan.class_counts.absent(frozenset(r["index"] for r in table), first=1)
-    return {"count": count, "first": first[0]} if count else None
+    first = next((i for i, row in enumerate(table) if row["index"] != i), listed)
+    return {"count": ctx.k - listed, "first": first}
 
 
 def notes(
