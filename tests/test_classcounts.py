@@ -52,6 +52,11 @@ class TestClassCounts:
                 held.get(i, 0) for i in range(-1, k + 1)
             ]
             assert counts.absent(frozenset({0}), first=5) == absent_of(k, set(held) | {0}, 5)
+            every = np.arange(k, dtype=np.int64)
+            assert counts.counts_of(every).tolist() == [held.get(i, 0) for i in range(k)]
+            assert counts.counts_of(every[::-1][:3]).tolist() == [
+                held.get(i, 0) for i in range(k - 1, max(k - 4, -1), -1)
+            ]
         assert dense == sparse
 
     def test_many_batches_are_summed_once_they_outweigh_the_counts(self) -> None:

@@ -152,6 +152,16 @@ class ClassCounts:
         at = int(np.searchsorted(self._ids, index))
         return int(self._counts[at]) if at < len(self._ids) and self._ids[at] == index else 0
 
+    def counts_of(self, indices: I64) -> I64:
+        """The count of each class of ``indices`` (each in ``0..k-1``), in one vectorised look-up."""
+        if self._dense is not None:
+            return self._dense[indices]
+        classes, counts = self.arrays()
+        if not len(classes):
+            return np.zeros(len(indices), np.int64)
+        at = np.minimum(np.searchsorted(classes, indices), len(classes) - 1)
+        return np.where(classes[at] == indices, counts[at], 0)
+
     def total(self) -> int:
         """The sum of every count."""
         if self._dense is not None:

@@ -4,8 +4,9 @@ sources, classes and notes."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from labelgate.checks import Context
 from labelgate.core.rules import Status
@@ -128,21 +129,23 @@ def class_table(ctx: Context, facts: AnnotationFacts | None = None) -> list[dict
     scan = ctx.scan
     counts, rows = scan.class_counts, scan.class_rows
     rejected = facts.rejected_classes if facts is not None and facts.task == "detection" else None
-    listed: Iterable[int] = range(ctx.k)
-    if not counts.dense:
-        held = {i for i, _ in counts.items()}
-        held |= set() if rows is None else {i for i, _ in rows.items()}
+    if counts.dense:
+        listed = np.arange(ctx.k, dtype=np.int64)  # every class: K is at most DENSE_LIMIT
+    else:
         named = ctx.contract.class_map.name_of() if ctx.contract.class_map else ctx.names_seen
-        held |= set(named) | set(rejected or ())
-        listed = sorted(i for i in held if 0 <= i < ctx.k)
+        others = [i for i in (*named, *(rejected or ())) if 0 <= i < ctx.k]
+        held = [counts.arrays()[0], np.array(others, np.int64)]
+        held += [] if rows is None else [rows.arrays()[0]]
+        listed = np.unique(np.concatenate(held))  # sorted, each once
     total = counts.total() or 1
-    found, images = dict(counts.items()), {} if rows is None else dict(rows.items())
+    images = None if rows is None else rows.counts_of(listed).tolist()
     table = []
-    for i in listed:
-        n = found.get(i, 0)
+    for at, (i, n) in enumerate(
+        zip(listed.tolist(), counts.counts_of(listed).tolist(), strict=True)
+    ):
         row = {"index": i, "name": ctx.class_name(i), "count": n, "share": round(n / total, 6)}
-        if rows is not None:  # masks: count is of pixels; images holding the class
-            row["images"] = images.get(i, 0)
+        if images is not None:  # masks: count is of pixels; images holding the class
+            row["images"] = images[at]
         if rejected is not None:
             row["rejected"] = rejected.get(i, 0)
         table.append(row)

@@ -134,7 +134,7 @@ def result_of(
     row_status = np.zeros(Status.COUNT, np.int64)
     source_rows = np.zeros(n, np.int64)
     source_status = np.zeros((n, Status.COUNT), np.int64)
-    usable: list[tuple[int, int, int]] = []  # (source, value, count): values in 0..K
+    held: tuple[list[int], list[int], list[int]] = ([], [], [])  # source, value 0..K, count
     others: Counter[int] = Counter()
     others_past = 0
     ignore_hits = 0
@@ -152,7 +152,9 @@ def result_of(
         if value is None:
             continue
         if status == Status.USABLE or (status == Status.HIGH and value == k):
-            usable.append((i, value, count))
+            held[0].append(i)
+            held[1].append(value)
+            held[2].append(count)
         if status == Status.IGNORED:
             ignore_hits += count
         if status in (Status.HIGH, Status.NEGATIVE):
@@ -169,12 +171,12 @@ def result_of(
                     pairs[(i, value, name)] = [count, first]
             else:
                 pair[0] += count
-    held = np.array(usable, np.int64).reshape(-1, 3)
+    sources, labels, counts = (np.array(column, np.int64) for column in held)
     source_hist = [ClassCounts(k + 1) for _ in range(n)]
-    add_grouped(source_hist, held[:, 0], held[:, 1], held[:, 2])
+    add_grouped(source_hist, sources, labels, counts)
     class_counts = ClassCounts(k)
-    in_range = held[:, 1] < k  # the K column counts values equal to K: no class
-    class_counts.add(held[in_range, 1], held[in_range, 2])
+    in_range = labels < k  # the K column counts values equal to K: no class
+    class_counts.add(labels[in_range], counts[in_range])
     tallies = {
         code: CodeTally(
             h.count,
