@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import labelgate
+from labelgate.core.classcounts import ClassCounts
 from tests.conftest import run_cli
 from tests.witness_world import make_case, make_world, write_case
 
@@ -196,7 +197,9 @@ def test_the_confusion_counts_every_source_as_a_plain_count_does() -> None:
                     want.setdefault(names[s], np.zeros((k, k), np.int64))[g, p] += 1
         first += 40
     order = list(usable_rows)
-    hist = np.stack([usable_rows[n] for n in order])
+    hist = [ClassCounts(k) for _ in order]  # per source, as the scan gives them
+    for h, n in zip(hist, order, strict=True):
+        h.add_counts(np.arange(k), usable_rows[n])
     for got in (counted.matrices(order), given.matrices(order, hist)):
         assert list(got) == [n for n in order if n in want]
         for name, counts in want.items():

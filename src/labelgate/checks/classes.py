@@ -210,13 +210,13 @@ def shifted_source(ctx: Context) -> list[Finding]:
     proven = {} if shifts is None else shifts.proven
     high = scan.tallies.get("LG004")
     patterns: dict[int, str] = {}
-    for s, hist in enumerate(scan.source_hist.tolist()):
+    for s, hist in enumerate(scan.source_hist):
         if s in proven or scan.source_rows[s] == 0 or ctx.background == 0:
             continue  # a declared background 0 is why class 0 is unused: not a 1-based pattern
-        at_k = hist[k]
+        at_k = hist.count(k)
         only_k = high is not None and high.by_source.get(s, 0) == at_k
-        if hist[0] == 0 and at_k > 0 and only_k and sum(hist[1:k]) > 0:
-            used = [v for v in range(k + 1) if hist[v]]
+        if hist.count(0) == 0 and at_k > 0 and only_k and hist.total() > at_k:
+            used = [v for v, _ in hist.items()]
             live = int((scan.source_rows > 0).sum())
             where = "the input" if live == 1 else f"source {scan.source_names[s]!r}"
             patterns[s] = (
@@ -266,26 +266,28 @@ def shifted_source(ctx: Context) -> list[Finding]:
 
 @check("LG012")
 def class_usage(ctx: Context) -> list[Finding]:
-    counts = ctx.scan.class_counts.tolist()
-    if sum(counts) == 0 or ctx.task == "soft":
+    counts = ctx.scan.class_counts
+    if counts.total() == 0 or ctx.task == "soft":
         return []
     found: list[Finding] = []
     background = ctx.annotations.background if ctx.annotations is not None else None
     cmap = ctx.contract.class_map
     filled = cmap.placeholders if cmap is not None else frozenset()  # gaps, not classes
-    unused = [i for i, n in enumerate(counts) if n == 0 and i != background and i not in filled]
-    if unused:
-        # the message names the first ten and counts the rest: name only those (K can be 10**7)
-        named: list[object] = [
+    skip = filled if background is None else filled | {background}
+    # the message names the first ten and counts the rest: K can be 2**31, so the unused
+    # classes are counted and the first thousand listed, never gathered
+    absent, unused = counts.absent(skip, first=1000)
+    if absent:
+        named = [
             f"{i} ({ctx.class_name(i)!r})" if ctx.class_name(i) else str(i) for i in unused[:10]
         ]
-        named += unused[10:]
         found.append(
             finding(
                 "LG012",
-                count=len(unused),
+                count=absent,
                 unit="classes",
-                message=f"{len(unused)} of {ctx.k} classes never occur: {join_values(named)}",
+                message=f"{absent} of {ctx.k} classes never occur: "
+                + join_values(named, total=absent),
                 fix=(
                     "A class the data never shows is never learned: check K, the class map, and "
                     "whether a source is shifted (LG011)."
@@ -293,10 +295,11 @@ def class_usage(ctx: Context) -> list[Finding]:
                 details={"classes": unused[:1000]},
             )
         )
-    used = sorted(n for n in counts if n > 0)
+    held = list(counts.items())
+    used = sorted(n for _, n in held)
     mid = len(used) // 2
     median = used[mid] if len(used) % 2 else (used[mid - 1] + used[mid]) / 2
-    rare = [i for i, n in enumerate(counts) if n > 0 and n * 20 < median]
+    rare = [(i, n) for i, n in held if n * 20 < median]
     if rare:
         found.append(
             finding(
@@ -306,10 +309,10 @@ def class_usage(ctx: Context) -> list[Finding]:
                 unit="classes",
                 message=(
                     f"{plural(len(rare), 'class', 'classes')} under 1/20 of the median class count "
-                    f"({median:g}): " + join_values([f"{i} ({counts[i]})" for i in rare])
+                    f"({median:g}): " + join_values([f"{i} ({n})" for i, n in rare])
                 ),
                 fix="Consider class weights or more data for these classes.",
-                details={"classes": rare[:1000]},
+                details={"classes": [i for i, _ in rare[:1000]]},
             )
         )
     return found

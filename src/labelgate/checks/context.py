@@ -158,7 +158,9 @@ def tally_finding(
     ]
 
 
-def join_values(values: list[Any], limit: int = 10) -> str:
-    """``1, 2, 3 and 7 more``."""
+def join_values(values: list[Any], limit: int = 10, *, total: int | None = None) -> str:
+    """``1, 2, 3 and 7 more``: the first ``limit`` values, and how many more of ``total``
+    (default: the list's length) there are."""
+    total = len(values) if total is None else total
     shown = ", ".join(str(v) for v in values[:limit])
-    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+    return shown + (f" and {total - limit} more" if total > limit else "")

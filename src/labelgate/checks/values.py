@@ -112,7 +112,7 @@ def too_high(ctx: Context) -> list[Finding]:
         # values are sparse ids, which start at 1 too: LG016 says so). A value past K, or a
         # class 0 in use there, is another story.
         holders = [src for src, n in t.by_source.items() if n]
-        zero = int(sum(scan.source_hist[src][0] for src in holders))
+        zero = sum(scan.source_hist[src].count(0) for src in holders)
         if zero == 0 and ctx.detection:
             causes.append(detection_ids_cause(k))
         elif zero == 0:
@@ -273,7 +273,7 @@ def _sparse(ctx: Context) -> tuple[list[int], list[int], str] | None:
             return ids, holes, f"ids of the class table ({cmap.origin})"
         if not any(v >= k for v in scan.other_values):
             return None
-    used = [i for i, n in enumerate(scan.class_counts.tolist()) if n > 0]
+    used = [i for i, _ in scan.class_counts.items()]
     used += sorted(v for v in scan.other_values if v >= k)
     if len(used) < 3:
         return None

@@ -240,9 +240,7 @@ def _class_map_changes(
 
 
 def _values(ctx: Context) -> Counter[int]:
-    values: Counter[int] = Counter(
-        {i: n for i, n in enumerate(ctx.scan.class_counts.tolist()) if n}
-    )
+    values: Counter[int] = Counter(dict(ctx.scan.class_counts.items()))
     values.update(ctx.scan.other_values)
     return values
 
@@ -266,7 +264,7 @@ def _shifts(base: Context, head: Context, threshold: float) -> list[dict[str, An
 
 
 def _class_rows(ctx: Context) -> dict[str, int]:
-    return {str(i): n for i, n in enumerate(ctx.scan.class_counts.tolist())}
+    return {str(i): n for i, n in ctx.scan.class_counts.items()}  # a class of 0 moves no share
 
 
 def _source_rows(ctx: Context) -> dict[str, int]:

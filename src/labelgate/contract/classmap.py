@@ -14,6 +14,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from labelgate.core.classrange import absent_of
 from labelgate.errors import ClassMapError, InputError
 from labelgate.io.bounded import load_json, yaml_problem
 from labelgate.io.classnames import (
@@ -110,7 +111,7 @@ class ClassMap:
         """
         found: list[str] = []
         unnamed = {background} - {i for i, _ in self.entries} if background is not None else set()
-        unnamed &= set(range(num_classes))
+        unnamed = {i for i in unnamed if 0 <= i < num_classes}
         if len(self.entries) + len(unnamed) != num_classes:
             found.append(
                 f"the map has {len(self.entries)} entries"
@@ -137,9 +138,10 @@ class ClassMap:
         outside = sorted(i for i in index_counts if not 0 <= i < num_classes)
         if outside:
             found.append(f"indices outside 0..{num_classes - 1}: {_join(outside)}")
-        missing = [i for i in range(num_classes) if i not in index_counts and i not in unnamed]
+        # K is input (it may be 2**31): the missing indices are counted, the first ten named
+        missing, first = absent_of(num_classes, set(index_counts) | unnamed)
         if missing:
-            found.append(f"no name for indices {_join(missing)}")
+            found.append(f"no name for indices {_join(first, total=missing)}")
         if self.declared is not None and self.declared != len(self.entries):
             found.append(
                 f"{self.origin} states {self.declared} classes and names {len(self.entries)}"
@@ -152,9 +154,10 @@ class ClassMap:
         return found
 
 
-def _join(values: list[int], limit: int = 10) -> str:
+def _join(values: list[int], limit: int = 10, *, total: int | None = None) -> str:
+    total = len(values) if total is None else total
     shown = ", ".join(str(v) for v in values[:limit])
-    return shown + (f" and {len(values) - limit} more" if len(values) > limit else "")
+    return shown + (f" and {total - limit} more" if total > limit else "")
 
 
 def load_class_map(path: str | Path) -> ClassMap:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from labelgate.core.arrow import bool_mask, from_numpy, numbers
+from labelgate.core.classcounts import ClassCounts
 from labelgate.core.rules import Status, masks
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ def classify_soft(
 
 def classify_multilabel(
     column: pa.Array, *, num_classes: int
-) -> tuple[Classified, Counter[str], npt.NDArray[np.int64]]:
+) -> tuple[Classified, Counter[str], ClassCounts]:
     """Judge multi-hot targets for ``BCEWithLogitsLoss``: each row K finite values in [0, 1].
 
     PyTorch checks none of this: a 2 or a -1 (CheXpert's "uncertain") gives a finite loss, and
@@ -171,7 +172,8 @@ def classify_multilabel(
             reasons[f"class {cls}"] = count
     usable = ~null & ~bad
     positive = (flat > 0) & usable[parents]
-    positives = np.bincount(position[positive], minlength=num_classes)[:num_classes]
+    positives = ClassCounts(num_classes)
+    positives.add(position[positive])
     with_positive = np.zeros(n, dtype=bool)
     with_positive[parents[positive]] = True
     reasons["no positive"] = int((usable & ~with_positive).sum())
@@ -180,7 +182,7 @@ def classify_multilabel(
 
 def classify_indices(
     column: pa.Array, *, num_classes: int
-) -> tuple[Classified, Counter[str], npt.NDArray[np.int64]]:
+) -> tuple[Classified, Counter[str], ClassCounts]:
     """Judge multi-label targets written as lists of the positive classes' indices (turned into
     multi-hot rows of K before the loss): every element a whole number in ``0..K-1``.
 
@@ -207,7 +209,8 @@ def classify_indices(
     usable = ~null & ~bad
     keep = usable[parents]
     pairs = np.unique(parents[keep] * num_classes + flat[keep].astype(np.int64))
-    positives = np.bincount(pairs % num_classes, minlength=num_classes)[:num_classes]
+    positives = ClassCounts(num_classes)
+    positives.add(pairs % num_classes)
     reasons["no positive"] = int((usable & (lengths == 0)).sum())
     return _row_verdicts(column, bad, null, reasons, positives)
 
@@ -217,8 +220,8 @@ def _row_verdicts(
     bad: npt.NDArray[np.bool_],
     null: npt.NDArray[np.bool_],
     reasons: Counter[str],
-    positives: npt.NDArray[Any],
-) -> tuple[Classified, Counter[str], npt.NDArray[np.int64]]:
+    positives: ClassCounts,
+) -> tuple[Classified, Counter[str], ClassCounts]:
     """A multi-label chunk's verdict: one status per row (USABLE, NULL or NOT_A_DISTRIBUTION),
     the rules broken (those broken at least once) and the positives per class."""
     n = len(null)
@@ -227,7 +230,7 @@ def _row_verdicts(
     status[null] = Status.NULL
     zeros = np.zeros(n, dtype=np.int64)
     found = Counter({k: v for k, v in reasons.items() if v})
-    return Classified(zeros, status, None, status, column), found, positives.astype(np.int64)
+    return Classified(zeros, status, None, status, column), found, positives
 
 
 def classify(column: pa.Array, *, num_classes: int, ignore_index: int) -> Classified:

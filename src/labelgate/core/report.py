@@ -148,7 +148,9 @@ class Report:
         batches: the batch simulation's summary; ``failing`` holds every failing batch (the
             JSON document lists the first ``BATCHES_LISTED``, and ``failing_count``).
         sources: per-source table.
-        classes: per-class table.
+        classes: per-class table (above ``DENSE_LIMIT`` classes, those present or named).
+        classes_omitted: where the class table leaves classes out, how many (``count``) and the
+            first one's index (``first``); ``None`` where it lists every class.
         notes: remarks that are not findings (detected columns, dtype casts).
         strict: whether warnings fail the run.
         diff: for ``labelgate diff``, the comparison with the base revision.
@@ -169,6 +171,7 @@ class Report:
     sources: list[dict[str, Any]]
     classes: list[dict[str, Any]]
     notes: tuple[str, ...] = ()
+    classes_omitted: dict[str, int] | None = None
     strict: bool = False
     diff: dict[str, Any] | None = None
     frameworks: tuple[dict[str, Any], ...] = ()
@@ -235,8 +238,9 @@ class Report:
                 "batches": self.batch_table(),
                 "sources": self.sources,
                 "classes": self.classes,
-                "notes": list(self.notes),
             }
+            | ({"classes_omitted": self.classes_omitted} if self.classes_omitted else {})
+            | {"notes": list(self.notes)}
             | ({"diff": self.diff} if self.diff is not None else {})
             | ({"frameworks": list(self.frameworks)} if self.frameworks else {})
             | ({"cache": self.cache} if self.cache is not None else {})

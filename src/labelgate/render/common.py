@@ -18,6 +18,7 @@ __all__ = [
     "displayed",
     "example_value",
     "framework_lines",
+    "omitted_classes",
     "plain",
     "quoted",
     "task_shown",
@@ -131,3 +132,9 @@ def framework_lines(report: Report) -> list[str]:
         parts += [f"trains {x}" for x in r.get("wrong", ())]
         lines.append(f"{r['framework']}: {r['verdict']}: " + "; ".join(parts))
     return lines
+
+
+def omitted_classes(report: Report) -> str | None:
+    """The line under a class table that leaves classes out (K past 65,536), else ``None``."""
+    o = report.classes_omitted
+    return f"{o['count']} more classes with no target (from index {o['first']})" if o else None

@@ -17,6 +17,7 @@ from labelgate.render.common import (
     counted,
     example_value,
     framework_lines,
+    omitted_classes,
     plain,
     verdict,
 )
@@ -380,6 +381,9 @@ def render_html(report: Report) -> str:
             for k in report.classes[:2000]
         ]
         parts.append("</table>")
+        omitted = omitted_classes(report)
+        if omitted:  # K past 65,536: the classes with no target are counted, not listed
+            parts.append(f"<p>{_e(omitted)}</p>")
     if len(report.sources) > 1:
         parts.append(
             "<h2>Sources</h2><table class=lg><tr><th>source</th><th>rows</th><th>usable</th><th>ignored</th><th>rejected</th></tr>"

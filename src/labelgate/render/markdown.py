@@ -8,6 +8,7 @@ from labelgate.render.common import (
     counted,
     example_value,
     framework_lines,
+    omitted_classes,
     plain,
     verdict,
 )
@@ -100,6 +101,9 @@ def render_markdown(report: Report) -> str:
             + (f" {k['rejected']} |" if rejected else "")
             for k in report.classes
         ]
+        omitted = omitted_classes(report)
+        if omitted:  # K past 65,536: the classes with no target are counted, not listed
+            out += ["", omitted + "."]
         out.append("")
     if report.diff is not None:
         rows = report.diff["rows"]

@@ -15,7 +15,14 @@ import textwrap
 from dataclasses import dataclass
 
 from labelgate.core.report import Example, Finding, Report
-from labelgate.render.common import base_paths, counted, framework_lines, quoted, task_shown
+from labelgate.render.common import (
+    base_paths,
+    counted,
+    framework_lines,
+    omitted_classes,
+    quoted,
+    task_shown,
+)
 from labelgate.render.terminal import no_commands
 
 __all__ = ["render_text"]
@@ -196,6 +203,9 @@ def _document(report: Report, width: int) -> list[_Line | _Table]:
                 ),
             )
         )
+        omitted = omitted_classes(report)
+        if omitted:  # K past 65,536: the classes with no target are counted, not listed
+            out.append(_plain_line(omitted))
     errors = sum(f.severity == "error" for f in report.findings)
     warnings = sum(f.severity == "warning" for f in report.findings)
     out.append(

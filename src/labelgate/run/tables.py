@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from labelgate.checks import Context
 from labelgate.core.rules import Status
 from labelgate.inputs.columns import Columns
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "batch_summary",
     "class_table",
+    "classes_omitted",
     "counts",
     "input_table",
     "names_seen",
@@ -116,22 +119,47 @@ def source_table(scan: ScanResult) -> list[dict[str, Any]]:
 
 def class_table(ctx: Context, facts: AnnotationFacts | None = None) -> list[dict[str, Any]]:
     """Usable targets per class; for detection, also the rows of each class rejected after the
-    reading (``rejected``), so a class's annotations are all accounted for."""
+    reading (``rejected``), so a class's annotations are all accounted for.
+
+    Every class up to ``DENSE_LIMIT`` classes; above (K is input: it may be 2**31), the classes
+    the data holds or the class map (or name column) names, and ``classes_omitted`` says how
+    many are left out."""
     if ctx.task == "soft":
         return []  # a soft row is a distribution over the classes, not one of them
-    counts = ctx.scan.class_counts.tolist()
-    total = sum(counts) or 1
-    table = [
-        {"index": i, "name": ctx.class_name(i), "count": n, "share": round(n / total, 6)}
-        for i, n in enumerate(counts)
-    ]
-    if ctx.scan.class_rows is not None:  # masks: count is of pixels; images holding the class
-        for row, images in zip(table, ctx.scan.class_rows.tolist(), strict=True):
-            row["images"] = images
-    if facts is not None and facts.task == "detection":
-        for row in table:
-            row["rejected"] = facts.rejected_classes.get(row["index"], 0)
+    scan = ctx.scan
+    counts, rows = scan.class_counts, scan.class_rows
+    rejected = facts.rejected_classes if facts is not None and facts.task == "detection" else None
+    if counts.dense:
+        listed = np.arange(ctx.k, dtype=np.int64)  # every class: K is at most DENSE_LIMIT
+    else:
+        named = ctx.contract.class_map.name_of() if ctx.contract.class_map else ctx.names_seen
+        others = [i for i in (*named, *(rejected or ())) if 0 <= i < ctx.k]
+        held = [counts.arrays()[0], np.array(others, np.int64)]
+        held += [] if rows is None else [rows.arrays()[0]]
+        listed = np.unique(np.concatenate(held))  # sorted, each once
+    total = counts.total() or 1
+    images = None if rows is None else rows.counts_of(listed).tolist()
+    table = []
+    for at, (i, n) in enumerate(
+        zip(listed.tolist(), counts.counts_of(listed).tolist(), strict=True)
+    ):
+        row = {"index": i, "name": ctx.class_name(i), "count": n, "share": round(n / total, 6)}
+        if images is not None:  # masks: count is of pixels; images holding the class
+            row["images"] = images[at]
+        if rejected is not None:
+            row["rejected"] = rejected.get(i, 0)
+        table.append(row)
     return table
+
+
+def classes_omitted(ctx: Context, table: list[dict[str, Any]]) -> dict[str, int] | None:
+    """How many classes of ``0..K-1`` the class table leaves out, and the first of them; ``None``
+    where it lists them all (every K up to ``DENSE_LIMIT``)."""
+    listed = len(table)  # every class present, in increasing index: the first gap is the first
+    if ctx.task == "soft" or ctx.scan.class_counts.dense or listed == ctx.k:
+        return None
+    first = next((i for i, row in enumerate(table) if row["index"] != i), listed)
+    return {"count": ctx.k - listed, "first": first}
 
 
 def notes(

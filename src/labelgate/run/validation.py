@@ -358,6 +358,7 @@ def _validate(
         witness=witness,
     )
     findings = named_files(completed_examples(run_checks(ctx), data), files, scan.file_rows)
+    classes = tables.class_table(ctx, facts)
     report = Report(
         findings=tuple(findings),
         counts=tables.counts(scan),
@@ -367,7 +368,8 @@ def _validate(
         | {"columns_found": columns.how, "resolved": data.resolved.provenance()},
         batches=tables.batch_summary(ctx),
         sources=tables.source_table(scan),
-        classes=tables.class_table(ctx, facts),
+        classes=classes,
+        classes_omitted=tables.classes_omitted(ctx, classes),
         notes=(
             *data.resolved.found(),
             *([witness.note()] if witness is not None else []),

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from labelgate.core.classcounts import ClassCounts
 from labelgate.scan.result import NO_SOURCE
 
 __all__ = ["Confusion"]
@@ -123,14 +124,16 @@ class Confusion:
                 self.usable = _grown(self.usable, self.sources * self.k)
         return np.array(index, np.int64)
 
-    def matrices(self, order: Sequence[str], usable: I64 | None = None) -> dict[str, I64]:
+    def matrices(
+        self, order: Sequence[str], usable: Sequence[ClassCounts] | None = None
+    ) -> dict[str, I64]:
         """Source name -> K x K counts, in ``order``, those with a row judged: the counts' own
         arrays, their diagonals filled in (so called once, when every row is counted).
 
         Args:
             order: the source names, in the order they first appear in the rows.
-            usable: each of ``order``'s usable rows per class (source x K, or wider), where
-                not counted here.
+            usable: each of ``order``'s usable rows per class (the scan's per-source counts,
+                over K or more classes), where not counted here.
         """
         k, kk = self.k, self.k * self.k
         out: dict[str, I64] = {}
@@ -144,7 +147,7 @@ class Confusion:
                 held = self.usable[at * k : (at + 1) * k]
             else:
                 assert usable is not None
-                held = usable[i, :k]
+                held = usable[i].counts_of(np.arange(k, dtype=np.int64))
             np.fill_diagonal(conf, held - conf.sum(axis=1) - lost)
             if conf.any():
                 out[name] = conf

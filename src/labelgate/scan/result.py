@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from labelgate.core.batchplan import BatchPlan
+from labelgate.core.classcounts import ClassCounts
 from labelgate.core.report import Example
 
 __all__ = [
@@ -145,14 +146,15 @@ class ScanResult:
             tasks, else 0).
         file_rows: rows per input file.
         row_status, value_status: rows (values) per ``labelgate.core.rules.Status``.
-        class_counts: usable targets per class.
+        class_counts: usable targets per class (sparse above ``DENSE_LIMIT`` classes).
         ignore_hits: targets equal to ignore_index.
         other_values, other_values_overflow: out-of-range values with their counts (at most
             1,000 distinct), and the count of values past that.
         tallies: check code -> where its failing values were met.
         source_names, source_rows, source_status, source_hist, source_first: per source (in the
             order of their first row): name, rows, rows per status, usable values per class plus
-            the count of values equal to K, and first row.
+            the count of values equal to K (counts over K + 1 classes, the last one K), and
+            first row.
         source_firsts: source -> its first rows with a name and a label (evidence for LG011).
         pairs, pairs_overflow: (source, value, name) -> (count, first row), for the name checks.
         ids_seen, ids_increasing: whether an id column was read, and whether its ids strictly
@@ -172,7 +174,7 @@ class ScanResult:
     file_rows: tuple[int, ...]
     row_status: I64
     value_status: I64
-    class_counts: I64
+    class_counts: ClassCounts
     ignore_hits: int
     other_values: Mapping[int, int]
     other_values_overflow: int
@@ -180,7 +182,7 @@ class ScanResult:
     source_names: tuple[str, ...]
     source_rows: I64
     source_status: I64
-    source_hist: I64
+    source_hist: tuple[ClassCounts, ...]
     source_first: tuple[int, ...]
     source_firsts: Mapping[int, tuple[Example, ...]]
     pairs: Mapping[tuple[int, int, str], tuple[int, int]]
@@ -190,7 +192,7 @@ class ScanResult:
     soft_reasons: Mapping[str, int]
     dense: DenseBatches | None = None
     sparse: SparseBatches | None = None
-    class_rows: I64 | None = None
+    class_rows: ClassCounts | None = None
 
     def kept(self) -> int:
         """Batches a DataLoader yields."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from labelgate.core.batchplan import BatchPlan
+from labelgate.core.classcounts import ClassCounts, add_grouped
 from labelgate.core.rules import Status, judge
 from labelgate.scan.idkeys import IdKeys
 from labelgate.scan.kernel import scan_piece
@@ -137,10 +138,9 @@ def result_of(
     sid = {s: i for i, s in enumerate(order)}
     n = len(order)
     row_status = np.zeros(Status.COUNT, np.int64)
-    class_counts = np.zeros(k, np.int64)
     source_rows = np.zeros(n, np.int64)
     source_status = np.zeros((n, Status.COUNT), np.int64)
-    source_hist = np.zeros((n, k + 1), np.int64)
+    held: tuple[list[int], list[int], list[int]] = ([], [], [])  # source, value 0..K, count
     others: Counter[int] = Counter()
     others_past = 0
     ignore_hits = 0
@@ -157,11 +157,10 @@ def result_of(
         source_status[i, status] += count
         if value is None:
             continue
-        if status == Status.USABLE:
-            class_counts[value] += count
-            source_hist[i, value] += count
-        elif status == Status.HIGH and value == k:
-            source_hist[i, k] += count
+        if status == Status.USABLE or (status == Status.HIGH and value == k):
+            held[0].append(i)
+            held[1].append(value)
+            held[2].append(count)
         if status == Status.IGNORED:
             ignore_hits += count
         if status in (Status.HIGH, Status.NEGATIVE):
@@ -178,6 +177,12 @@ def result_of(
                     pairs[(i, value, name)] = [count, first]
             else:
                 pair[0] += count
+    sources, labels, counts = (np.array(column, np.int64) for column in held)
+    source_hist = [ClassCounts(k + 1) for _ in range(n)]
+    add_grouped(source_hist, sources, labels, counts)
+    class_counts = ClassCounts(k)
+    in_range = labels < k  # the K column counts values equal to K: no class
+    class_counts.add(labels[in_range], counts[in_range])
     tallies = {
         code: CodeTally(
             h.count,
@@ -201,7 +206,7 @@ def result_of(
         file_rows=tuple(file_rows),
         row_status=frozen(row_status),
         value_status=frozen(row_status.copy()),
-        class_counts=frozen(class_counts),
+        class_counts=class_counts.freeze(),
         ignore_hits=ignore_hits,
         other_values=dict(others),
         other_values_overflow=others_past,
@@ -209,7 +214,7 @@ def result_of(
         source_names=tuple(NO_SOURCE if s is None else s for s in order),
         source_rows=frozen(source_rows),
         source_status=frozen(source_status),
-        source_hist=frozen(source_hist),
+        source_hist=tuple(h.freeze() for h in source_hist),
         source_first=tuple(first_seen[s] for s in order),
         source_firsts={sid[s]: tuple(ex) for s, ex in part.firsts.items() if ex},
         pairs={key: (c, first) for key, (c, first) in pairs.items()},

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from labelgate.core.arrow import bool_mask, from_numpy, numbers
 from labelgate.core.batchplan import BatchPlan
+from labelgate.core.classcounts import ClassCounts, add_grouped
 from labelgate.core.labels import (
     Classified,
     classify,
@@ -46,8 +47,9 @@ F64 = npt.NDArray[np.float64]
 class Scan:
     """Accumulates, chunk by chunk, the counts and examples the checks are computed from.
 
-    Memory is bounded by K, the number of sources, batches (8 bytes each) and distinct
-    (source, label, name) triples, never by the rows themselves.
+    Memory is bounded by the classes present (by K up to ``DENSE_LIMIT`` classes), the number of
+    sources, batches (8 bytes each) and distinct (source, label, name) triples, never by the rows
+    themselves.
     """
 
     def __init__(
@@ -82,8 +84,8 @@ class Scan:
         self.tokens = 0
         self.row_status = np.zeros(Status.COUNT, np.int64)
         self.value_status = np.zeros(Status.COUNT, np.int64)
-        self.class_counts = np.zeros(num_classes, np.int64)
-        self.class_rows = np.zeros(num_classes, np.int64)  # rows holding each class (masks)
+        self.class_counts = ClassCounts(num_classes)
+        self.class_rows = ClassCounts(num_classes)  # rows holding each class (masks)
         self.pixels = False  # whether counts are of pixels (segmentation masks)
         self.ignore_hits = 0
         self.other_values: Counter[int] = Counter()
@@ -99,7 +101,7 @@ class Scan:
         self._source_index: dict[str | None, int] = {}
         self.source_rows = np.zeros(0, np.int64)
         self.source_status = np.zeros((0, Status.COUNT), np.int64)
-        self.source_hist = np.zeros((0, num_classes + 1), np.int64)
+        self.source_hist: list[ClassCounts] = []  # over K + 1 classes: the last one is K
         self.source_first: list[int] = []  # first row of each source, for a stable order
         self.source_firsts: dict[int, list[Example]] = defaultdict(list)
         self.pairs: dict[tuple[int, int, str], list[int]] = {}
@@ -141,12 +143,12 @@ class Scan:
         usable = c.status == Status.USABLE
         soft = self.soft_tolerance is not None or self.multilabel
         if positives is not None:  # a multi-hot row counts once for each class it holds
-            self.class_counts += positives
+            self.class_counts.merge(positives)
         elif not soft:  # a soft row is a distribution, not one class
             held = c.values[usable]
-            self.class_counts += counted(held, None if w is None else w[usable], self.k)
+            self.class_counts.add(held, None if w is None else w[usable])
             if w is not None:  # a mask's values are distinct: one per mask holding the class
-                self.class_rows += np.bincount(held, minlength=self.k)[: self.k]
+                self.class_rows.add(held)
         ignored = c.status == Status.IGNORED
         self.ignore_hits += int(ignored.sum() if w is None else w[ignored].sum())
         out = (c.status == Status.HIGH) | (c.status == Status.NEGATIVE)
@@ -258,7 +260,7 @@ class Scan:
         self.source_first.append(-1)
         self.source_rows = np.append(self.source_rows, 0)
         self.source_status = np.vstack([self.source_status, np.zeros((1, Status.COUNT), np.int64)])
-        self.source_hist = np.vstack([self.source_hist, np.zeros((1, self.k + 1), np.int64)])
+        self.source_hist.append(ClassCounts(self.k + 1))
         return new
 
     def _per_source(
@@ -274,10 +276,10 @@ class Scan:
             src * statuses + c.row_status.astype(np.int64), minlength=s * statuses
         ).reshape(s, statuses)
         in_hist = usable | ((c.status == Status.HIGH) & (c.values == self.k))
-        elem_src = src if c.row_of is None else src[c.row_of]
-        flat = elem_src[in_hist] * (self.k + 1) + c.values[in_hist]
-        per = counted(flat, None if w is None else w[in_hist], s * (self.k + 1))
-        self.source_hist += per.reshape(s, self.k + 1)
+        elem_src = (src if c.row_of is None else src[c.row_of])[in_hist]
+        add_grouped(
+            self.source_hist, elem_src, c.values[in_hist], None if w is None else w[in_hist]
+        )
 
     def _example(
         self, c: Classified, chunk: Chunk, src: I64, batch: I64, elem: int, w: I64 | None = None
@@ -400,8 +402,8 @@ class Scan:
             file_rows=tuple(self.file_rows),
             row_status=frozen(self.row_status),
             value_status=frozen(self.value_status),
-            class_counts=frozen(self.class_counts),
-            class_rows=frozen(self.class_rows) if self.pixels else None,
+            class_counts=self.class_counts.freeze(),
+            class_rows=self.class_rows.freeze() if self.pixels else None,
             ignore_hits=self.ignore_hits,
             other_values=dict(self.other_values),
             other_values_overflow=self.other_values_overflow,
@@ -409,7 +411,7 @@ class Scan:
             source_names=tuple(self.source_names),
             source_rows=frozen(self.source_rows),
             source_status=frozen(self.source_status),
-            source_hist=frozen(self.source_hist),
+            source_hist=tuple(h.freeze() for h in self.source_hist),
             source_first=tuple(self.source_first),
             source_firsts={s: tuple(ex) for s, ex in self.source_firsts.items() if ex},
             pairs={key: (c, first) for key, (c, first) in self.pairs.items()},
@@ -437,7 +439,7 @@ class Scan:
         self._source_index = {k: new[v] for k, v in self._source_index.items()}
         self.source_rows = self.source_rows[order]
         self.source_status = self.source_status[order]
-        self.source_hist = self.source_hist[order]
+        self.source_hist = [self.source_hist[i] for i in order]
         self.source_firsts = defaultdict(list, {new[s]: ex for s, ex in self.source_firsts.items()})
         self.pairs = {(new[s], v, m): e for (s, v, m), e in self.pairs.items()}
         for t in self.tallies.values():
