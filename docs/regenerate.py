@@ -32,7 +32,8 @@ end, and the environment's values (versions, platform, revision) stay as shown.
 
 Commands run as a user runs them: ``labelgate`` through ``labelgate.cli.main`` in this process, any
 other command (``printf ... > file``) by the shell; a block whose commands write files runs in a
-temporary copy of data_samples/ and schemas/. What varies from run to run (timings, absolute and
+temporary copy of data_samples/ and schemas/, beside links to benchmarks/ and tests/ (a script
+there may make a block's input: ``python benchmarks/witness_example.py ex/``). What varies from run to run (timings, absolute and
 temporary paths, versions, hashes) is normalised before outputs are compared, and a block whose
 output differs only there is left as it is.
 
@@ -64,6 +65,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # copied for a block whose commands write files: every input the docs' commands read
 COPIED = ("data_samples", "schemas")
+# linked into that copy, read only: the scripts a block runs to make its input (and what they import)
+LINKED = ("benchmarks", "tests")
 
 MARKER = re.compile(
     r"^<!-- run: (?P<cwd>[^;]+?)(?:; trim: (?P<trim>.+?))?(?:; json: (?P<json>.+?))? -->$"
@@ -217,6 +220,8 @@ def place(cwd: str, copy: bool) -> Iterator[Path]:
     with tempfile.TemporaryDirectory(prefix="labelgate-docs-") as tmp:
         for name in COPIED:
             shutil.copytree(ROOT / name, Path(tmp) / name)
+        for name in LINKED:
+            (Path(tmp) / name).symlink_to(ROOT / name, target_is_directory=True)
         yield Path(tmp) / cwd
 
 
