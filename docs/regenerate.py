@@ -326,9 +326,8 @@ def indent_of(lines: list[str], block: Block) -> str:
     return fence[1] if fence else ""
 
 
-def unmarked(page: Path, lines: list[str]) -> Iterator[str]:
-    """Blocks showing a command's output on a bundled sample without a marker: ``FILE:LINE``."""
-    marked = {b.start for b in blocks(page, lines)}
+def fences(lines: list[str]) -> Iterator[tuple[int, int]]:
+    """Each fenced block of a page: the index of its opening fence and of its closing one."""
     i = 0
     while i < len(lines):
         fence = FENCE.match(lines[i])
@@ -338,16 +337,33 @@ def unmarked(page: Path, lines: list[str]) -> Iterator[str]:
         end = i + 1
         while end < len(lines) and not lines[end].strip().startswith(fence[2]):
             end += 1
-        body = [line.strip() for line in lines[i + 1 : end]]
-        output = [line for line in body if line and not line.startswith("$ ")]
-        before = lines[i - 1].strip() if i else ""
-        if i + 1 not in marked and output and not MEASURED.match(before):
-            for _, command in commands(body):
-                words = shlex.split(command)
-                if words[:1] == ["labelgate"] and len(words) > 2 and bundled(words[2]):
-                    yield f"{shown_path(page)}:{i + 1}: unmarked ($ {command})"
-                    break
+        yield i, end
         i = end + 1
+
+
+def unheld(page: Path, lines: list[str]) -> Iterator[tuple[int, list[str], list[str]]]:
+    """The fenced blocks of a page that no ``run:`` or ``measured:`` marker holds: each as the line
+    of its opening fence, its body's lines (stripped) and the ``$ labelgate`` commands it shows."""
+    marked = {b.start for b in blocks(page, lines)}
+    for i, end in fences(lines):
+        before = lines[i - 1].strip() if i else ""
+        if i + 1 in marked or MEASURED.match(before):
+            continue
+        body = [line.strip() for line in lines[i + 1 : end]]
+        shown = [c for _, c in commands(body) if c.split(maxsplit=1)[:1] == ["labelgate"]]
+        yield i + 1, body, shown
+
+
+def unmarked(page: Path, lines: list[str]) -> Iterator[str]:
+    """Blocks showing a command's output on a bundled sample without a marker: ``FILE:LINE``."""
+    for line, body, shown in unheld(page, lines):
+        if not any(text and not text.startswith("$ ") for text in body):
+            continue  # no output: a usage line
+        for command in shown:
+            words = shlex.split(command)
+            if len(words) > 2 and bundled(words[2]):
+                yield f"{shown_path(page)}:{line}: unmarked ($ {command})"
+                break
 
 
 def shown_path(page: Path) -> str:
