@@ -152,8 +152,18 @@ def run_one(command: str, cwd: Path) -> str:
     """What a command prints (stdout, then stderr), run in ``cwd``."""
     words = shlex.split(command)
     if words[0] != "labelgate":
+        # ``python`` in a block is this interpreter (the one with labelgate's test dependencies),
+        # whether or not its environment is activated in the calling shell
+        path = os.pathsep.join((str(Path(sys.executable).parent), os.environ.get("PATH", "")))
         done = subprocess.run(
-            command, shell=True, cwd=cwd, capture_output=True, text=True, check=False, timeout=120
+            command,
+            shell=True,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            env={**os.environ, "PATH": path},
         )
         return done.stdout + done.stderr
     from labelgate.cli import main
