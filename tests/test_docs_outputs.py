@@ -191,8 +191,6 @@ class TestCheck:
 # page and its first labelgate command. Every other block with a "$ labelgate" line carries a
 # run: or a measured: marker (TestEveryBlockHeld), so a fresh run or a benchmark holds it.
 CANNOT_RUN = {
-    # its checkpoints are written with torch.save, and torch is not a dependency of the check
-    ("docs/resume.md", "labelgate resume ckpt --log train.log --classes 4"),
     # the checkpoints and log of a real Hugging Face Trainer run (transformers and torch)
     ("docs/resume.md", "labelgate resume hfout --log hf.log --classes 4"),
     # needs the page's example package installed (pip install ./labelgate-lbl), which the check does
