@@ -21,29 +21,10 @@ from labelgate.commands.logs.logstep import FailStep
 from labelgate.commands.resume import judge_checkpoints
 from labelgate.training.checkpoints import Checkpoint, find_checkpoints, read_checkpoint
 from tests.conftest import BARE_ENV, run_cli
+from tests.support.checkpoints import net, save, spoiled_run, trained
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
-
-
-def net(k: int = 4) -> Any:
-    torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, k))
-
-
-def trained(k: int = 4) -> tuple[Any, Any]:
-    model = net(k)
-    opt = torch.optim.Adam(model.parameters(), 1e-2)
-    loss = torch.nn.functional.cross_entropy(
-        model(torch.randn(5, 6)), torch.tensor([0, 1, 2, 3, 0]) % k
-    )
-    loss.backward()
-    opt.step()
-    return model, opt
-
-
-def save(path: Path, model: Any, opt: Any) -> None:
-    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": 0}, path)
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -56,21 +37,7 @@ def run_dir(tmp_path: Path) -> Path:
     450 a head of 5 classes, 600 sound but written after the failure at step 500."""
     d = tmp_path / "ckpt"
     d.mkdir()
-    model, opt = trained()
-    save(d / "step-100.pt", model, opt)
-    m, o = trained()
-    with torch.no_grad():
-        m[0].weight[2, 3] = float("nan")
-    save(d / "step-200.pt", m, o)
-    m, o = trained()
-    o.state[next(iter(o.state))]["exp_avg_sq"][0] = float("inf")
-    save(d / "step-300.pt", m, o)
-    save(d / "step-400.pt", model, opt)
-    whole = (d / "step-400.pt").read_bytes()
-    (d / "step-400.pt").write_bytes(whole[: len(whole) // 2])
-    m, o = trained(k=5)
-    save(d / "step-450.pt", m, o)
-    save(d / "step-600.pt", model, opt)
+    spoiled_run(d, (100, 200, 300, 400, 450, 600))
     return d
 
 
