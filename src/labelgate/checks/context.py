@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from labelgate.contract import BOX_TASKS, Contract
 from labelgate.contract.classmap import normalise_name
 from labelgate.core.codes import Code
-from labelgate.core.findings import finding, plural
+from labelgate.core.findings import finding, join_values, plural
 from labelgate.core.report import Finding
 from labelgate.io.sources import InputFile
 from labelgate.scan import CodeTally, ScanResult
@@ -156,11 +156,3 @@ def tally_finding(
             details=details or {},
         )
     ]
-
-
-def join_values(values: list[Any], limit: int = 10, *, total: int | None = None) -> str:
-    """``1, 2, 3 and 7 more``: the first ``limit`` values, and how many more of ``total``
-    (default: the list's length) there are."""
-    total = len(values) if total is None else total
-    shown = ", ".join(str(v) for v in values[:limit])
-    return shown + (f" and {total - limit} more" if total > limit else "")

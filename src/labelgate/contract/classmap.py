@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 from labelgate.core.classrange import absent_of
+from labelgate.core.findings import join_values
 from labelgate.errors import ClassMapError, InputError
 from labelgate.io.bounded import load_json, yaml_problem
 from labelgate.io.classnames import (
@@ -128,20 +129,20 @@ class ClassMap:
             spelled.setdefault(key, name)
         for key, indices in by_name.items():
             if key == "":
-                found.append(f"empty class name at index {_join(indices)}")
+                found.append(f"empty class name at index {join_values(indices)}")
             elif len(indices) > 1:
-                found.append(f"name {spelled[key]!r} appears at indices {_join(indices)}")
+                found.append(f"name {spelled[key]!r} appears at indices {join_values(indices)}")
         index_counts = Counter(index for index, _ in self.entries)
         for index, count in sorted(index_counts.items()):
             if count > 1:
                 found.append(f"index {index} is given {count} names")
         outside = sorted(i for i in index_counts if not 0 <= i < num_classes)
         if outside:
-            found.append(f"indices outside 0..{num_classes - 1}: {_join(outside)}")
+            found.append(f"indices outside 0..{num_classes - 1}: {join_values(outside)}")
         # K is input (it may be 2**31): the missing indices are counted, the first ten named
         missing, first = absent_of(num_classes, set(index_counts) | unnamed)
         if missing:
-            found.append(f"no name for indices {_join(first, total=missing)}")
+            found.append(f"no name for indices {join_values(first, total=missing)}")
         if self.declared is not None and self.declared != len(self.entries):
             found.append(
                 f"{self.origin} states {self.declared} classes and names {len(self.entries)}"
@@ -152,12 +153,6 @@ class ClassMap:
                 "splits on newlines grows an extra, empty class from them"
             )
         return found
-
-
-def _join(values: list[int], limit: int = 10, *, total: int | None = None) -> str:
-    total = len(values) if total is None else total
-    shown = ", ".join(str(v) for v in values[:limit])
-    return shown + (f" and {total - limit} more" if total > limit else "")
 
 
 def load_class_map(path: str | Path) -> ClassMap:

@@ -11,7 +11,7 @@ from labelgate.core.catalog import SEVERITIES, entry, known
 from labelgate.core.codes import Code
 from labelgate.core.report import SEVERITY_ORDER, Example, Finding
 
-__all__ = ["apply_severity", "finding", "plural"]
+__all__ = ["apply_severity", "finding", "join_values", "plural"]
 
 
 def finding(
@@ -65,3 +65,11 @@ def apply_severity(findings: Iterable[Finding], overrides: Mapping[str, str]) ->
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``1 label``, ``2 labels``; ``many`` where adding an s is wrong (``batches``)."""
     return f"{count} {word}" if count == 1 else f"{count} {many or word + 's'}"
+
+
+def join_values(values: list[Any], limit: int = 10, *, total: int | None = None) -> str:
+    """``1, 2, 3 and 7 more``: the first ``limit`` values, and how many more of ``total``
+    (default: the list's length) there are."""
+    total = len(values) if total is None else total
+    shown = ", ".join(str(v) for v in values[:limit])
+    return shown + (f" and {total - limit} more" if total > limit else "")
