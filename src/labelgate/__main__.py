@@ -1,5 +1,5 @@
 """``python -m labelgate``: the command line."""
 
-from labelgate.cli import main
+from labelgate.cli.entry import run
 
-raise SystemExit(main())
+run()
