@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import re
@@ -301,6 +300,8 @@ def _name_index(row: list[str]) -> bool:
 
 
 def _from_csv(text: str, origin: str) -> ClassMap:
+    import csv  # only for a class map in CSV: not at every start
+
     try:  # newline="": a lone carriage return ends a row, as the csv module wants
         rows = [
             r for r in csv.reader(io.StringIO(text, newline="")) if r and any(c.strip() for c in r)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 from collections.abc import Iterator
@@ -154,6 +153,8 @@ def _csv_header(file: InputFile) -> list[str] | None:
     A first line with a field that is an integer (AG News: ``"3","Fears for..."``) is data: no
     header in use names a column ``3``.
     """
+    import csv  # only for delimited inputs: not at every start
+
     with Path(file.path).open(encoding="utf-8", newline="") as f:
         first = f.readline()
     try:
