@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import labelgate
 from labelgate.core import classcounts
-from labelgate.core.classcounts import ClassCounts, add_grouped
+from labelgate.core.classcounts import SOURCES_DENSE, ClassCounts, add_grouped, source_counts
 from labelgate.core.classrange import absent_of
 
 
@@ -189,3 +189,15 @@ def test_sparse_sums_stay_exact_past_2_53() -> None:
     counts.add(np.array([9, 9]), np.array([big, 2], np.int64))
     counts.add_counts(np.array([9]), np.array([1]))
     assert counts.count(9) == big + 3
+
+
+def test_sources_histograms_are_arrays_of_k_up_to_their_budget_only() -> None:
+    k = 65_535
+    within = SOURCES_DENSE // k
+    made = [source_counts(k, held) for held in range(within + 2)]
+    assert [c.dense for c in made] == [True] * within + [False, False]
+    labels = np.array([0, 3, 3, k - 1], np.int64)
+    for counts in (made[0], made[-1]):
+        counts.add(labels)
+    assert made[0] == made[-1]
+    assert list(made[-1].items()) == [(0, 1), (3, 2), (k - 1, 1)]

@@ -372,6 +372,29 @@ class TestLargestIds:
         # counted as a list of names by index would count them, without listing them
         assert f"at {2**63 - 2} of {2**63} indices, from index 2" in lg030["message"]
 
+    def test_many_sources_at_a_large_k_hold_the_classes_present(self, tmp_path: Path) -> None:
+        """One histogram per source: 2,000 sources of one row each at K = 65,535 (the largest K
+        counted densely) were 2,000 arrays of K counters, 1.1 GB at the peak and 6 s; past a
+        budget the sources' histograms hold the classes present."""
+        rows = 2_000
+        table = pa.table(
+            {
+                "id": np.arange(rows, dtype=np.int64),
+                "label": np.arange(rows, dtype=np.int64) % 7,
+                "source": [f"shard-{i:04d}" for i in range(rows)],
+            }
+        )
+        path = tmp_path / "sources.parquet"
+        pq.write_table(table, path)
+        args = ("validate", str(path), "-k", "65535", "--format", "json")
+        r = run_bounded(*args, memory_mb=768, timeout=60)
+        assert_clean_exit(r, 0, 1)
+        report = json.loads(r.stdout)
+        assert report["counts"]["rows"] == rows
+        assert len(report["sources"]) == rows
+        counted = {c["index"]: c["count"] for c in report["classes"] if c["count"]}
+        assert counted == {c: len(range(c, rows, 7)) for c in range(7)}
+
 
 class TestTypesOfMetadata:
     @pytest.mark.parametrize(

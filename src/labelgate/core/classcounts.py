@@ -15,10 +15,13 @@ import numpy.typing as npt
 
 from labelgate.core.classrange import absent_of
 
-__all__ = ["DENSE_LIMIT", "ClassCounts", "add_grouped"]
+__all__ = ["DENSE_LIMIT", "SOURCES_DENSE", "ClassCounts", "add_grouped", "source_counts"]
 
 I64 = npt.NDArray[np.int64]
 DENSE_LIMIT = 65_536  # classes up to which the counts are one array of K
+# Counters held as arrays of K by the sources' histograms together (64 MB): 2,000 sources at
+# K = 65,535 would otherwise hold 1 GB, most of it zeros.
+SOURCES_DENSE = 1 << 23
 
 
 def _summed(ids: I64, counts: I64) -> tuple[I64, I64]:
@@ -196,6 +199,14 @@ class ClassCounts:
         more = ", ..." if self.present() > 5 else ""
         form = "dense" if self.dense else "sparse"
         return f"ClassCounts(k={self.k}, {form}, {str(shown)[1:-1]}{more})"
+
+
+def source_counts(k: int, held: int) -> ClassCounts:
+    """The histogram of one more source over ``k`` classes, ``held`` sources' histograms made
+    before it: an array of K while the sources' arrays stay within ``SOURCES_DENSE`` counters,
+    the classes present past it (the same answers either way)."""
+    dense = (held + 1) * k <= SOURCES_DENSE
+    return ClassCounts(k, dense_limit=None if dense else 0)
 
 
 def add_grouped(

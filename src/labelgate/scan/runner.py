@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from labelgate.core.batchplan import BatchPlan
-from labelgate.core.classcounts import ClassCounts, add_grouped
+from labelgate.core.classcounts import ClassCounts, add_grouped, source_counts
 from labelgate.core.rules import Status, judge
 from labelgate.scan.idkeys import IdKeys
 from labelgate.scan.kernel import scan_piece
@@ -178,7 +178,7 @@ def result_of(
             else:
                 pair[0] += count
     sources, labels, counts = (np.array(column, np.int64) for column in held)
-    source_hist = [ClassCounts(k + 1) for _ in range(n)]
+    source_hist = [source_counts(k + 1, held) for held in range(n)]
     add_grouped(source_hist, sources, labels, counts)
     class_counts = ClassCounts(k)
     in_range = labels < k  # the K column counts values equal to K: no class

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from labelgate.core.arrow import bool_mask, from_numpy, numbers
 from labelgate.core.batchplan import BatchPlan
-from labelgate.core.classcounts import ClassCounts, add_grouped
+from labelgate.core.classcounts import ClassCounts, add_grouped, source_counts
 from labelgate.core.labels import (
     Classified,
     classify,
@@ -260,7 +260,7 @@ class Scan:
         self.source_first.append(-1)
         self.source_rows = np.append(self.source_rows, 0)
         self.source_status = np.vstack([self.source_status, np.zeros((1, Status.COUNT), np.int64)])
-        self.source_hist.append(ClassCounts(self.k + 1))
+        self.source_hist.append(source_counts(self.k + 1, len(self.source_hist)))
         return new
 
     def _per_source(
