@@ -156,3 +156,11 @@ def test_a_csv_with_a_lone_carriage_return_is_a_class_map_error(tmp_path: Path) 
     path.write_bytes(b"\r0")  # found by the class-map fuzz test: the csv module raised
     with pytest.raises(ClassMapError):
         load_class_map(path)
+
+
+def test_a_class_named_as_the_placeholders_is_a_duplicate_name() -> None:
+    """The placeholders share their name by design; a class of that name makes it ambiguous."""
+    gaps = ClassMap(((0, "N/A"), (1, "cat"), (2, "N/A")), placeholders=frozenset({0, 2}))
+    assert gaps.problems(3) == []
+    clash = ClassMap(((0, "N/A"), (1, "N/A"), (2, "dog")), placeholders=frozenset({0}))
+    assert clash.problems(3) == ["name 'N/A' appears at indices 0, 1"]

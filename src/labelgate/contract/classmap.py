@@ -121,15 +121,15 @@ class ClassMap:
         by_name: defaultdict[str, list[int]] = defaultdict(list)
         spelled: dict[str, str] = {}
         for index, name in self.entries:
-            if index in self.placeholders:
-                continue  # a gap's filler shares its name with the other gaps by design
             key = normalise_name(name)
             by_name[key].append(index)
             spelled.setdefault(key, name)
         for key, indices in by_name.items():
-            if key == "":
-                found.append(f"empty class name at index {join_values(indices)}")
-            elif len(indices) > 1:
+            # a gap's fillers share their name by design; a class sharing it is named twice
+            named = [i for i in indices if i not in self.placeholders]
+            if key == "" and named:
+                found.append(f"empty class name at index {join_values(named)}")
+            elif len(indices) > 1 and named:
                 found.append(f"name {spelled[key]!r} appears at indices {join_values(indices)}")
         index_counts = Counter(index for index, _ in self.entries)
         for index, count in sorted(index_counts.items()):
