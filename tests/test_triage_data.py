@@ -623,7 +623,10 @@ class TestBatchSizeOfTheRun:
         doc = self.run(tmp_path, ["Namespace(batch_size=32)"], capsys, failure=failure)
         note = doc["batch_size_note"]
         assert note.startswith("batch size 8: read from line 8 of the log")
-        assert "line 1 shows batch_size=32" in note and doc["data"]["explained"] is True
+        assert "line 1 shows batch_size=32" in note
+        # the batch of 8 holds row 37; a shape error is raised before a value is read
+        assert doc["data"]["explained"] is False
+        assert "row 37 (id 537) holds 4 with K=4 (batch 4)" in doc["data"]["verdict"]
 
     def test_a_print_after_the_failure_is_not_read(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

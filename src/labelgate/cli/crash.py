@@ -133,7 +133,9 @@ def triage_data(args: argparse.Namespace) -> int:
     )
     failed = result.first_error is not None or where.cause == "nan"
     crash = (
-        failing_batch(args.data, contract, spec, where, family=result.family) if failed else None
+        failing_batch(args.data, contract, spec, where, family=result.family, kind=result.kind)
+        if failed
+        else None
     )
     sys.stdout.write(render_triage_data(result, where, crash, args.format, note))
     return EXIT_FAIL if failed else EXIT_PASS
@@ -197,7 +199,9 @@ def crash_extras(args: argparse.Namespace, contract: Contract) -> dict[str, Any]
             grad_accum=args.grad_accum,
             sampler_drop_last=args.sampler_drop_last,
         )
-        crash = failing_batch(args.paths, contract, spec, where, family=result.family)
+        crash = failing_batch(
+            args.paths, contract, spec, where, family=result.family, kind=result.kind
+        )
         line = result.first_error["line"] if result.first_error else None
         extras["crash"] = {"family": result.family, "first_error_line": line} | {
             "batch_size": spec.batch_size,

@@ -25,6 +25,7 @@ __all__ = ["CrashBatch", "failing_batch", "loader_spec"]
 
 SHOWN = 20  # bad rows named in the verdict's detail
 LABEL_CAUSED = ("index_out_of_range", "other", None)  # families a bad target can produce
+NOT_FROM_VALUES = ("batch_size_mismatch",)  # named cases of those a value cannot raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +120,7 @@ def failing_batch(
     where: FailStep,
     *,
     family: str | None = None,
+    kind: str | None = None,
 ) -> CrashBatch:
     """The rows the DataLoader gave at the failing step, and the judge's verdict on them.
 
@@ -128,6 +130,7 @@ def failing_batch(
         spec: the DataLoader, with world size and gradient accumulation.
         where: the failing step (from the log, or given).
         family: triage's family of the failure, to say whether labels can explain it.
+        kind: triage's named case within the family (a batch-size mismatch is not the labels').
 
     Raises:
         UsageError: the step cannot be placed (no step, past the epoch), or a bad rank.
@@ -184,7 +187,7 @@ def failing_batch(
         "ranks": ranks,
         "rows_per_epoch": rows,
     }
-    explained, verdict = _verdict(batches, bad, data, family, spec)
+    explained, verdict = _verdict(batches, bad, data, family, kind, spec)
     return CrashBatch(step, batches, explained, verdict, bad[:SHOWN])
 
 
@@ -251,6 +254,7 @@ def _verdict(
     bad: list[dict[str, Any]],
     data: Dataset,
     family: str | None,
+    kind: str | None,
     spec: LoaderSpec,
 ) -> tuple[bool, str]:
     k, ignore = data.k, data.contract.ignore_index
@@ -287,8 +291,13 @@ def _verdict(
             f"{rank}batch {b['batch']} has no usable target (every one is "
             f"ignore_index={ignore}, or of class weight 0): the mean loss is NaN"
         )
-    if family in LABEL_CAUSED:
+    if family in LABEL_CAUSED and kind not in NOT_FROM_VALUES:
         return True, f"the failure is explained by the data: {what}"
+    if kind in NOT_FROM_VALUES:
+        return False, (
+            f"the batch holds bad labels ({what}), but a {kind.replace('_', ' ')} is raised "
+            "before the loss reads a value: fix them, and look at the shapes too"
+        )
     return False, (
         f"the batch holds bad labels ({what}), but a {family} failure does not come from "
         "labels: fix them, and look at this family's own causes too"

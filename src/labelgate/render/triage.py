@@ -24,6 +24,11 @@ def render_triage(t: Triage, fmt: str) -> str:
             f"class count: the checkpoint's {terminal_text(d['parameter'])} has {d['checkpoint']} outputs, the "
             f"model {d['model']}"
         )
+    if t.kind == "batch_size_mismatch":
+        d = t.details
+        lines.append(
+            f"batch size: the model's output has {d['input']} rows, the target {d['target']}"
+        )
     rank = f" (rank {t.rank})" if t.rank is not None else ""
     first = terminal_text(t.first_error["text"])
     lines.append(f"first error, line {t.first_error['line']}{rank}: {first}")

@@ -119,6 +119,15 @@ KINDS: dict[str, dict[str, str]] = {
         "MASTER_ADDR, MASTER_PORT and world size; the workers that never joined are the ones to "
         "look at (did they start, or fail before?)",
     },
+    "batch_size_mismatch": {
+        "family": "other",
+        "first_check": "the shapes of the failing step: the model's output and the target must "
+        "have the same first dimension (the batch): a target flattened, or not, unlike the "
+        "output (sequence or pixel targets), a collate or model that drops, pads or reshapes "
+        "rows, a view over the wrong dimension",
+        "avoid": "reading the batch's label values as the cause: the loss compares the shapes "
+        "before it reads a value, so a bad value in this batch did not raise this error",
+    },
     "checkpoint_class_count": {
         "family": "other",
         "first_check": "the class map: the model was built for another number of classes than the "

@@ -10,6 +10,7 @@ from labelgate.commands.logs.families import FAMILIES
 __all__ = [
     "ASSERT",
     "ASYNC_FOOTER",
+    "BATCH_SIZE_MISMATCH",
     "CAPABILITY",
     "CLASS_PARAM",
     "ENTITY",
@@ -116,6 +117,12 @@ FRAME_TAIL = re.compile(r"^(?:\s|│|╰|╭|\^|-+>|\.{3,}|frame #|$)")
 SIZE_MISMATCH = re.compile(
     r"size mismatch for (\S+): copying a param (?:with shape|of) torch\.Size\(\[([\d, ]*)\]\) from "
     r"checkpoint, (?:the shape in current model is|where the shape is) torch\.Size\(\[([\d, ]*)\]\)"
+)
+# The loss's shape check (ATen's nll_loss): run before any target's value is read, so a batch
+# holding a bad value raises it too (PyTorch 2.13, CPU: cross_entropy of (32, 4) logits and 8
+# targets holding 9 with K = 4 raises this ValueError, not an index error).
+BATCH_SIZE_MISMATCH = re.compile(
+    r"Expected input batch_size \((\d{1,12})\) to match target batch_size \((\d{1,12})\)"
 )
 CLASS_PARAM = re.compile(r"(?:^|[._])(?:fc|cls|logits?|class\w*|classifier\w*)(?:[._]|$)")
 RESULT_WORDS = re.compile(

@@ -8,6 +8,7 @@ from typing import Any
 
 from labelgate.commands.logs.families import FAMILIES
 from labelgate.commands.logs.logpatterns import (
+    BATCH_SIZE_MISMATCH,
     CLASS_PARAM,
     FAMILY_ORDER,
     FAMILY_PATTERNS,
@@ -24,6 +25,9 @@ def error_kind(family: str, block: str) -> tuple[str | None, dict[str, Any]]:
         return ("collective_timeout" if collective else "store_timeout"), {}
     if family != "other":
         return None, {}
+    sizes = BATCH_SIZE_MISMATCH.search(block)
+    if sizes is not None:
+        return "batch_size_mismatch", {"input": int(sizes[1]), "target": int(sizes[2])}
     found = SIZE_MISMATCH.findall(block)
     if not found:
         return None, {}
