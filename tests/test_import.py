@@ -136,6 +136,7 @@ NOT_ON_THE_PARQUET_PATH = (
     "subprocess",  # the code revision read from .git, the platform from os.uname
     "numpy.ma",  # numpy 2's np.unique loads it
     "difflib",  # "did you mean": only when a name is refused
+    "csv",  # a class map in CSV, a delimited input
     "labelgate.contract.modelmap",
     "labelgate.training.heads",
     "labelgate.run.cache",
