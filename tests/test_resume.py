@@ -22,7 +22,7 @@ from labelgate.training.checkpoints import Checkpoint, find_checkpoints, read_ch
 from tests.conftest import BARE_ENV, cli_here, run_cli
 from tests.support.checkpoints import net, save, spoiled_run, trained
 from tests.support.crashes import (
-    TrainerCrash,
+    Crash,
     hf_crash,  # noqa: F401 - the fixture, shared
     planted,
 )
@@ -249,7 +249,7 @@ class TestRealTrainers:
 
     def test_hf_trainer_checkpoints(
         self,
-        hf_crash: TrainerCrash,  # noqa: F811
+        hf_crash: Crash,  # noqa: F811
         tmp_path: Path,
     ) -> None:
         out = hf_crash.checkpoints_copy(tmp_path / "out")  # spoiled below: the run's own kept

@@ -20,11 +20,9 @@ from labelgate.training.loaderorder import LoaderSpec, distributed_indices, epoc
 from tests.conftest import BARE_ENV, cli_here, run_cli
 from tests.support.crashes import (
     BAD_ROW,
-    LIGHTNING_DICT_RUN,
-    LIGHTNING_RUN,
-    TrainerCrash,
-    crashed_log,
+    Crash,
     hf_crash,  # noqa: F401 - the fixture, shared
+    lightning_crash,  # noqa: F401 - the fixture, shared
     planted,
 )
 from tests.support.frameworks import frameworks
@@ -381,16 +379,22 @@ class TestCommand:
 class TestRealFrameworks:
     """Logs of real runs, each printed by a process of its own as the run crashed on row 37."""
 
-    def test_lightning_log_with_a_shuffled_loader(self, tmp_path: Path) -> None:
-        pytest.importorskip("lightning")
-        data = planted(tmp_path)
-        log = tmp_path / "lightning.log"
-        log.write_text(crashed_log(LIGHTNING_RUN, data, cwd=tmp_path))
+    def shuffled_batch(self) -> int:
+        """The batch of 8 in which torch's DataLoader, shuffled by a generator seeded 7, puts
+        row 37 in the first epoch."""
+        g = torch.Generator().manual_seed(7)
+        loader = DataLoader(range(100), batch_size=8, shuffle=True, generator=g)
+        return next(i for i, b in enumerate(loader) if BAD_ROW in b.tolist())
+
+    def test_lightning_log_with_a_shuffled_loader(
+        self,
+        lightning_crash: Crash,  # noqa: F811
+    ) -> None:
         done = cli_here(
             "triage",
-            str(log),
+            str(lightning_crash.log),
             "--data",
-            data,
+            lightning_crash.data,
             "-k",
             "4",
             "--batch-size",
@@ -403,26 +407,27 @@ class TestRealFrameworks:
         doc = json.loads(done.stdout)
         assert doc["family"] == "index_out_of_range"
         assert doc["failing_step"]["style"] == "lightning"
-        g = torch.Generator().manual_seed(7)
-        loader = DataLoader(range(100), batch_size=8, shuffle=True, generator=g)
-        expected = next(i for i, b in enumerate(loader) if BAD_ROW in b.tolist())
-        assert doc["data"]["step"]["batches"] == [expected]
+        assert doc["data"]["step"]["batches"] == [self.shuffled_batch()]
         assert doc["data"]["explained"] and "row 37 (id 537) holds 4" in doc["data"]["verdict"]
 
-    def test_lightning_s_inferred_batch_size_is_read(self, tmp_path: Path) -> None:
-        pytest.importorskip("lightning")
-        data = planted(tmp_path)
-        log = tmp_path / "lightning.log"
-        log.write_text(crashed_log(LIGHTNING_DICT_RUN, data, cwd=tmp_path))
-        done = cli_here("triage", str(log), "--data", data, "-k", "4", "--format", "json")
+    def test_lightning_s_inferred_batch_size_is_read(
+        self,
+        lightning_crash: Crash,  # noqa: F811
+    ) -> None:
+        """The same run's log without --batch-size: the size is read from the warning in which
+        Lightning says the batch size it inferred."""
+        log, data = str(lightning_crash.log), lightning_crash.data
+        done = cli_here(
+            "triage", log, "--data", data, "-k", "4", "--shuffle-seed", "7", "--format", "json"
+        )
         doc = json.loads(done.stdout)
         assert "The batch size we found is 8" in doc["batch_size_note"]
-        assert doc["data"]["step"]["batches"] == [4]  # rows 32-39 in batches of 8
+        assert doc["data"]["step"]["batches"] == [self.shuffled_batch()]
         assert doc["data"]["explained"] and "row 37 (id 537) holds 4" in doc["data"]["verdict"]
 
     def test_hf_trainer_log_with_gradient_accumulation(
         self,
-        hf_crash: TrainerCrash,  # noqa: F811
+        hf_crash: Crash,  # noqa: F811
     ) -> None:
         done = cli_here(
             "triage",

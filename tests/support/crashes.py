@@ -1,10 +1,11 @@
 """Real training runs that crash on a planted bad label, for the triage and resume tests: the
 data they read, the scripts that run them in a process of their own (a real log is what the
-process prints), and one Hugging Face Trainer run per test session that every test reading its
-log or its checkpoints shares."""
+process prints), and one run of each script per test session, shared by every test that reads
+its log or its checkpoints."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -43,26 +44,10 @@ def crashed_log(script: str, *args: str, cwd: Path) -> str:
     return done.stdout + done.stderr
 
 
+# A dict batch with a string field, shuffled by a seeded generator: self.log(..., on_epoch=True)
+# without batch_size makes Lightning infer the batch size of an ambiguous collection and warn
+# with the size it found, and prog_bar=True shows the loss in the progress bar
 LIGHTNING_RUN = """
-import sys, torch, lightning as L, pyarrow.parquet as pq
-from torch.utils.data import DataLoader, TensorDataset
-y = torch.tensor(pq.read_table(sys.argv[1]).column("label").to_pylist())
-class M(L.LightningModule):
-    def __init__(self):
-        super().__init__(); self.net = torch.nn.Linear(4, 4)
-    def training_step(self, b, i):
-        loss = torch.nn.functional.cross_entropy(self.net(b[0]), b[1])
-        self.log("train_loss", loss, prog_bar=True); return loss
-    def configure_optimizers(self): return torch.optim.SGD(self.parameters(), 0.1)
-g = torch.Generator().manual_seed(7)
-dl = DataLoader(TensorDataset(torch.randn(len(y), 4), y), batch_size=8, shuffle=True, generator=g)
-L.Trainer(max_epochs=2, logger=False, enable_checkpointing=False, accelerator="cpu",
-          enable_model_summary=False).fit(M(), dl)
-"""
-
-# a dict batch with a string field: self.log(..., on_epoch=True) without batch_size makes
-# Lightning infer the batch size of an ambiguous collection, and warn with the size it found
-LIGHTNING_DICT_RUN = """
 import sys, torch, lightning as L, pyarrow.parquet as pq
 from torch.utils.data import DataLoader, Dataset
 y = pq.read_table(sys.argv[1]).column("label").to_pylist()
@@ -74,10 +59,12 @@ class M(L.LightningModule):
         super().__init__(); self.net = torch.nn.Linear(4, 4)
     def training_step(self, b, i):
         loss = torch.nn.functional.cross_entropy(self.net(b["x"]), b["y"])
-        self.log("train_loss", loss, on_epoch=True); return loss
+        self.log("train_loss", loss, on_epoch=True, prog_bar=True); return loss
     def configure_optimizers(self): return torch.optim.SGD(self.parameters(), 0.1)
-L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False, accelerator="cpu",
-          enable_model_summary=False).fit(M(), DataLoader(DS(), batch_size=8))
+g = torch.Generator().manual_seed(7)
+dl = DataLoader(DS(), batch_size=8, shuffle=True, generator=g)
+L.Trainer(max_epochs=2, logger=False, enable_checkpointing=False, accelerator="cpu",
+          enable_model_summary=False).fit(M(), dl)
 """
 
 # batches of 4, two accumulated per optimizer step, a checkpoint every 2 steps: row 37 is in
@@ -103,9 +90,11 @@ Trainer(model=M(), args=args, train_dataset=DS()).train()
 
 
 @dataclass(frozen=True)
-class TrainerCrash:
-    """The Hugging Face Trainer's run of ``HF_RUN`` on ``planted`` data: the data, the folder of
-    checkpoints it left, and its log. Shared: a test that spoils a checkpoint works on a copy."""
+class Crash:
+    """A real run of one of the scripts above on ``planted`` data, shared by the tests of a
+    session: the data, the folder the run was given for its output (the Hugging Face Trainer's
+    checkpoints; the Lightning run writes none), and its log. A test that spoils a checkpoint
+    works on a copy."""
 
     data: str
     out: Path
@@ -117,22 +106,37 @@ class TrainerCrash:
         return folder
 
 
-_HF_CRASH = pytest.StashKey[TrainerCrash]()
+_RUNS = pytest.StashKey[dict[str, Crash]]()
+
+
+def shared_crash(
+    request: pytest.FixtureRequest, factory: pytest.TempPathFactory, script: str, framework: str
+) -> Crash:
+    """``script``'s run, made once per test session whichever test files import the fixture
+    that asks: kept in the session's stash, as a fixture imported into two modules is run once
+    for each. Skipped without ``framework``, which only the run's own process imports."""
+    if importlib.util.find_spec(framework) is None:
+        pytest.skip(f"{framework} is not installed")
+    runs = request.config.stash.setdefault(_RUNS, {})
+    if script not in runs:
+        folder = factory.mktemp("crash")
+        data = planted(folder)
+        out = folder / "out"
+        log = folder / "train.log"
+        log.write_text(crashed_log(script, data, str(out), cwd=folder))
+        runs[script] = Crash(data, out, log)
+    return runs[script]
 
 
 @pytest.fixture(scope="session")
-def hf_crash(
+def hf_crash(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Crash:
+    """``HF_RUN``'s run: its log and its checkpoints."""
+    return shared_crash(request, tmp_path_factory, HF_RUN, "transformers")
+
+
+@pytest.fixture(scope="session")
+def lightning_crash(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> TrainerCrash:
-    """One real Trainer run per test session, whichever test files import this fixture: kept in
-    the session's stash, as a fixture imported into two modules is run once for each."""
-    pytest.importorskip("transformers")
-    stash = request.config.stash
-    if _HF_CRASH not in stash:
-        folder = tmp_path_factory.mktemp("hf_crash")
-        data = planted(folder)
-        out = folder / "out"
-        log = folder / "hf.log"
-        log.write_text(crashed_log(HF_RUN, data, str(out), cwd=folder))
-        stash[_HF_CRASH] = TrainerCrash(data, out, log)
-    return stash[_HF_CRASH]
+) -> Crash:
+    """``LIGHTNING_RUN``'s run: its log."""
+    return shared_crash(request, tmp_path_factory, LIGHTNING_RUN, "lightning")
