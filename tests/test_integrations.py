@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 from tests.support.frameworks import (
+    WithLightning,
+    WithTransformers,
     cpu_arguments,
+    frameworks,
     lightning_classifier,
     lightning_trainer,
     targets_dataset,
@@ -16,14 +19,13 @@ from tests.support.frameworks import (
     token_rows,
 )
 
-pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+# the full tier only; lightning and transformers imported by the tests, on one xdist worker
+pytestmark = [pytest.mark.slow, frameworks]
 
 torch = pytest.importorskip("torch")
 
 
-class TestLightning:
-    L = pytest.importorskip("lightning")
-
+class TestLightning(WithLightning):
     def fit(self, targets: list[int], **options: Any) -> tuple[Any, Any]:
         from torch.utils.data import DataLoader
 
@@ -48,11 +50,7 @@ class TestLightning:
         assert caught.value.report.findings[0].code == "LG004"
 
 
-class TestTransformers:
-    transformers = pytest.importorskip("transformers")
-    datasets = pytest.importorskip("datasets")
-    pytest.importorskip("accelerate")
-
+class TestTransformers(WithTransformers):
     def train(self, model: Any, rows: dict[str, Any], batch: int = 2) -> Any:
         from labelgate.integrations.transformers import LabelgateTrainerCallback
 
@@ -90,10 +88,8 @@ class TestTransformers:
             self.train(model, bad, batch=1)
 
 
-class TestLightningReadsTheLoader:
+class TestLightningReadsTheLoader(WithLightning):
     """The callback judges the batches the real DataLoader makes, not batches of 32."""
-
-    L = pytest.importorskip("lightning")
 
     def fit(self, train: Any, val: Any = None, **options: Any) -> tuple[Any, Any]:
         from labelgate.integrations.lightning import LabelgateCallback
@@ -181,11 +177,7 @@ class TestLightningReadsTheLoader:
             LabelgateCallback(classes=3, ignore_idx=-1)
 
 
-class TestTrainerReadsItsOwnDatasets:
-    transformers = pytest.importorskip("transformers")
-    datasets = pytest.importorskip("datasets")
-    pytest.importorskip("accelerate")
-
+class TestTrainerReadsItsOwnDatasets(WithTransformers):
     def train(self, rows: dict[str, Any], eval_rows: Any = None, **args: Any) -> Any:
         from labelgate.integrations.transformers import LabelgateTrainerCallback
 

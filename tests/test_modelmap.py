@@ -14,8 +14,14 @@ import labelgate
 from labelgate.contract import Contract
 from labelgate.contract.modelmap import ModelMap, compare, load_model_map
 from labelgate.errors import ContractError, InputError, UsageError
-from tests.conftest import run_cli
-from tests.support.frameworks import cpu_arguments, tiny_bert, token_rows
+from tests.conftest import cli_here
+from tests.support.frameworks import (
+    WithTransformers,
+    cpu_arguments,
+    frameworks,
+    tiny_bert,
+    token_rows,
+)
 
 NLI = ["entailment", "neutral", "contradiction"]
 
@@ -166,7 +172,7 @@ class TestValidate:
     def test_cli(self, tmp_path: Path) -> None:
         path, names = nli_data(tmp_path)
         (tmp_path / "config.json").write_text(json.dumps(config(NLI[::-1])))
-        done = run_cli(
+        done = cli_here(
             "validate",
             path,
             "-k",
@@ -177,7 +183,7 @@ class TestValidate:
             str(tmp_path / "config.json"),
         )
         assert done.returncode == 1 and "LG040" in done.stdout and "0 -> 2, 2 -> 0" in done.stdout
-        missing = run_cli("validate", path, "-k", "3", "--model", str(tmp_path / "nope"))
+        missing = cli_here("validate", path, "-k", "3", "--model", str(tmp_path / "nope"))
         assert missing.returncode == 2 and missing.stderr.count("\n") == 1
         assert "model not found" in missing.stderr
 
@@ -192,11 +198,8 @@ class TestValidate:
 
 
 @pytest.mark.slow
-class TestTrainerCallback:
-    transformers = pytest.importorskip("transformers")
-    datasets = pytest.importorskip("datasets")
-    pytest.importorskip("accelerate")
-
+@frameworks
+class TestTrainerCallback(WithTransformers):
     def train(self, id2label: dict[int, str]) -> Any:
         from labelgate.integrations.transformers import LabelgateTrainerCallback
 
@@ -332,7 +335,7 @@ class TestFixModel:
         path, names = nli_data(tmp_path)
         (tmp_path / "config.json").write_text(json.dumps(config(NLI[::-1])))
         out = tmp_path / "fixed.parquet"
-        done = run_cli(
+        done = cli_here(
             "fix",
             path,
             "-k",
@@ -347,7 +350,7 @@ class TestFixModel:
         assert done.returncode == 0, done.stderr
         assert pq.read_table(out).column("label").to_pylist() == [2, 1, 0, 2]
         assert pq.read_table(path).column("label").to_pylist() == [0, 1, 2, 0]  # input kept
-        again = run_cli("validate", str(out), "-k", "3", "--model", str(tmp_path / "config.json"))
+        again = cli_here("validate", str(out), "-k", "3", "--model", str(tmp_path / "config.json"))
         assert again.returncode == 0, again.stdout
 
     def test_refuses_what_the_names_do_not_prove(self, tmp_path: Path) -> None:
@@ -355,10 +358,10 @@ class TestFixModel:
         (tmp_path / "config.json").write_text(json.dumps(config(["a", "b", "c"])))
         model = str(tmp_path / "config.json")
         out = str(tmp_path / "fixed.parquet")
-        renamed = run_cli(
+        renamed = cli_here(
             "fix", path, "-k", "3", "--class-names", names, "--model", model, "--out", out
         )
         assert renamed.returncode == 2 and "cannot align by name" in renamed.stderr
-        unnamed = run_cli("fix", path, "-k", "3", "--model", model, "--out", out)
+        unnamed = cli_here("fix", path, "-k", "3", "--model", model, "--out", out)
         assert unnamed.returncode == 2 and "give the data's --class-names" in unnamed.stderr
         assert not Path(out).exists()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -20,14 +19,22 @@ import pytest
 from labelgate.commands.logs.logstep import FailStep
 from labelgate.commands.resume import judge_checkpoints
 from labelgate.training.checkpoints import Checkpoint, find_checkpoints, read_checkpoint
-from tests.conftest import BARE_ENV, run_cli
+from tests.conftest import BARE_ENV, cli_here, run_cli
 from tests.support.checkpoints import net, save, spoiled_run, trained
+from tests.support.crashes import (
+    Crash,
+    hf_crash,  # noqa: F401 - the fixture, shared
+    planted,
+)
+from tests.support.frameworks import frameworks, lightning_checkpoints
 
 torch = pytest.importorskip("torch")
 np = pytest.importorskip("numpy")
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``labelgate ARGS`` in a fresh process with a bare environment, for what only a process
+    shows (its exit status and stderr on bad input); ``cli_here`` for what a command decides."""
     return run_cli(*args, cwd=cwd, env=BARE_ENV)
 
 
@@ -81,17 +88,19 @@ class TestTorchSave:
         log.write_text(
             "step 499 loss 0.3\nTraceback (most recent call last):\nRuntimeError: CUDA error: device-side assert triggered\n"
         )
-        done = cli("resume", str(run_dir), "--log", str(log), "--classes", "4")
+        done = cli_here("resume", str(run_dir), "--log", str(log), "--classes", "4")
         assert done.returncode == 0, done.stderr
         assert f"resume from: {run_dir / 'step-100.pt'}" in done.stdout
         doc = json.loads(
-            cli("resume", str(run_dir), "--log", str(log), "-k", "4", "--format", "json").stdout
+            cli_here(
+                "resume", str(run_dir), "--log", str(log), "-k", "4", "--format", "json"
+            ).stdout
         )
         assert doc["failure"]["optimizer_step"] == 500
         assert doc["resume_from"].endswith("step-100.pt")
         assert sum(not c["sound"] for c in doc["checkpoints"]) == 5
         (run_dir / "step-100.pt").unlink()
-        assert cli("resume", str(run_dir), "--log", str(log), "-k", "4").returncode == 1
+        assert cli_here("resume", str(run_dir), "--log", str(log), "-k", "4").returncode == 1
 
     def test_unusable_input_is_exit_2_in_one_line(self, tmp_path: Path) -> None:
         for args in ([str(tmp_path / "missing")], [str(tmp_path)]):
@@ -126,7 +135,7 @@ class TestUntrusted:
         else:
             (d / "step-10.pt").write_bytes(pickle.dumps(payload))
         assert not target.exists()
-        done = cli("resume", str(d), "-k", "4")
+        done = cli_here("resume", str(d), "-k", "4")
         assert not target.exists()  # refused, not run
         assert done.returncode == 1
         assert "would run code when loaded: refused, not run" in done.stdout
@@ -202,24 +211,12 @@ class TestDiscovery:
 
 
 @pytest.mark.slow
+@frameworks
 class TestRealTrainers:
     def test_lightning_checkpoints(self, tmp_path: Path) -> None:
-        script = """
-import sys, torch, lightning as L
-from torch.utils.data import DataLoader, TensorDataset
-class M(L.LightningModule):
-    def __init__(self):
-        super().__init__(); self.net = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
-    def training_step(self, b, i):
-        return torch.nn.functional.cross_entropy(self.net(b[0]), b[1])
-    def configure_optimizers(self): return torch.optim.Adam(self.parameters(), 1e-2)
-ds = TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,)))
-cb = L.pytorch.callbacks.ModelCheckpoint(dirpath=sys.argv[1], every_n_train_steps=2, save_top_k=-1)
-L.Trainer(max_epochs=2, callbacks=[cb], logger=False, accelerator="cpu", enable_model_summary=False,
-          enable_progress_bar=False).fit(M(), DataLoader(ds, batch_size=4))
-"""
+        pytest.importorskip("lightning")
         d = tmp_path / "ckpt"
-        subprocess.run([sys.executable, "-c", script, str(d)], check=True, capture_output=True)
+        lightning_checkpoints(d)  # in this process: only its files are read
         names = sorted(p.name for p in d.iterdir())
         assert names == [
             "epoch=0-step=2.ckpt",
@@ -237,7 +234,7 @@ L.Trainer(max_epochs=2, callbacks=[cb], logger=False, accelerator="cpu", enable_
             "Epoch 1/1  ━━━━━━━━━━━━━━━━╸         3/4 0:00:00 • 0:00:01 25.71it/s\n"
             "Traceback (most recent call last):\nIndexError: Target 3 is out of bounds.\n"
         )
-        done = cli("resume", str(d), "--log", str(log), "-k", "3", "--format", "json")
+        done = cli_here("resume", str(d), "--log", str(log), "-k", "3", "--format", "json")
         doc = json.loads(done.stdout)
         assert done.returncode == 0
         assert doc["failure"]["optimizer_step"] == 7
@@ -247,24 +244,18 @@ L.Trainer(max_epochs=2, callbacks=[cb], logger=False, accelerator="cpu", enable_
         assert "optimizer state optimizer_states.0.state.0.exp_avg" in why["epoch=0-step=4.ckpt"]
         assert "truncated" in why["epoch=1-step=6.ckpt"]
         assert "after the failure at step 7" in why["epoch=1-step=8.ckpt"]
-        wrong = cli("resume", str(d), "--log", str(log), "-k", "4", "--format", "json")
+        wrong = cli_here("resume", str(d), "--log", str(log), "-k", "4", "--format", "json")
         assert json.loads(wrong.stdout)["resume_from"] is None  # a 3-class head for 4 classes
 
-    def test_hf_trainer_checkpoints(self, tmp_path: Path) -> None:
-        from tests.test_triage_data import HF_RUN, planted
-
-        data = planted(tmp_path)
-        out = tmp_path / "out"
-        done = subprocess.run(
-            [sys.executable, "-c", HF_RUN, data, str(out)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        log = tmp_path / "hf.log"
-        log.write_text(done.stdout + done.stderr)
+    def test_hf_trainer_checkpoints(
+        self,
+        hf_crash: Crash,  # noqa: F811
+        tmp_path: Path,
+    ) -> None:
+        out = hf_crash.checkpoints_copy(tmp_path / "out")  # spoiled below: the run's own kept
+        log = str(hf_crash.log)
         assert sorted(p.name for p in out.iterdir()) == ["checkpoint-2", "checkpoint-4"]
-        result = cli("resume", str(out), "--log", str(log), "-k", "4", "--format", "json")
+        result = cli_here("resume", str(out), "--log", log, "-k", "4", "--format", "json")
         doc = json.loads(result.stdout)
         assert doc["failure"]["optimizer_step"] == 4
         assert doc["resume_from"].endswith("checkpoint-4")
@@ -278,7 +269,7 @@ L.Trainer(max_epochs=2, callbacks=[cb], logger=False, accelerator="cpu", enable_
         weights = load_file(str(out / "checkpoint-2" / "model.safetensors"))
         weights["classifier.weight"][0, 0] = float("nan")
         save_file(weights, str(out / "checkpoint-2" / "model.safetensors"))
-        result = cli("resume", str(out), "--log", str(log), "-k", "4", "--format", "json")
+        result = cli_here("resume", str(out), "--log", log, "-k", "4", "--format", "json")
         doc = json.loads(result.stdout)
         assert result.returncode == 1 and doc["resume_from"] is None
         why = {Path(c["path"]).name: " ".join(c["problems"]) for c in doc["checkpoints"]}
@@ -289,8 +280,6 @@ L.Trainer(max_epochs=2, callbacks=[cb], logger=False, accelerator="cpu", enable_
 class TestBundle:
     def test_repro_carries_the_failing_rows_and_the_checkpoint(self, tmp_path: Path) -> None:
         import pyarrow.parquet as pq
-
-        from tests.test_triage_data import planted
 
         data = planted(tmp_path)
         log = tmp_path / "train.log"
@@ -303,7 +292,7 @@ class TestBundle:
         save(run_dir / "step-2.pt", model, opt)
         save(run_dir / "step-9.pt", model, opt)  # after the failure at step 4
         out = tmp_path / "bundle"
-        done = cli(
+        done = cli_here(
             "repro",
             data,
             "-k",

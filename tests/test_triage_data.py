@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,25 +17,21 @@ from labelgate.commands.logs.logstep import FailStep, read_step
 from labelgate.contract import Batching, Contract
 from labelgate.errors import UsageError
 from labelgate.training.loaderorder import LoaderSpec, distributed_indices, epoch_order
-from tests.conftest import BARE_ENV, run_cli
+from tests.conftest import BARE_ENV, cli_here, run_cli
+from tests.support.crashes import (
+    BAD_ROW,
+    Crash,
+    hf_crash,  # noqa: F401 - the fixture, shared
+    lightning_crash,  # noqa: F401 - the fixture, shared
+    planted,
+)
+from tests.support.frameworks import frameworks
 
 torch = pytest.importorskip("torch")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 from torch.utils.data import DataLoader, DistributedSampler  # noqa: E402
-
-BAD_ROW = 37
-
-
-def planted(tmp_path: Path, rows: int = 100, bad: dict[int, int] | None = None) -> str:
-    """Labels i % 4 with ids 500 + i; row 37 holds 4 (K=4) unless told otherwise."""
-    labels = [i % 4 for i in range(rows)]
-    for row, value in (bad if bad is not None else {BAD_ROW: 4}).items():
-        labels[row] = value
-    path = tmp_path / "train.parquet"
-    pq.write_table(pa.table({"id": list(range(500, 500 + rows)), "label": labels}), path)
-    return str(path)
 
 
 def contract(size: int, seed: int | None = None, drop_last: bool = False) -> Contract:
@@ -322,6 +317,8 @@ class TestJoin:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``labelgate ARGS`` in a fresh process with a bare environment, for what only a process
+    shows (its exit status and stderr on bad input); ``cli_here`` for what a command decides."""
     return run_cli(*args, env=BARE_ENV)
 
 
@@ -330,7 +327,7 @@ class TestCommand:
         data = planted(tmp_path)
         log = tmp_path / "train.log"
         log.write_text("\n".join([f"step {i} loss 0.5" for i in range(4)] + TRACEBACK) + "\n")
-        done = cli(
+        done = cli_here(
             "triage", str(log), "--data", data, "-k", "4", "--batch-size", "8", "--format", "json"
         )
         assert done.returncode == 1, done.stderr
@@ -345,12 +342,12 @@ class TestCommand:
         data = planted(tmp_path)
         log = tmp_path / "train.log"
         log.write_text("\n".join(TRACEBACK) + "\n")
-        done = cli(
+        done = cli_here(
             "triage", str(log), "--data", data, "-k", "4", "--batch-size", "8", "--step", "4"
         )
         assert done.returncode == 1
         assert "row 37 (id 537) holds 4 with K=4" in done.stdout
-        past = cli(
+        past = cli_here(
             "triage",
             str(log),
             "--data",
@@ -378,27 +375,26 @@ class TestCommand:
 
 
 @pytest.mark.slow
+@frameworks
 class TestRealFrameworks:
-    def run(self, script: str, *args: str, cwd: Path) -> str:
-        done = subprocess.run(
-            [sys.executable, "-c", script, *args],
-            capture_output=True,
-            text=True,
-            cwd=cwd,
-            check=False,
-        )
-        assert done.returncode != 0  # the planted label crashes it
-        return done.stdout + done.stderr
+    """Logs of real runs, each printed by a process of its own as the run crashed on row 37."""
 
-    def test_lightning_log_with_a_shuffled_loader(self, tmp_path: Path) -> None:
-        data = planted(tmp_path)
-        log = tmp_path / "lightning.log"
-        log.write_text(self.run(LIGHTNING_RUN, data, cwd=tmp_path))
-        done = cli(
+    def shuffled_batch(self) -> int:
+        """The batch of 8 in which torch's DataLoader, shuffled by a generator seeded 7, puts
+        row 37 in the first epoch."""
+        g = torch.Generator().manual_seed(7)
+        loader = DataLoader(range(100), batch_size=8, shuffle=True, generator=g)
+        return next(i for i, b in enumerate(loader) if BAD_ROW in b.tolist())
+
+    def test_lightning_log_with_a_shuffled_loader(
+        self,
+        lightning_crash: Crash,  # noqa: F811
+    ) -> None:
+        done = cli_here(
             "triage",
-            str(log),
+            str(lightning_crash.log),
             "--data",
-            data,
+            lightning_crash.data,
             "-k",
             "4",
             "--batch-size",
@@ -411,31 +407,33 @@ class TestRealFrameworks:
         doc = json.loads(done.stdout)
         assert doc["family"] == "index_out_of_range"
         assert doc["failing_step"]["style"] == "lightning"
-        g = torch.Generator().manual_seed(7)
-        loader = DataLoader(range(100), batch_size=8, shuffle=True, generator=g)
-        expected = next(i for i, b in enumerate(loader) if BAD_ROW in b.tolist())
-        assert doc["data"]["step"]["batches"] == [expected]
+        assert doc["data"]["step"]["batches"] == [self.shuffled_batch()]
         assert doc["data"]["explained"] and "row 37 (id 537) holds 4" in doc["data"]["verdict"]
 
-    def test_lightning_s_inferred_batch_size_is_read(self, tmp_path: Path) -> None:
-        data = planted(tmp_path)
-        log = tmp_path / "lightning.log"
-        log.write_text(self.run(LIGHTNING_DICT_RUN, data, cwd=tmp_path))
-        done = cli("triage", str(log), "--data", data, "-k", "4", "--format", "json")
+    def test_lightning_s_inferred_batch_size_is_read(
+        self,
+        lightning_crash: Crash,  # noqa: F811
+    ) -> None:
+        """The same run's log without --batch-size: the size is read from the warning in which
+        Lightning says the batch size it inferred."""
+        log, data = str(lightning_crash.log), lightning_crash.data
+        done = cli_here(
+            "triage", log, "--data", data, "-k", "4", "--shuffle-seed", "7", "--format", "json"
+        )
         doc = json.loads(done.stdout)
         assert "The batch size we found is 8" in doc["batch_size_note"]
-        assert doc["data"]["step"]["batches"] == [4]  # rows 32-39 in batches of 8
+        assert doc["data"]["step"]["batches"] == [self.shuffled_batch()]
         assert doc["data"]["explained"] and "row 37 (id 537) holds 4" in doc["data"]["verdict"]
 
-    def test_hf_trainer_log_with_gradient_accumulation(self, tmp_path: Path) -> None:
-        data = planted(tmp_path)
-        log = tmp_path / "hf.log"
-        log.write_text(self.run(HF_RUN, data, str(tmp_path / "out"), cwd=tmp_path))
-        done = cli(
+    def test_hf_trainer_log_with_gradient_accumulation(
+        self,
+        hf_crash: Crash,  # noqa: F811
+    ) -> None:
+        done = cli_here(
             "triage",
-            str(log),
+            str(hf_crash.log),
             "--data",
-            data,
+            hf_crash.data,
             "-k",
             "4",
             "--batch-size",
@@ -448,63 +446,6 @@ class TestRealFrameworks:
         doc = json.loads(done.stdout)
         assert doc["data"]["step"]["batches"] == [8, 9]  # optimizer step 4: micro-batches 8, 9
         assert doc["data"]["explained"]
-
-
-LIGHTNING_RUN = """
-import sys, torch, lightning as L, pyarrow.parquet as pq
-from torch.utils.data import DataLoader, TensorDataset
-y = torch.tensor(pq.read_table(sys.argv[1]).column("label").to_pylist())
-class M(L.LightningModule):
-    def __init__(self):
-        super().__init__(); self.net = torch.nn.Linear(4, 4)
-    def training_step(self, b, i):
-        loss = torch.nn.functional.cross_entropy(self.net(b[0]), b[1])
-        self.log("train_loss", loss, prog_bar=True); return loss
-    def configure_optimizers(self): return torch.optim.SGD(self.parameters(), 0.1)
-g = torch.Generator().manual_seed(7)
-dl = DataLoader(TensorDataset(torch.randn(len(y), 4), y), batch_size=8, shuffle=True, generator=g)
-L.Trainer(max_epochs=2, logger=False, enable_checkpointing=False, accelerator="cpu",
-          enable_model_summary=False).fit(M(), dl)
-"""
-
-# a dict batch with a string field: self.log(..., on_epoch=True) without batch_size makes
-# Lightning infer the batch size of an ambiguous collection, and warn with the size it found
-LIGHTNING_DICT_RUN = """
-import sys, torch, lightning as L, pyarrow.parquet as pq
-from torch.utils.data import DataLoader, Dataset
-y = pq.read_table(sys.argv[1]).column("label").to_pylist()
-class DS(Dataset):
-    def __len__(self): return len(y)
-    def __getitem__(self, i): return {"x": torch.randn(4), "y": torch.tensor(y[i]), "id": str(i)}
-class M(L.LightningModule):
-    def __init__(self):
-        super().__init__(); self.net = torch.nn.Linear(4, 4)
-    def training_step(self, b, i):
-        loss = torch.nn.functional.cross_entropy(self.net(b["x"]), b["y"])
-        self.log("train_loss", loss, on_epoch=True); return loss
-    def configure_optimizers(self): return torch.optim.SGD(self.parameters(), 0.1)
-L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False, accelerator="cpu",
-          enable_model_summary=False).fit(M(), DataLoader(DS(), batch_size=8))
-"""
-
-HF_RUN = """
-import sys, torch, pyarrow.parquet as pq
-from transformers import Trainer, TrainingArguments
-labels = pq.read_table(sys.argv[1]).column("label").to_pylist()
-class DS(torch.utils.data.Dataset):
-    def __len__(self): return len(labels)
-    def __getitem__(self, i): return {"x": torch.randn(4), "labels": torch.tensor(labels[i])}
-class M(torch.nn.Module):
-    def __init__(self):
-        super().__init__(); self.classifier = torch.nn.Linear(4, 4)
-    def forward(self, x, labels=None):
-        logits = self.classifier(x)
-        return {"loss": torch.nn.functional.cross_entropy(logits, labels), "logits": logits}
-args = TrainingArguments(output_dir=sys.argv[2], per_device_train_batch_size=4,
-    gradient_accumulation_steps=2, num_train_epochs=1, logging_steps=1, save_steps=2,
-    report_to=[], train_sampling_strategy="sequential", use_cpu=True, disable_tqdm=False)
-Trainer(model=M(), args=args, train_dataset=DS()).train()
-"""
 
 
 def torch_message(logits: tuple[int, ...], target: tuple[int, ...], *, nll: bool = False) -> str:

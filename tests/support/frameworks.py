@@ -1,12 +1,44 @@
 """Tiny CPU models and runs of Lightning and the Hugging Face Trainer, for the tests of the
-training callbacks and of a model's label map: each a few parameters, two steps, no output."""
+training callbacks, of a model's label map and of resuming: each a few parameters, a few steps.
+The frameworks are imported by the functions and fixtures, never at collection."""
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+import pytest
+
+# The tests that import lightning or transformers, kept on one xdist worker: one worker pays
+# the imports (lightning's alone is about 4 s of CPU), not each of them.
+frameworks = pytest.mark.xdist_group("frameworks")
+
+
+class WithLightning:
+    """A test class whose tests need lightning: imported when its first test runs, not at
+    collection, and the tests skipped without it."""
+
+    @pytest.fixture(autouse=True)
+    def _lightning(self) -> None:
+        pytest.importorskip("lightning")
+
+
+class WithTransformers:
+    """A test class whose tests use ``self.transformers`` and ``self.datasets`` (and the
+    Trainer's accelerate): imported when its first test runs, not at collection, and the tests
+    skipped without them."""
+
+    transformers: Any
+    datasets: Any
+
+    @pytest.fixture(autouse=True)
+    def _transformers(self) -> None:
+        pytest.importorskip("accelerate")
+        self.transformers = pytest.importorskip("transformers")
+        self.datasets = pytest.importorskip("datasets")
 
 
 def tiny_bert(**config: Any) -> Any:
@@ -98,3 +130,38 @@ def targets_dataset(targets: list[int]) -> Any:
             return self.tensors[1]
 
     return Data(torch.randn(len(targets), 4), torch.tensor(targets))
+
+
+def lightning_checkpoints(folder: Path) -> None:
+    """A real Lightning fit in this process, for its checkpoint files only: a 4 -> 8 -> 3
+    classifier with Adam, 16 rows in batches of 4 for two epochs, ``ModelCheckpoint`` keeping
+    every second step in ``folder`` (steps 2, 4, 6 and 8)."""
+    import lightning
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+
+    class Model(lightning.LightningModule):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.net = torch.nn.Sequential(
+                torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3)
+            )
+
+        def training_step(self, batch: Any, i: int) -> Any:
+            return torch.nn.functional.cross_entropy(self.net(batch[0]), batch[1])
+
+        def configure_optimizers(self) -> Any:
+            return torch.optim.Adam(self.parameters(), 1e-2)
+
+    data = TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,)))
+    every_second = lightning.pytorch.callbacks.ModelCheckpoint(
+        dirpath=folder, every_n_train_steps=2, save_top_k=-1
+    )
+    lightning.Trainer(
+        max_epochs=2,
+        callbacks=[every_second],
+        logger=False,
+        accelerator="cpu",
+        enable_model_summary=False,
+        enable_progress_bar=False,
+    ).fit(Model(), DataLoader(data, batch_size=4))
