@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.support.frameworks import lightning_trainer
+from tests.support.frameworks import WithLightning, WithTransformers, frameworks, lightning_trainer
 
 pytestmark = pytest.mark.slow  # the frameworks' imports and a fit: the full tier only
 
@@ -26,15 +26,15 @@ def _points(n: int, seed: int) -> tuple[Any, Any]:
     return x, truth
 
 
-class TestLightning:
-    L = pytest.importorskip("lightning")
-
+@frameworks
+class TestLightning(WithLightning):
     def fit(self, permuted: bool, **options: Any) -> tuple[Any, Any]:
+        import lightning as L
         from torch.utils.data import DataLoader, TensorDataset
 
         from labelgate.integrations.lightning import WitnessCallback
 
-        class Model(self.L.LightningModule):  # type: ignore[name-defined,misc]
+        class Model(L.LightningModule):  # type: ignore[misc]
             def __init__(self) -> None:
                 super().__init__()
                 self.layer = torch.nn.Linear(K, K)
@@ -78,9 +78,8 @@ class TestLightning:
         assert not callback.witness.faulty
 
 
-class TestTransformers:
-    pytest.importorskip("transformers")
-
+@frameworks
+class TestTransformers(WithTransformers):
     def test_compute_metrics_judges_and_on_evaluate_stops(self) -> None:
         from labelgate.integrations.transformers import WitnessTrainerCallback
 
