@@ -464,6 +464,12 @@ class TestFullDisk:
     def test_repro(self, monkeypatch: pytest.MonkeyPatch, labels: Path, tmp_path: Path) -> None:
         import pyarrow.parquet
 
+        import labelgate.commands.bundle
+
+        # The torch probe, a child process importing torch (seconds of CPU), comes before the
+        # write and is no part of what a full disk does: its answer is given, as torch absent.
+        probe = {"torch": None, "torch_probe": "not asked"}
+        monkeypatch.setattr(labelgate.commands.bundle, "_torch_environment", lambda: probe)
         monkeypatch.setattr(pyarrow.parquet, "write_table", self.full)
         out = tmp_path / "case"
         status = quiet_main(["repro", str(labels), "-k", "4", "--out", str(out)])
