@@ -14,7 +14,7 @@ from labelgate.core.report import Example, Finding, Report
 from labelgate.render import render
 from labelgate.render.html import render_html
 from labelgate.render.text import render_text
-from tests.conftest import ROOT, SAMPLES, run_cli
+from tests.conftest import ROOT, SAMPLES
 from tests.support.inproc import run_here
 
 
@@ -88,11 +88,12 @@ class TestInputErrors:
         assert "no ClassLabel feature" in line
 
 
-@pytest.mark.slow  # Great Expectations
+@pytest.mark.slow  # Great Expectations, imported here: both tests on one worker
+@pytest.mark.xdist_group("gx")
 class TestGx:
     def test_no_progress_means_no_gx_bars(self) -> None:
         pytest.importorskip("great_expectations")
-        result = run_cli(
+        result = run_here(
             "validate",
             str(SAMPLES / "oob_0_2_4.parquet"),
             "--classes",
@@ -108,7 +109,7 @@ class TestGx:
         pytest.importorskip("great_expectations")
         out = tmp_path / "suite.json"
         schema = ROOT / "schemas" / "image_classification.yaml"
-        result = run_cli("export", "gx", str(schema), "-o", str(out))
+        result = run_here("export", "gx", str(schema), "-o", str(out))
         assert result.returncode == 0, result.stderr
         found = {
             (e["type"], json.dumps(e["kwargs"]))
