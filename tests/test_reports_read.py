@@ -281,10 +281,14 @@ class TestFixLogCommandsOfEveryKind:
         else:
             args, given = ["-", "--classes", "4"], "id,label\n1,0\n2,5\n3,1\n"
         out = ["--out", "fixed.parquet", "--quarantine", "rejected.parquet"]
-        result = subprocess.run(
-            [sys.executable, "-m", "labelgate", "fix", *args, *out],
-            cwd=tmp_path, input=given, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+        if given is None:
+            result = run_here("fix", *args, *out, cwd=tmp_path)
+        else:  # standard input is the process's own: read by a fresh one
+            result = subprocess.run(
+                [sys.executable, "-m", "labelgate", "fix", *args, *out],
+                cwd=tmp_path, input=given, capture_output=True, text=True, timeout=120,
+                check=False,
+            )  # fmt: skip
         assert result.returncode == 0, result.stderr
         run_as_printed(result.stdout, cwd=tmp_path)
 
