@@ -17,7 +17,7 @@ from labelgate.errors import InputError
 from labelgate.readers import choose
 from labelgate.run.validation import run
 
-from .conftest import run_cli
+from .support.inproc import run_here
 
 
 def validate(path: Path, **kw: Any) -> Report:
@@ -136,7 +136,7 @@ def test_coco_background_and_sparse_ids(tmp_path: Path) -> None:
 def test_coco_invalid_json_is_a_one_line_error(tmp_path: Path, text: bytes) -> None:
     path = tmp_path / "bad.json"
     path.write_bytes(text)
-    result = run_cli("validate", str(path), "--classes", "3")
+    result = run_here("validate", str(path), "--classes", "3")
     assert result.returncode == 2 and "not valid JSON" in result.stderr
     assert result.stderr.strip().count("\n") == 0
 
@@ -349,12 +349,12 @@ def test_detection_of_each_format(tmp_path: Path) -> None:
 
 def test_input_format_flag_and_report(tmp_path: Path) -> None:
     path = coco(tmp_path / "a.json", boxes(6), CATS)
-    result = run_cli("validate", str(path), "--input-format", "coco", "--format", "json")
+    result = run_here("validate", str(path), "--input-format", "coco", "--format", "json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["input"]["annotations"]["detected_because"] == "--input-format coco"
     assert doc["input"]["files"] == [{"path": str(path), "format": "coco"}]
-    wrong = run_cli("validate", str(path), "--input-format", "yolo")
+    wrong = run_here("validate", str(path), "--input-format", "yolo")
     assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1
 
 
@@ -364,7 +364,7 @@ def test_an_entity_bomb_in_voc_xml_stops_at_once(tmp_path: Path) -> None:
         f'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY l0 "lol">{lol}]>'
         "<annotation><object><name>&l9;</name></object></annotation>"
     )
-    result = run_cli("validate", str(tmp_path), "--classes", "2")
+    result = run_here("validate", str(tmp_path), "--classes", "2")
     assert result.returncode == 2 and "not a readable Pascal VOC XML file" in result.stderr
     assert result.stderr.count("\n") == 1
 
@@ -386,13 +386,13 @@ def test_background_index_from_the_contract(tmp_path: Path) -> None:
     path = coco(tmp_path / "a.json", boxes(6), cats)
     contract = tmp_path / "contract.yaml"
     contract.write_text("num_classes: 3\nbackground_index: 0\n")
-    result = run_cli("validate", str(path), "--schema", str(contract), "--format", "json")
+    result = run_here("validate", str(path), "--schema", str(contract), "--format", "json")
     assert result.returncode == 1, result.stderr
     doc = json.loads(result.stdout)
     assert [f["count"] for f in doc["findings"] if f["code"] == "LG032"] == [2]
     assert doc["contract"]["background_index"] == 0
     contract.write_text("num_classes: 3\nbackground_index: zero\n")
-    bad = run_cli("validate", str(path), "--schema", str(contract))
+    bad = run_here("validate", str(path), "--schema", str(contract))
     assert bad.returncode == 2 and "background_index" in bad.stderr
 
 
@@ -402,7 +402,7 @@ def test_coco_source_field_names_each_row_by_its_image(tmp_path: Path) -> None:
     assert [s["source"] for s in report.sources] == ["0.jpg", "1.jpg", "2.jpg", "3.jpg"]
     plain_report = validate(path)
     assert [s["source"] for s in plain_report.sources] == ["a.json"]
-    result = run_cli("validate", str(tmp_path), "--input-format", "yolo", "--source-field", "x")
+    result = run_here("validate", str(tmp_path), "--input-format", "yolo", "--source-field", "x")
     assert result.returncode == 2 and "--source-field" in result.stderr
 
 
@@ -421,7 +421,7 @@ def test_a_folder_of_tables_stays_a_table_whatever_else_it_holds(tmp_path: Path)
 
 def test_fix_writes_the_rows_of_a_format_as_a_table(tmp_path: Path, samples: Path) -> None:
     out, quarantine = tmp_path / "fixed.parquet", tmp_path / "rejected.parquet"
-    result = run_cli(
+    result = run_here(
         "fix",
         str(samples / "formats" / "yolo_bad"),
         "--out",

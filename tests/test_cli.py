@@ -12,8 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import SAMPLES, run_cli, run_cli_without
+from tests.support.inproc import run_here
 
-pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only
+pytestmark = pytest.mark.slow  # the full tier only: fresh processes, with and without torch
 
 
 def assert_usage_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
@@ -33,25 +34,25 @@ def clean() -> str:
 class TestBadInput:
     def test_missing_file(self, tmp_path: Path) -> None:
         missing = str(tmp_path / "nope.parquet")
-        assert_usage_error(run_cli("validate", missing, "--classes", "4"), missing, "no such file")
+        assert_usage_error(run_here("validate", missing, "--classes", "4"), missing, "no such file")
 
     def test_empty_directory(self, tmp_path: Path) -> None:
-        assert_usage_error(run_cli("validate", str(tmp_path), "--classes", "4"), str(tmp_path))
+        assert_usage_error(run_here("validate", str(tmp_path), "--classes", "4"), str(tmp_path))
 
     def test_glob_without_match(self, tmp_path: Path) -> None:
         pattern = str(tmp_path / "*.parquet")
-        assert_usage_error(run_cli("validate", pattern, "--classes", "4"), "no file matches")
+        assert_usage_error(run_here("validate", pattern, "--classes", "4"), "no file matches")
 
     def test_corrupt_parquet(self, tmp_path: Path) -> None:
         bad = tmp_path / "corrupt.parquet"
         bad.write_bytes(b"this is not parquet at all" * 10)
-        assert_usage_error(run_cli("validate", str(bad), "--classes", "4"), str(bad))
+        assert_usage_error(run_here("validate", str(bad), "--classes", "4"), str(bad))
 
     def test_truncated_parquet(self, tmp_path: Path, clean: str) -> None:
         data = Path(clean).read_bytes()
         cut = tmp_path / "truncated.parquet"
         cut.write_bytes(data[: len(data) // 2])
-        assert_usage_error(run_cli("validate", str(cut), "--classes", "4"), str(cut))
+        assert_usage_error(run_here("validate", str(cut), "--classes", "4"), str(cut))
 
     def test_damaged_pages(self, tmp_path: Path) -> None:
         path = tmp_path / "damaged.parquet"
@@ -68,40 +69,40 @@ class TestBadInput:
     def test_zero_byte_file(self, tmp_path: Path) -> None:
         empty = tmp_path / "empty.parquet"
         empty.write_bytes(b"")
-        assert_usage_error(run_cli("validate", str(empty), "--classes", "4"), "empty")
+        assert_usage_error(run_here("validate", str(empty), "--classes", "4"), "empty")
 
     def test_unknown_extension(self, tmp_path: Path) -> None:
         other = tmp_path / "labels.xlsx"
         other.write_bytes(b"x")
-        assert_usage_error(run_cli("validate", str(other), "--classes", "4"), "unknown format")
+        assert_usage_error(run_here("validate", str(other), "--classes", "4"), "unknown format")
 
     def test_label_column_missing(self, clean: str) -> None:
-        result = run_cli("validate", clean, "--classes", "4", "--label-column", "target_x")
+        result = run_here("validate", clean, "--classes", "4", "--label-column", "target_x")
         assert_usage_error(result, "LG001", "target_x", "columns:")
 
     def test_label_column_not_detected(self, tmp_path: Path) -> None:
         path = tmp_path / "x.parquet"
         pq.write_table(pa.table({"a": [1, 2], "b": [3, 4], "text": ["x", "y"]}), path)
-        assert_usage_error(run_cli("validate", str(path), "--classes", "4"), "LG001", "a, b")
+        assert_usage_error(run_here("validate", str(path), "--classes", "4"), "LG001", "a, b")
 
     @pytest.mark.parametrize("k", ["0", "-3", "four", "2.5"])
     def test_classes_not_positive(self, clean: str, k: str) -> None:
-        assert_usage_error(run_cli("validate", clean, "--classes", k), "--classes", k)
+        assert_usage_error(run_here("validate", clean, "--classes", k), "--classes", k)
 
     def test_classes_missing(self, clean: str) -> None:
-        assert_usage_error(run_cli("validate", clean), "--classes")
+        assert_usage_error(run_here("validate", clean), "--classes")
 
     def test_class_map_missing(self, clean: str, tmp_path: Path) -> None:
         missing = str(tmp_path / "classes.txt")
         assert_usage_error(
-            run_cli("validate", clean, "--classes", "4", "--class-names", missing), missing
+            run_here("validate", clean, "--classes", "4", "--class-names", missing), missing
         )
 
     def test_class_map_unparseable(self, clean: str, tmp_path: Path) -> None:
         bad = tmp_path / "classes.json"
         bad.write_text("{not json")
         assert_usage_error(
-            run_cli("validate", clean, "--classes", "4", "--class-names", str(bad)),
+            run_here("validate", clean, "--classes", "4", "--class-names", str(bad)),
             str(bad),
             "JSON",
         )
@@ -110,14 +111,14 @@ class TestBadInput:
         bad = tmp_path / "classes.txt"
         bad.write_bytes(b"\xff\xfe\x00\x81")
         assert_usage_error(
-            run_cli("validate", clean, "--classes", "4", "--class-names", str(bad)), str(bad)
+            run_here("validate", clean, "--classes", "4", "--class-names", str(bad)), str(bad)
         )
 
     def test_contract_with_typo(self, clean: str, tmp_path: Path) -> None:
         schema = tmp_path / "c.yaml"
         schema.write_text("num_classes: 4\nbatching:\n  szie: 8\n")
         assert_usage_error(
-            run_cli("validate", clean, "--schema", str(schema)),
+            run_here("validate", clean, "--schema", str(schema)),
             "batching.szie",
             "did you mean 'size'",
         )
@@ -126,20 +127,20 @@ class TestBadInput:
         copy = tmp_path / "labels.parquet"
         copy.write_bytes(Path(clean).read_bytes())
         before = copy.read_bytes()
-        result = run_cli("validate", str(copy), "--classes", "4", "--output", str(copy))
+        result = run_here("validate", str(copy), "--classes", "4", "--output", str(copy))
         assert_usage_error(result, "--output")
         assert copy.read_bytes() == before
 
     def test_shuffle_needs_known_task(self, clean: str, tmp_path: Path) -> None:
         schema = tmp_path / "c.yaml"
         schema.write_text("num_classes: 4\ntask: tokens\n")
-        assert_usage_error(run_cli("validate", clean, "--schema", str(schema)), "tokens")
+        assert_usage_error(run_here("validate", clean, "--schema", str(schema)), "tokens")
 
 
 class TestOutput:
     def test_output_file_written_whole(self, tmp_path: Path, clean: str) -> None:
         out = tmp_path / "report.json"
-        result = run_cli("validate", clean, "--classes", "4", "--format", "json", "-o", str(out))
+        result = run_here("validate", clean, "--classes", "4", "--format", "json", "-o", str(out))
         assert result.returncode == 0
         assert result.stdout == ""
         assert json.loads(out.read_text())["status"] == "pass"
@@ -147,20 +148,20 @@ class TestOutput:
 
     def test_max_examples_zero_lists_all(self) -> None:
         args = ["validate", "two_sources_one_based.parquet", "--classes", "4", "--format", "json"]
-        few = json.loads(run_cli(*args, cwd=SAMPLES).stdout)
-        every = json.loads(run_cli(*args, "--max-examples", "0", cwd=SAMPLES).stdout)
+        few = json.loads(run_here(*args, cwd=SAMPLES).stdout)
+        every = json.loads(run_here(*args, "--max-examples", "0", cwd=SAMPLES).stdout)
         lg004 = next(f for f in few["findings"] if f["code"] == "LG004")
         lg004_all = next(f for f in every["findings"] if f["code"] == "LG004")
         assert len(lg004["examples"]) == 13 or len(lg004["examples"]) == 20
         assert len(lg004_all["examples"]) == lg004_all["count"] == 13
-        three = json.loads(run_cli(*args, "--max-examples", "3", cwd=SAMPLES).stdout)
+        three = json.loads(run_here(*args, "--max-examples", "3", cwd=SAMPLES).stdout)
         assert [len(f["examples"]) <= 3 for f in three["findings"]] == [True] * len(
             three["findings"]
         )
 
     def test_help_and_version(self) -> None:
-        assert run_cli("--help").returncode == 0
-        result = run_cli("--version")
+        assert run_here("--help").returncode == 0
+        result = run_here("--version")
         assert result.returncode == 0 and "labelgate" in result.stdout
 
     def test_python_m_and_console_script_agree(self, clean: str) -> None:

@@ -15,7 +15,7 @@ from labelgate.core.report import Report
 from labelgate.readers import choose
 from labelgate.run.validation import run
 
-from .conftest import run_cli
+from .support.inproc import run_here
 
 TFOD_HEADER = "filename,width,height,class,xmin,ymin,xmax,ymax"
 OI_HEADER = (
@@ -172,9 +172,9 @@ class TestTfObjectDetection:
 
     def test_cli_exit_status_and_a_broken_label_map(self, tmp_path: Path) -> None:
         path = tfod(tmp_path, CLEAN_TFOD)
-        assert run_cli("validate", str(path)).returncode == 0
+        assert run_here("validate", str(path)).returncode == 0
         (tmp_path / "label_map.pbtxt").write_text("item { id: 0 name: 'cat' }\n")
-        result = run_cli("validate", str(path))
+        result = run_here("validate", str(path))
         assert result.returncode == 2 and "reserves for the background" in result.stderr
         assert "Traceback" not in result.stderr
 
@@ -276,21 +276,21 @@ class TestRetinanet:
 def test_a_file_named_detcsv_that_is_not_one_is_a_one_line_error(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text("id,label\n1,2\n")
-    result = run_cli("validate", str(path), "--input-format", "detcsv")
+    result = run_here("validate", str(path), "--input-format", "detcsv")
     assert result.returncode == 2 and "not a detection CSV" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
 def test_a_csv_without_a_whole_row_is_a_one_line_error(tmp_path: Path) -> None:
     path = tfod(tmp_path, ["a.jpg,100,80,cat,1,1,5"], label_map=None)  # ymax missing
-    result = run_cli("validate", str(path))
+    result = run_here("validate", str(path))
     assert result.returncode == 2 and "no row holds the header's 8 columns" in result.stderr
 
 
 def test_undecodable_csv_is_a_one_line_error(tmp_path: Path) -> None:
     path = tfod(tmp_path, CLEAN_TFOD)
     path.write_bytes(path.read_bytes() + b"e.jpg,100,80,\xff\xfe,1,1,5,5\n")
-    result = run_cli("validate", str(path))
+    result = run_here("validate", str(path))
     assert result.returncode == 2 and "not a readable CSV file" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -300,14 +300,14 @@ def test_the_real_raccoon_csv_passes(shared_real_world: Path, tmp_path: Path) ->
     its training/object-detection.pbtxt: clean with no flag, with its label map, and alone."""
     other = shared_real_world / "annotations" / "other"
     csv, pbtxt = other / "raccoon_labels.csv", other / "raccoon_object-detection.pbtxt"
-    result = run_cli("validate", str(csv))
+    result = run_here("validate", str(csv))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "read as detcsv" in result.stdout and "K=2" in result.stdout
-    result = run_cli("validate", str(csv), "--class-names", str(pbtxt))
+    result = run_here("validate", str(csv), "--class-names", str(pbtxt))
     assert result.returncode == 0, result.stdout + result.stderr
     alone = tmp_path / csv.name
     shutil.copy(csv, alone)
-    result = run_cli("validate", str(alone))
+    result = run_here("validate", str(alone))
     assert result.returncode == 0 and "K=1" in result.stdout, result.stdout + result.stderr
     report = validate(csv)
     assert report.counts["rows"] == 217 and report.input["annotations"]["read"]["images"] == 200

@@ -15,7 +15,7 @@ from labelgate import Contract
 from labelgate.core.report import Finding, Report
 from labelgate.run.validation import run
 
-from .conftest import run_cli
+from .support.inproc import run_here
 
 COCO = Path("annotations/coco")  # under ../shared/real_world
 
@@ -170,7 +170,7 @@ class TestTooHighCause:
 def test_cli_real_clean_files_pass(shared_real_world: Path) -> None:
     base = shared_real_world / "annotations"
     for rel in ("coco/labelme2coco_voc2011_annotations.json", "yolo/datumaro_darknet_strict"):
-        result = run_cli("validate", str(base / rel))
+        result = run_here("validate", str(base / rel))
         assert result.returncode == 0, result.stdout
         assert "LG016" not in result.stdout and "LG028" not in result.stdout
 
@@ -215,7 +215,7 @@ class TestDetectionTask:
         from PIL import Image
 
         Image.new("L", (4, 4)).save(tmp_path / "m.png")
-        result = run_cli(
+        result = run_here(
             "validate", str(tmp_path / "m.png"), "--classes", "2", "--task", "detection"
         )
         assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
@@ -225,10 +225,10 @@ class TestDetectionTask:
         path = coco(tmp_path / "a.json", [1, 2], [1, 2, 2])
         contract = tmp_path / "c.yaml"
         contract.write_text("task: detection\nbackground_index: 0\n")
-        result = run_cli("validate", str(path), "--schema", str(contract))
+        result = run_here("validate", str(path), "--schema", str(contract))
         assert result.returncode == 0, result.stdout + result.stderr
         assert "task detection" in result.stdout
-        result = run_cli("validate", str(path), "--task", "detection", "--background", "0")
+        result = run_here("validate", str(path), "--task", "detection", "--background", "0")
         assert result.returncode == 0 and "LG009" not in result.stdout
 
     def test_real_files_with_background(self, shared_real_world: Path) -> None:
@@ -251,7 +251,7 @@ def test_coco_bbox_of_strings_or_booleans_is_lg031_by_annotation_id(tmp_path: Pa
     lg031 = one(report, "LG031")
     assert [e.id for e in lg031.examples] == [10, 12] and lg031.severity == "error"
     assert "bbox" in lg031.message and report.failed
-    result = run_cli("validate", str(path))
+    result = run_here("validate", str(path))
     assert result.returncode == 1 and "LG031" in result.stdout
     assert "996.0000" not in result.stdout  # rows are named by id, never by content
 

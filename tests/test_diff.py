@@ -11,9 +11,10 @@ import pytest
 
 from labelgate import ClassMap, Contract
 from labelgate.commands.diff import diff
-from tests.conftest import SAMPLES, run_cli
+from tests.conftest import SAMPLES
+from tests.support.inproc import run_here
 
-pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only
+pytestmark = pytest.mark.slow  # the full tier only: each command run end to end
 
 NAMES = ["cat", "dog", "bird", "fish"]
 
@@ -94,12 +95,12 @@ class TestDiff:
     def test_cli_formats(self, base: str, tmp_path: Path) -> None:
         head = write(tmp_path / "head.parquet", [0, 1, 2, 9] * 25)
         out = tmp_path / "diff.json"
-        result = run_cli("diff", base, head, "-k", "4", "--format", "json", "-o", str(out))
+        result = run_here("diff", base, head, "-k", "4", "--format", "json", "-o", str(out))
         assert result.returncode == 1
         doc = json.loads(out.read_text())
         assert doc["diff"]["base"]["counts"]["rows"] == 100
         assert {"LG004", "LG021"} <= {f["code"] for f in doc["findings"]}
-        html = run_cli("diff", base, head, "-k", "4", "--format", "html")
+        html = run_here("diff", base, head, "-k", "4", "--format", "html")
         assert html.returncode == 1 and "<h1>labelgate diff" in html.stdout
 
 
@@ -109,18 +110,18 @@ class TestPin:
         schema.write_text(
             "# pets\nversion: '1'\nnum_classes: 4\nclass_names: [cat, dog, bird, fish]\n"
         )
-        result = run_cli("pin", str(schema))
+        result = run_here("pin", str(schema))
         assert result.returncode == 0 and "pinned" in result.stdout
         text = schema.read_text()
         assert text.startswith("# pets\n") and "class_map_fingerprint: sha256:" in text
-        assert run_cli("pin", str(schema)).returncode == 0
+        assert run_here("pin", str(schema)).returncode == 0
         assert schema.read_text().count("class_map_fingerprint") == 1  # idempotent
         clean = str(SAMPLES / "clean.parquet")
-        assert run_cli("validate", clean, "--schema", str(schema)).returncode == 0
+        assert run_here("validate", clean, "--schema", str(schema)).returncode == 0
         schema.write_text(
             schema.read_text().replace("[cat, dog, bird, fish]", "[dog, cat, bird, fish]")
         )
-        result = run_cli("validate", clean, "--schema", str(schema), "--format", "json")
+        result = run_here("validate", clean, "--schema", str(schema), "--format", "json")
         assert result.returncode == 1
         lg018 = next(f for f in json.loads(result.stdout)["findings"] if f["code"] == "LG018")
         assert lg018["severity"] == "error" and "the class map changed" in lg018["message"]
@@ -128,16 +129,16 @@ class TestPin:
     def test_pin_needs_a_class_map(self, tmp_path: Path) -> None:
         schema = tmp_path / "contract.yaml"
         schema.write_text("num_classes: 4\n")
-        result = run_cli("pin", str(schema))
+        result = run_here("pin", str(schema))
         assert result.returncode == 2 and "no class_names to pin" in result.stderr
 
     def test_data_map_checked_against_the_pin(self, tmp_path: Path) -> None:
         fingerprint = ClassMap.from_names(NAMES).fingerprint()
         head = write(tmp_path / "h.parquet", [0, 1, 2, 3] * 5)
-        ok = run_cli("validate", head, "-k", "4", "--schema", _pinned(tmp_path, fingerprint))
+        ok = run_here("validate", head, "-k", "4", "--schema", _pinned(tmp_path, fingerprint))
         assert ok.returncode == 0, ok.stdout
         wrong = ClassMap.from_names(["dog", "cat", "bird", "fish"]).fingerprint()
-        bad = run_cli("validate", head, "-k", "4", "--schema", _pinned(tmp_path, wrong))
+        bad = run_here("validate", head, "-k", "4", "--schema", _pinned(tmp_path, wrong))
         assert bad.returncode == 1 and "LG018" in bad.stdout
 
 

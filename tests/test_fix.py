@@ -17,9 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import SAMPLES, run_cli
+from tests.conftest import SAMPLES
+from tests.support.inproc import run_here
 
-pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only
+pytestmark = pytest.mark.slow  # the full tier only: 3,000,000 rows, every sample fixed
 
 ROW = "| `labelgate fix "
 
@@ -50,7 +51,7 @@ def test_fixable_samples_validate_clean(
 ) -> None:
     args = [a.replace("OUT/", f"{tmp_path}/") for a in shlex.split(command)[1:]]
     before = {p.name: digest(p) for p in SAMPLES.iterdir() if p.is_file()}
-    result = run_cli(*args, "--format", "json", cwd=SAMPLES)
+    result = run_here(*args, "--format", "json", cwd=SAMPLES)
     assert result.returncode == 0, result.stdout + result.stderr
     log = json.loads(result.stdout)
     assert log["rows"] == {"in": fixed + quarantined, "fixed": fixed, "quarantined": quarantined}
@@ -59,7 +60,7 @@ def test_fixable_samples_validate_clean(
     assert pq.read_metadata(out).num_rows == fixed
     rejected = tmp_path / "rejected.parquet"
     assert (pq.read_metadata(rejected).num_rows if rejected.exists() else 0) == quarantined
-    again = run_cli("validate", str(out), *_contract_args(args), "--format", "json", cwd=SAMPLES)
+    again = run_here("validate", str(out), *_contract_args(args), "--format", "json", cwd=SAMPLES)
     assert again.returncode == 0, again.stdout
     assert {
         p.name: digest(p) for p in SAMPLES.iterdir() if p.is_file()
@@ -108,7 +109,7 @@ def sources_file(tmp_path: Path) -> Path:
 class TestOutputs:
     def test_remap_quarantine_ids_schema_metadata(self, sources_file: Path, tmp_path: Path) -> None:
         out, q, log = tmp_path / "fixed.parquet", tmp_path / "q.parquet", tmp_path / "log.json"
-        result = run_cli(
+        result = run_here(
             "fix",
             str(sources_file),
             "-k",
@@ -155,7 +156,7 @@ class TestOutputs:
 
     def test_no_global_shift_by_default(self, tmp_path: Path) -> None:
         out, q = tmp_path / "f.parquet", tmp_path / "q.parquet"
-        result = run_cli(
+        result = run_here(
             "fix",
             "one_based_no_header.csv",
             "-k",
@@ -178,7 +179,7 @@ class TestOutputs:
 class TestSafety:
     def test_refuses_to_overwrite_the_input(self, sources_file: Path) -> None:
         before = digest(sources_file)
-        result = run_cli("fix", str(sources_file), "-k", "4", "--out", str(sources_file))
+        result = run_here("fix", str(sources_file), "-k", "4", "--out", str(sources_file))
         assert (
             result.returncode == 2
             and "--in-place" in result.stderr
@@ -188,7 +189,7 @@ class TestSafety:
 
     def test_rows_without_a_place_are_not_dropped(self, sources_file: Path, tmp_path: Path) -> None:
         out = tmp_path / "fixed.parquet"
-        result = run_cli("fix", str(sources_file), "-k", "4", "--out", str(out))
+        result = run_here("fix", str(sources_file), "-k", "4", "--out", str(out))
         assert result.returncode == 2
         assert "1 rows cannot be fixed (LG004: 1): name a --quarantine file" in result.stderr
         assert not out.exists()
@@ -198,7 +199,7 @@ class TestSafety:
         path = tmp_path / "labels.parquet"
         pq.write_table(pa.table({"label": [0, -1, 2]}), path)
         path.chmod(0o640)
-        result = run_cli(
+        result = run_here(
             "fix", str(path), "-k", "4", "--map-value=-1=ignore", "--out", str(path), "--in-place"
         )
         assert result.returncode == 0, result.stderr
@@ -228,7 +229,7 @@ class TestSafety:
             str(tmp_path / "q.parquet"),
             *extra,
         ]
-        result = run_cli(*args)
+        result = run_here(*args)
         assert result.returncode == 2, result.stdout
         assert says in result.stderr and "Traceback" not in result.stderr
 
@@ -283,7 +284,7 @@ class TestClassMapBeside:
         """COCO's categories are no file ``--class-names`` reads: the fix writes them beside
         ``--out`` (index -> name) and its log's command names that file."""
         out, q = tmp_path / "fixed.parquet", tmp_path / "q.parquet"
-        result = run_cli(
+        result = run_here(
             "fix", "formats/coco_bad.json", "--out", str(out), "--quarantine", str(q), cwd=SAMPLES
         )
         assert result.returncode == 0, result.stdout + result.stderr
@@ -299,7 +300,7 @@ class TestClassMapBeside:
         names = tmp_path / "names.txt"
         names.write_text("cat\ndog\nbird\nfish\n")
         out, q = tmp_path / "fixed.parquet", tmp_path / "q.parquet"
-        result = run_cli(
+        result = run_here(
             "fix", str(sources_file), "-k", "4", "--class-names", str(names),
             "--out", str(out), "--quarantine", str(q),
         )  # fmt: skip

@@ -16,9 +16,12 @@ from hypothesis import strategies as st
 
 from labelgate import ClassMap, Contract, ContractError
 from labelgate.cli import main
-from tests.conftest import SAMPLES, digest, run_cli
+from tests.conftest import SAMPLES, digest
+from tests.support.inproc import run_here
 
-pytestmark = pytest.mark.slow  # every test runs the CLI in a subprocess: the full tier only
+pytestmark = (
+    pytest.mark.slow
+)  # the full tier only: random inputs, a 600,000-row file, four processes
 
 
 @pytest.fixture
@@ -32,13 +35,15 @@ class TestNothingOverwritten:
     def test_fix_log_on_the_input_is_refused(self, labels: Path, tmp_path: Path) -> None:
         before = digest(labels)
         out = tmp_path / "fixed.parquet"
-        result = run_cli("fix", str(labels), "-k", "4", "--out", str(out), "--log", str(labels))
+        result = run_here("fix", str(labels), "-k", "4", "--out", str(out), "--log", str(labels))
         assert result.returncode == 2 and "--log" in result.stderr
         assert digest(labels) == before and not out.exists()
 
     def test_outputs_may_not_share_a_path(self, labels: Path, tmp_path: Path) -> None:
         out = tmp_path / "fixed.parquet"
-        result = run_cli("fix", str(labels), "-k", "4", "--out", str(out), "--quarantine", str(out))
+        result = run_here(
+            "fix", str(labels), "-k", "4", "--out", str(out), "--quarantine", str(out)
+        )
         assert result.returncode == 2 and "its own path" in result.stderr
 
     def test_report_over_the_contract_or_class_map_is_refused(self, tmp_path: Path) -> None:
@@ -53,13 +58,13 @@ class TestNothingOverwritten:
             ["--schema", str(contract), "--output", str(names)],  # the contract's own map
         ):
             before = (digest(contract), digest(names))
-            result = run_cli("validate", clean, *args)
+            result = run_here("validate", clean, *args)
             assert result.returncode == 2, args
             assert "would overwrite" in result.stderr
             assert (digest(contract), digest(names)) == before
 
     def test_a_device_is_written_not_replaced(self) -> None:
-        result = run_cli(
+        result = run_here(
             "validate", str(SAMPLES / "clean.parquet"), "-k", "4", "--output", "/dev/null"
         )
         assert result.returncode == 0, result.stderr
@@ -67,11 +72,11 @@ class TestNothingOverwritten:
 
     def test_output_a_directory_or_in_a_missing_folder(self, labels: Path, tmp_path: Path) -> None:
         clean = str(SAMPLES / "clean.parquet")
-        result = run_cli("validate", clean, "-k", "4", "--output", str(tmp_path))
+        result = run_here("validate", clean, "-k", "4", "--output", str(tmp_path))
         assert result.returncode == 2 and "is a directory" in result.stderr
         out = tmp_path / "fixed.parquet"
         log = tmp_path / "missing" / "log.json"
-        result = run_cli("fix", str(labels), "-k", "4", "--out", str(out), "--log", str(log))
+        result = run_here("fix", str(labels), "-k", "4", "--out", str(out), "--log", str(log))
         assert result.returncode == 2 and "does not exist" in result.stderr
         assert not out.exists()  # checked before anything was written
 
@@ -81,7 +86,7 @@ class TestNothingLeaked:
     def test_a_contract_cannot_read_any_file(self, tmp_path: Path, target: str) -> None:
         contract = tmp_path / "c.yaml"
         contract.write_text(f"num_classes: 4\nclass_names: {target}\n")
-        result = run_cli("validate", str(SAMPLES / "clean.parquet"), "--schema", str(contract))
+        result = run_here("validate", str(SAMPLES / "clean.parquet"), "--schema", str(contract))
         assert result.returncode == 2
         assert "class-name map is a .txt" in result.stderr
         shown = result.stdout + result.stderr
@@ -90,7 +95,7 @@ class TestNothingLeaked:
     def test_names_with_control_characters_are_no_class_map(self, tmp_path: Path) -> None:
         names = tmp_path / "env.txt"
         names.write_bytes(b"PATH=/bin\x00SECRET=1\x00\n")
-        result = run_cli(
+        result = run_here(
             "validate", str(SAMPLES / "clean.parquet"), "-k", "4", "--class-names", str(names)
         )
         assert result.returncode == 2 and "control character" in result.stderr
@@ -98,7 +103,7 @@ class TestNothingLeaked:
     def test_a_device_behind_a_class_map_name_is_not_read(self, tmp_path: Path) -> None:
         names = tmp_path / "zero.txt"
         names.symlink_to("/dev/zero")
-        result = run_cli(
+        result = run_here(
             "validate", str(SAMPLES / "clean.parquet"), "-k", "4", "--class-names", str(names)
         )
         assert result.returncode == 2  # refused by the link's target before it is opened
@@ -113,7 +118,7 @@ class TestNoBlowUp:
         )
         contract = tmp_path / "bomb.yaml"
         contract.write_text("num_classes: 4\n" + bomb)
-        result = run_cli("validate", str(SAMPLES / "clean.parquet"), "--schema", str(contract))
+        result = run_here("validate", str(SAMPLES / "clean.parquet"), "--schema", str(contract))
         assert result.returncode == 2 and "aliases" in result.stderr
         assert len(result.stderr) < 2000
 
@@ -133,7 +138,7 @@ class TestNoBlowUp:
         ],
     )
     def test_numbers_are_bounded_at_parse_time(self, args: list[str]) -> None:
-        result = run_cli("validate", str(SAMPLES / "clean.parquet"), *args)
+        result = run_here("validate", str(SAMPLES / "clean.parquet"), *args)
         assert result.returncode == 2 and "Traceback" not in result.stderr
         assert "must be from" in result.stderr
 
@@ -158,7 +163,7 @@ class TestRightWords:
     def test_a_plus_sign_is_a_number(self, tmp_path: Path) -> None:
         path = tmp_path / "plus.csv"
         path.write_text("label\n+3\n4\n")
-        result = run_cli("validate", str(path), "-k", "4", "--format", "json")
+        result = run_here("validate", str(path), "-k", "4", "--format", "json")
         assert result.returncode == 1, result.stderr
         assert '"code": "LG004"' in result.stdout and '"LG002"' not in result.stdout
 
@@ -177,18 +182,14 @@ class TestRightWords:
 
 
 class TestNoTraceback:
-    def test_an_internal_error_has_its_own_status(self) -> None:
-        import subprocess
-        import sys
+    def test_an_internal_error_has_its_own_status(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import labelgate.run.validation as v
 
-        code = (
-            "import sys, labelgate.run.validation as v\n"
-            "def boom(*a, **k):\n    raise RuntimeError('a defect')\n"
-            "v.run = boom\n"
-            "from labelgate.cli import main\n"
-            f"sys.exit(main(['validate', {str(SAMPLES / 'clean.parquet')!r}, '-k', '4']))\n"
-        )
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        def boom(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("a defect")
+
+        monkeypatch.setattr(v, "run", boom)
+        result = run_here("validate", str(SAMPLES / "clean.parquet"), "-k", "4")
         assert result.returncode == 3
         assert "Traceback" in result.stderr and "internal error" in result.stderr
 
@@ -202,17 +203,17 @@ class TestNoMarkup:
         return path
 
     def test_text_shows_control_characters(self, hostile: Path) -> None:
-        result = run_cli("validate", str(hostile), "-k", "4")
+        result = run_here("validate", str(hostile), "-k", "4")
         assert result.returncode == 1
         assert "\x1b" not in result.stdout and "\\x1b[2J" in result.stdout
 
     def test_markdown_has_no_live_link(self, hostile: Path) -> None:
-        result = run_cli("validate", str(hostile), "-k", "4", "--format", "markdown")
+        result = run_here("validate", str(hostile), "-k", "4", "--format", "markdown")
         assert "[x](javascript" not in result.stdout and "\\[x\\]" in result.stdout
 
     @pytest.mark.parametrize("fmt", ["html", "github", "markdown", "junit", "text"])
     def test_no_line_starts_a_workflow_command(self, hostile: Path, fmt: str) -> None:
-        result = run_cli("validate", str(hostile), "-k", "4", "--format", fmt)
+        result = run_here("validate", str(hostile), "-k", "4", "--format", fmt)
         assert not any(
             line.lstrip().startswith("::error::pwned") for line in result.stdout.splitlines()
         )
@@ -319,7 +320,7 @@ class TestConcurrency:
 
 
 def test_a_device_as_input_is_named_for_what_it_is() -> None:
-    result = run_cli("validate", "/dev/zero", "-k", "4")
+    result = run_here("validate", "/dev/zero", "-k", "4")
     assert result.returncode == 2 and "not a regular file" in result.stderr
 
 
@@ -350,7 +351,7 @@ def test_a_jsonl_error_names_the_row_of_the_file(tmp_path: Path) -> None:
     lines[500_000] = '{"label": 1'  # past the first 4 MB block of Arrow's reader
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    result = run_cli("validate", str(path), "-k", "4")
+    result = run_here("validate", str(path), "-k", "4")
     assert result.returncode == 2 and "in row 500000" in result.stderr
 
 
@@ -360,14 +361,14 @@ class TestCarefulUser:
         path.write_text(
             "label\n9223372036854775807\n9223372036854775808\n18446744073709551621\n1\n"
         )
-        result = run_cli("validate", str(path), "-k", "4", "--format", "json")
+        result = run_here("validate", str(path), "-k", "4", "--format", "json")
         by = {f["code"]: f for f in __import__("json").loads(result.stdout)["findings"]}
         assert by["LG002"]["count"] == 2 and "past int64" in by["LG002"]["message"]
         assert "cast to int64 would overflow" in by["LG002"]["fix"]
         assert by["LG004"]["details"]["values"] == {"9223372036854775807": 1}
 
     def test_examples_by_row_get_their_id_and_value(self) -> None:
-        result = run_cli(
+        result = run_here(
             "validate", "all_ignored_batch.parquet", "-k", "4", "--format", "json", cwd=SAMPLES
         )
         (lg007,) = [
@@ -377,7 +378,7 @@ class TestCarefulUser:
         assert example["id"] is not None and example["value"] == -100
 
     def test_sparse_ids_are_not_called_one_based(self) -> None:
-        result = run_cli(
+        result = run_here(
             "validate", "coco_sparse_ids.parquet", "-k", "80", "--format", "json", cwd=SAMPLES
         )
         (lg004,) = [
@@ -387,7 +388,7 @@ class TestCarefulUser:
 
     def test_fix_names_the_shift_first(self, tmp_path: Path) -> None:
         out = tmp_path / "f.parquet"
-        result = run_cli(
+        result = run_here(
             "fix", "one_based_no_header.csv", "-k", "4", "--out", str(out), cwd=SAMPLES
         )
         assert result.returncode == 2 and "--shift -1" in result.stderr
@@ -395,21 +396,21 @@ class TestCarefulUser:
     def test_a_text_label_column_in_parquet_is_lg026(self, tmp_path: Path) -> None:
         path = tmp_path / "s.parquet"
         pq.write_table(pa.table({"label": ["0", "3"]}), path)
-        result = run_cli("validate", str(path), "-k", "4", "--format", "json")
+        result = run_here("validate", str(path), "-k", "4", "--format", "json")
         assert result.returncode == 0 and "stored as text" in result.stdout
         assert "LG026" in result.stdout
 
     def test_words_say_what_they_mean(self, tmp_path: Path) -> None:
-        result = run_cli(
+        result = run_here(
             "validate", "oob_0_2_4.parquet", "-k", "4", "--format", "markdown", cwd=SAMPLES
         )
         assert "failing batches: #0" in result.stdout and "| 1 row |" in result.stdout
-        text = run_cli("validate", "oob_0_2_4.parquet", "-k", "4", cwd=SAMPLES).stdout
+        text = run_here("validate", "oob_0_2_4.parquet", "-k", "4", cwd=SAMPLES).stdout
         assert "(1 row)" in text and "1 rows" not in text
 
     def test_map_value_with_a_space(self, tmp_path: Path) -> None:
         out = tmp_path / "f.parquet"
-        result = run_cli(
+        result = run_here(
             "fix",
             "neg1_sentinel.parquet",
             "-k",
@@ -426,7 +427,7 @@ class TestCarefulUser:
         path = tmp_path / "m.parquet"
         # Counts 100, 300, 3, 200: the median of four is 150 (the upper middle would say 200).
         pq.write_table(pa.table({"label": [0] * 100 + [1] * 300 + [2] * 3 + [3] * 200}), path)
-        result = run_cli("validate", str(path), "-k", "4", "--format", "json")
+        result = run_here("validate", str(path), "-k", "4", "--format", "json")
         assert "median class count (150)" in result.stdout
 
 
@@ -463,6 +464,12 @@ class TestFullDisk:
     def test_repro(self, monkeypatch: pytest.MonkeyPatch, labels: Path, tmp_path: Path) -> None:
         import pyarrow.parquet
 
+        import labelgate.commands.bundle
+
+        # The torch probe, a child process importing torch (seconds of CPU), comes before the
+        # write and is no part of what a full disk does: its answer is given, as torch absent.
+        probe = {"torch": None, "torch_probe": "not asked"}
+        monkeypatch.setattr(labelgate.commands.bundle, "_torch_environment", lambda: probe)
         monkeypatch.setattr(pyarrow.parquet, "write_table", self.full)
         out = tmp_path / "case"
         status = quiet_main(["repro", str(labels), "-k", "4", "--out", str(out)])
@@ -471,12 +478,12 @@ class TestFullDisk:
 
     def test_repro_into_a_missing_folder(self, labels: Path, tmp_path: Path) -> None:
         out = tmp_path / "missing" / "case"
-        result = run_cli("repro", str(labels), "-k", "4", "--out", str(out))
+        result = run_here("repro", str(labels), "-k", "4", "--out", str(out))
         assert result.returncode == 2 and "does not exist" in result.stderr
 
 
 def test_text_never_splits_a_quoted_message() -> None:
-    result = run_cli(
+    result = run_here(
         "validate",
         "two_sources_one_based.parquet",
         "-k",

@@ -16,8 +16,8 @@ from labelgate.core.report import Report
 from labelgate.readers import choose
 from labelgate.run.validation import run
 
-from .conftest import run_cli
 from .mdswrite import PLAIN_COLUMNS, plain_samples, write_mds, zstd_samples
+from .support.inproc import run_here
 
 WRITTEN = Path(__file__).parent / "fixtures" / "mds_written"
 
@@ -124,15 +124,15 @@ class TestMdsFaults:
         shards = [[{"coarse": i % 2, "image": b"x", "label": 9, "note": ""} for i in range(4)]]
         path = write_mds(tmp_path / "ds", columns, shards)
         assert codes(validate(path, 2)) == {"LG004", "LG008"}  # every label 9
-        ok = run_cli("validate", str(path), "--classes", "2", "--label-column", "coarse")
+        ok = run_here("validate", str(path), "--classes", "2", "--label-column", "coarse")
         assert ok.returncode == 0, ok.stderr
         other = write_mds(tmp_path / "other", {"y": "int"}, [[{"y": 0}]])
-        bad = run_cli("validate", str(other), "--classes", "2")
+        bad = run_here("validate", str(other), "--classes", "2")
         assert bad.returncode == 2 and "LG001" in bad.stderr and "--label-column" in bad.stderr
 
     def test_a_label_encoding_that_holds_no_integer_is_refused(self, tmp_path: Path) -> None:
         path = write_mds(tmp_path / "ds", {"label": "str"}, [[{"label": "cat"}]])
-        result = run_cli("validate", str(path), "--classes", "2")
+        result = run_here("validate", str(path), "--classes", "2")
         assert result.returncode == 2 and "encoded as 'str'" in result.stderr
 
     def test_str_int_that_is_no_integer_is_named(self, tmp_path: Path) -> None:
@@ -146,13 +146,13 @@ class TestMdsFaults:
 class TestDetection:
     def test_other_index_files_are_no_shards(self, tmp_path: Path) -> None:
         (tmp_path / "index.json").write_text('{"version": 2, "shards": [{"format": "json"}]}')
-        result = run_cli("validate", str(tmp_path), "--classes", "4")
+        result = run_here("validate", str(tmp_path), "--classes", "4")
         assert result.returncode == 2 and "unknown format" in result.stderr
 
     def test_the_index_itself_and_a_format_named(self, tmp_path: Path) -> None:
         path = faulty(tmp_path, {"label": "int"})
         assert choose([str(path / "index.json")]).reader.name == "mds"
-        result = run_cli("validate", str(path), "--classes", "4", "--input-format", "litdata")
+        result = run_here("validate", str(path), "--classes", "4", "--input-format", "litdata")
         assert result.returncode == 2 and "has no config" in result.stderr
 
 
@@ -164,7 +164,7 @@ class TestMdsUnreadable:
     def test_an_index_naming_a_missing_shard(self, tmp_path: Path) -> None:
         path = faulty(tmp_path, {"image": "bytes", "label": "int", "note": "str"})
         (path / "shard.00001.mds").unlink()
-        result = run_cli("validate", str(path), "--classes", "4")
+        result = run_here("validate", str(path), "--classes", "4")
         assert (
             result.returncode == 2 and "shard 'shard.00001.mds', which is missing" in result.stderr
         )
@@ -174,7 +174,7 @@ class TestMdsUnreadable:
         path = faulty(tmp_path, {"image": "bytes", "label": "int", "note": "str"})
         shard = path / "shard.00002.mds"
         shard.write_bytes(shard.read_bytes()[:-5])
-        result = run_cli("validate", str(path), "--classes", "4")
+        result = run_here("validate", str(path), "--classes", "4")
         assert result.returncode == 2 and "shard.00002.mds" in result.stderr
         assert "truncated" in result.stderr
 
@@ -184,7 +184,7 @@ class TestMdsUnreadable:
         index = json.loads((path / "index.json").read_text())
         index["shards"][0]["raw_data"]["basename"] = basename
         (path / "index.json").write_text(json.dumps(index))
-        result = run_cli("validate", str(path), "--classes", "4")
+        result = run_here("validate", str(path), "--classes", "4")
         assert result.returncode == 2 and "not a file inside the dataset" in result.stderr
 
     def test_offsets_past_the_shard(self, tmp_path: Path) -> None:
@@ -195,7 +195,7 @@ class TestMdsUnreadable:
         data = bytearray(shard.read_bytes())
         data[8:12] = np.uint32(1 << 30).tobytes()  # the second sample's begin
         shard.write_bytes(bytes(data))
-        result = run_cli("validate", str(path), "--classes", "4")
+        result = run_here("validate", str(path), "--classes", "4")
         assert result.returncode == 2 and "offsets" in result.stderr
 
 
@@ -286,9 +286,9 @@ class TestLitData:
 
     def test_label_leaf_by_name(self, litdata_sets: dict[str, Path]) -> None:
         path = litdata_sets["plain"]
-        result = run_cli("validate", str(path), "--classes", "4", "--label-column", "name")
+        result = run_here("validate", str(path), "--classes", "4", "--label-column", "name")
         assert result.returncode == 2 and "serialized as 'str'" in result.stderr
-        result = run_cli("validate", str(path), "--classes", "4", "--label-column", "nope")
+        result = run_here("validate", str(path), "--classes", "4", "--label-column", "nope")
         assert result.returncode == 2 and "label field 'nope' not found" in result.stderr
 
     def test_an_index_naming_a_missing_chunk(
@@ -297,7 +297,7 @@ class TestLitData:
         path = tmp_path / "copy"
         shutil.copytree(litdata_sets["plain"], path)
         (path / "chunk-0-1.bin").unlink()
-        result = run_cli("validate", str(path / "index.json"), "--classes", "4")
+        result = run_here("validate", str(path / "index.json"), "--classes", "4")
         assert result.returncode == 2 and "shard 'chunk-0-1.bin', which is missing" in result.stderr
 
     @pytest.mark.parametrize("name", ["plain", "footer", "framed"])
@@ -310,6 +310,6 @@ class TestLitData:
         shutil.copytree(litdata_sets[name], path)
         chunk = sorted(path.glob("chunk-*.bin"))[-1]
         chunk.write_bytes(chunk.read_bytes()[:-3])
-        result = run_cli("validate", str(path), "--classes", "4")
+        result = run_here("validate", str(path), "--classes", "4")
         assert result.returncode == 2 and chunk.name in result.stderr
         assert "truncated" in result.stderr and result.stderr.count("\n") == 1

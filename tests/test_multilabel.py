@@ -19,7 +19,7 @@ from labelgate import Contract
 from labelgate.core.report import Report
 from labelgate.run.validation import run
 
-from .conftest import run_cli
+from .support.inproc import run_here
 
 torch = pytest.importorskip("torch")
 
@@ -67,7 +67,7 @@ def test_jsonl_with_uncertain_and_blank_labels(tmp_path: Path) -> None:
     rows = [[1, 0, 0], [0, -1, 1], [0, 0, 0], [1, None, 0], [0, 0, 1]] * 4
     path = tmp_path / "chexpert.jsonl"
     path.write_text("".join(json.dumps({"id": i, "labels": r}) + "\n" for i, r in enumerate(rows)))
-    result = run_cli(
+    result = run_here(
         "validate", str(path), "--classes", "3", "--task", "multilabel", "--format", "json"
     )
     assert result.returncode == 1, result.stderr
@@ -85,7 +85,7 @@ def test_jsonl_with_uncertain_and_blank_labels(tmp_path: Path) -> None:
 def test_multilabel_needs_a_list_column(tmp_path: Path) -> None:
     path = tmp_path / "a.parquet"
     pq.write_table(pa.table({"label": [0, 1]}), path)
-    result = run_cli("validate", str(path), "--classes", "2", "--task", "multilabel")
+    result = run_here("validate", str(path), "--classes", "2", "--task", "multilabel")
     assert result.returncode == 2 and "multilabel" in result.stderr
 
 
@@ -98,7 +98,7 @@ CHEX_COLUMNS = "No Finding,Edema,Cardiomegaly"
 def test_one_column_per_class_names_each_bad_class(tmp_path: Path) -> None:
     path = tmp_path / "chex.csv"
     path.write_text(CHEX)
-    r = run_cli("validate", str(path), "--label-columns", CHEX_COLUMNS, "--format", "json")
+    r = run_here("validate", str(path), "--label-columns", CHEX_COLUMNS, "--format", "json")
     assert r.returncode == 1, r.stderr
     doc = json.loads(r.stdout)
     assert doc["contract"]["task"] == "multilabel" and doc["contract"]["num_classes"] == 3
@@ -132,9 +132,9 @@ def test_columns_and_a_list_give_the_same_verdict(tmp_path: Path, real_world: Pa
 def test_label_columns_refusals(tmp_path: Path) -> None:
     path = tmp_path / "chex.csv"
     path.write_text(CHEX)
-    r = run_cli("validate", str(path), "--label-columns", "Edema,Nope")
+    r = run_here("validate", str(path), "--label-columns", "Edema,Nope")
     assert r.returncode == 2 and "Nope not found" in r.stderr
-    r = run_cli("validate", str(path), "--label-columns", CHEX_COLUMNS, "--classes", "4")
+    r = run_here("validate", str(path), "--label-columns", CHEX_COLUMNS, "--classes", "4")
     assert r.returncode == 2 and "3 columns for K=4" in r.stderr
 
 
@@ -174,7 +174,7 @@ def test_fix_policies_for_uncertain_and_blank(
     path.write_text(CHEX)
     before = path.read_bytes()
     out = tmp_path / "fixed.parquet"
-    r = run_cli(
+    r = run_here(
         "fix", str(path), "--label-columns", CHEX_COLUMNS, f"--map-value={policy}",
         "--map-value", "blank=0", "--out", str(out), "--format", "json",
     )  # fmt: skip
@@ -193,12 +193,12 @@ def test_fix_quarantines_what_no_policy_covers(tmp_path: Path) -> None:
     path = tmp_path / "m.jsonl"
     path.write_text('{"labels": [0, 1, -1]}\n{"labels": [2, 1, 0]}\n{"labels": [1, 0, 0]}\n')
     out, q = tmp_path / "f.parquet", tmp_path / "q.parquet"
-    r = run_cli(
+    r = run_here(
         "fix", str(path), "--classes", "3", "--task", "multilabel", "--map-value=-1=0",
         "--out", str(out),
     )  # fmt: skip
     assert r.returncode == 2 and "LG034" in r.stderr and not out.exists()
-    r = run_cli(
+    r = run_here(
         "fix", str(path), "--classes", "3", "--task", "multilabel", "--map-value=-1=0",
         "--out", str(out), "--quarantine", str(q),
     )  # fmt: skip

@@ -16,7 +16,8 @@ from labelgate.cli import handlers
 from labelgate.core.report import Report
 from labelgate.render import FORMATS, render
 from labelgate.render.hints import COMMAND, command_line
-from tests.conftest import ROOT, SAMPLES, cli_here, run_cli
+from tests.conftest import ROOT, SAMPLES, cli_here
+from tests.support.inproc import run_here
 from tests.test_samples import table
 
 # every sample, in every format; one worker runs them all (the reports are made once, for the module)
@@ -189,14 +190,14 @@ class TestPrintedCommandsRun:
                 if flag in words:
                     at = words.index(flag) + 1
                     words[at] = str(tmp_path / f"{i}-{Path(words[at]).name}")
-            result = run_cli(*words[1:], cwd=SAMPLES)
+            result = run_here(*words[1:], cwd=SAMPLES)
             if result.returncode not in (0, 1):
                 failed[command] = (result.returncode, result.stderr.strip()[-300:])
         assert not failed
 
     def test_fix_then_validate_line_runs(self, tmp_path: Path) -> None:
         out = tmp_path / "fixed.parquet"
-        result = run_cli(
+        result = run_here(
             "fix",
             "neg1_sentinel.parquet",
             "--classes",
@@ -210,7 +211,7 @@ class TestPrintedCommandsRun:
         (line,) = [x for x in result.stdout.splitlines() if x.startswith("labelgate validate")]
         command, verdict = line.rsplit(": ", 1)
         assert verdict == "passes"
-        assert run_cli(*shlex.split(command)[1:], cwd=SAMPLES).returncode == 0
+        assert run_here(*shlex.split(command)[1:], cwd=SAMPLES).returncode == 0
         # no contradiction: the value map changed labels, so no line says none changed
         assert "0 labels changed" not in result.stdout
         assert "value map -1 -> ignore_index: 4 targets" in result.stdout
@@ -280,10 +281,14 @@ class TestFixLogCommandsOfEveryKind:
         else:
             args, given = ["-", "--classes", "4"], "id,label\n1,0\n2,5\n3,1\n"
         out = ["--out", "fixed.parquet", "--quarantine", "rejected.parquet"]
-        result = subprocess.run(
-            [sys.executable, "-m", "labelgate", "fix", *args, *out],
-            cwd=tmp_path, input=given, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+        if given is None:
+            result = run_here("fix", *args, *out, cwd=tmp_path)
+        else:  # standard input is the process's own: read by a fresh one
+            result = subprocess.run(
+                [sys.executable, "-m", "labelgate", "fix", *args, *out],
+                cwd=tmp_path, input=given, capture_output=True, text=True, timeout=120,
+                check=False,
+            )  # fmt: skip
         assert result.returncode == 0, result.stderr
         run_as_printed(result.stdout, cwd=tmp_path)
 
@@ -313,7 +318,7 @@ class TestPrintedCommandsOfEveryKind:
         return path
 
     def harvest(self, *args: str, cwd: Path) -> list[str]:
-        result = run_cli(*args, "--format", "json", cwd=cwd)
+        result = run_here(*args, "--format", "json", cwd=cwd)
         assert result.returncode in (0, 1), result.stderr
         found = json.loads(result.stdout)["findings"]
         return [m[1] for f in found for t in (f["message"], f["fix"]) for m in COMMAND.finditer(t)]
@@ -326,11 +331,11 @@ class TestPrintedCommandsOfEveryKind:
         words = shlex.split(lg034)
         assert words[words.index("--label-columns") + 1] == CHEX_COLUMNS
         assert "--class-names" not in words
-        result = run_cli(*words[1:], cwd=chex.parent)
+        result = run_here(*words[1:], cwd=chex.parent)
         assert result.returncode == 0, result.stderr
 
     def test_the_fix_log_validate_line_carries_the_columns(self, chex: Path) -> None:
-        result = run_cli(
+        result = run_here(
             "fix", "chex.csv", "--label-columns", CHEX_COLUMNS, "--map-value=-1=0",
             "--map-value", "blank=0", "--out", "fixed.parquet", cwd=chex.parent,
         )  # fmt: skip
@@ -338,16 +343,17 @@ class TestPrintedCommandsOfEveryKind:
         (line,) = [x for x in result.stdout.splitlines() if x.startswith("labelgate validate")]
         command, verdict = line.rsplit(": ", 1)
         assert f"--label-columns '{CHEX_COLUMNS}'" in command and verdict.startswith("passes")
-        assert run_cli(*shlex.split(command)[1:], cwd=chex.parent).returncode == 0
+        assert run_here(*shlex.split(command)[1:], cwd=chex.parent).returncode == 0
 
     def test_a_class_map_the_file_declares_is_not_passed_as_a_file(
         self, reports: dict[str, Report], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """CVAT's ``<meta>`` labels are the map: ``path (<meta> labels)`` is no file to name."""
         report = report_of("labelgate validate formats/cvat_bad.xml", monkeypatch)
+        monkeypatch.undo()  # the command below renders and prints its report again
         assert "(<meta> labels)" in report.contract["class_names"]["origin"]
         line = command_line("validate", ["formats/cvat_bad.xml"], report.contract)
         assert "--class-names" not in line
-        assert run_cli(*shlex.split(line)[1:], cwd=SAMPLES).returncode in (0, 1)
+        assert run_here(*shlex.split(line)[1:], cwd=SAMPLES).returncode in (0, 1)
         given = reports["labelgate validate clean.parquet --classes 4 --class-names classes.txt"]
         assert "--class-names classes.txt" in command_line("validate", ["x"], given.contract)

@@ -19,7 +19,7 @@ from labelgate.cli import main
 from labelgate.errors import InputError
 from labelgate.readers import choose
 from labelgate.readers.common.roots import Mixed, Root, coco_kind, dataset_root, source_names
-from tests.conftest import run_cli
+from tests.support.inproc import run_here
 
 CATEGORIES = [{"id": 0, "name": "cat"}, {"id": 1, "name": "dog"}]
 
@@ -215,7 +215,7 @@ def test_input_format_coco_reads_a_root_and_refuses_a_folder_without_one(
     assert status == 0 and sources(report) == ["train", "valid", "test"]
     empty = tmp_path / "empty"
     empty.mkdir()
-    result = run_cli("validate", str(empty), "--input-format", "coco")
+    result = run_here("validate", str(empty), "--input-format", "coco")
     assert result.returncode == 2 and "no COCO annotation file" in result.stderr
     assert "Traceback" not in result.stderr and "Is a directory" not in result.stderr
 
@@ -340,7 +340,7 @@ def test_a_yaml_naming_a_missing_split_is_refused_as_ultralytics_refuses_it(
 ) -> None:
     root = roboflow_yolo(tmp_path / "rf", ["1 0.5 0.5 0.2 0.2"])
     (root / "data.yaml").write_text("train: ../train/images\nval: ../val/images\nnames: [a, b]\n")
-    result = run_cli("validate", str(root / "data.yaml"))
+    result = run_here("validate", str(root / "data.yaml"))
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "val: '../val/images'" in result.stderr and "FileNotFoundError" in result.stderr
 
@@ -365,7 +365,7 @@ def test_an_ultralytics_tree_with_its_yaml_beside_it_reads_with_class_names(
     assert sources(report) == ["train", "val"]
     status, report = validate(capsys, str(yaml))  # path: found beside the YAML
     assert status == 0 and sources(report) == ["train", "val"]
-    result = run_cli("validate", str(root))
+    result = run_here("validate", str(root))
     assert result.returncode == 2 and "--class-names" in result.stderr
 
 
@@ -378,7 +378,7 @@ def test_a_folder_of_datasets_of_several_formats_is_refused_naming_both(tmp_path
     found = dataset_root(tmp_path)
     assert isinstance(found, Mixed) and found.formats == {"train": "coco", "valid": "voc"}
     assert choose([str(tmp_path)]).reader.name == "unsupported"
-    result = run_cli("validate", str(tmp_path))
+    result = run_here("validate", str(tmp_path))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "train/ (coco), valid/ (voc)" in result.stderr
     for fmt in ("coco", "voc"):
@@ -414,7 +414,7 @@ def test_the_real_roboflow_data_yaml_is_read_as_ultralytics_reads_it(
     folder given instead; the folder, given, is read by its split folders."""
     folder = shared_real_world / "annotations" / "yolo" / "datumaro_roboflow_yolo"
     assert choose([str(folder / "data.yaml")]).reader.name == "yolo"
-    result = run_cli("validate", str(folder / "data.yaml"))
+    result = run_here("validate", str(folder / "data.yaml"))
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "val: '../valid/images'" in result.stderr and "FileNotFoundError" in result.stderr
     assert f"when the folder is given ({folder})" in result.stderr

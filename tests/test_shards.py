@@ -24,7 +24,8 @@ from labelgate.readers.shards.braces import expand_urls
 from labelgate.readers.shards.records import _python_crc32c, crc32c, masked_crc, records
 from labelgate.run.validation import run
 
-from .conftest import moto_s3, run_cli
+from .conftest import moto_s3
+from .support.inproc import run_here
 
 wds = pytest.importorskip("webdataset")
 tfrecord = pytest.importorskip("tfrecord")
@@ -210,7 +211,7 @@ class TestWebDataset:
         root = write_wds(tmp_path / "s", [0, 1, 2, 3] * 3)
         cut = root / "train-000001.tar"
         cut.write_bytes(cut.read_bytes()[:3000])
-        done = run_cli("validate", str(root), "--classes", "4")
+        done = run_here("validate", str(root), "--classes", "4")
         assert done.returncode == 2
         assert "train-000001.tar" in done.stderr and "Traceback" not in done.stderr
 
@@ -416,7 +417,7 @@ class TestTfRecord:
         write_tfrecord(tmp_path / "in" / "a-00000-of-00002", [0, 1, 2, 3])
         write_tfrecord(tmp_path / "in" / "a-00001-of-00002", [1, 2, 3, 4])
         out = tmp_path / "fixed.parquet"
-        done = run_cli(
+        done = run_here(
             "fix", str(tmp_path / "in"), "--classes", "4",
             "--shift", "a-00001-of-00002=-1", "--out", str(out),
         )  # fmt: skip
@@ -432,11 +433,11 @@ class TestTfRecord:
 
     def test_no_label_feature_lists_the_features(self, tmp_path: Path) -> None:
         write_tfrecord(tmp_path / "a.tfrecord", [0], feature="target")
-        done = run_cli("validate", str(tmp_path / "a.tfrecord"), "--classes", "4")
+        done = run_here("validate", str(tmp_path / "a.tfrecord"), "--classes", "4")
         assert done.returncode == 2
         assert "LG001" in done.stderr and "target" in done.stderr
         assert "Traceback" not in done.stderr
-        given = run_cli("validate", str(tmp_path / "a.tfrecord"), "--label-column", "y", "-k", "4")
+        given = run_here("validate", str(tmp_path / "a.tfrecord"), "--label-column", "y", "-k", "4")
         assert given.returncode == 2 and "label feature 'y'" in given.stderr
 
     @pytest.mark.parametrize("where", ["length crc", "data crc", "truncated"])
@@ -452,7 +453,7 @@ class TestTfRecord:
         path.write_bytes(bytes(raw))
         with pytest.raises(InputError, match="record"):
             list(records(path, "bad.tfrecord"))
-        done = run_cli("validate", str(path), "--classes", "4", "--input-format", "tfrecord")
+        done = run_here("validate", str(path), "--classes", "4", "--input-format", "tfrecord")
         assert done.returncode == 2, done.stdout
         record = 2 if where == "truncated" else 0
         assert f"bad.tfrecord: unreadable TFRecord shard: record {record}" in done.stderr

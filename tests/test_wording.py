@@ -14,7 +14,8 @@ from labelgate.core.report import Example, Finding, Report
 from labelgate.render import render
 from labelgate.render.html import render_html
 from labelgate.render.text import render_text
-from tests.conftest import ROOT, SAMPLES, run_cli
+from tests.conftest import ROOT, SAMPLES
+from tests.support.inproc import run_here
 
 
 def one_error_line(result: object) -> str:
@@ -27,7 +28,7 @@ def one_error_line(result: object) -> str:
 
 class TestInputErrors:
     def test_yaml_as_path_is_an_unknown_format_first(self) -> None:
-        line = one_error_line(run_cli("validate", str(SAMPLES / "tokens.yaml")))
+        line = one_error_line(run_here("validate", str(SAMPLES / "tokens.yaml")))
         assert "unknown format" in line and "--schema" in line
         assert "--classes K is required" not in line
 
@@ -43,7 +44,7 @@ class TestInputErrors:
             )
         )
         line = one_error_line(
-            run_cli(
+            run_here(
                 "validate",
                 str(SAMPLES / "clean.parquet"),
                 "--classes",
@@ -58,7 +59,7 @@ class TestInputErrors:
 
     def test_coco_on_parquet_prints_no_raw_bytes(self) -> None:
         line = one_error_line(
-            run_cli(
+            run_here(
                 "validate",
                 str(SAMPLES / "clean.parquet"),
                 "--classes",
@@ -73,7 +74,7 @@ class TestInputErrors:
     def test_semicolon_csv_gets_a_delimiter_hint(self, tmp_path: Path) -> None:
         data = tmp_path / "labels.csv"
         data.write_text("id;label\n1;0\n2;1\n3;2\n")
-        line = one_error_line(run_cli("validate", str(data), "--classes", "4"))
+        line = one_error_line(run_here("validate", str(data), "--classes", "4"))
         assert "LG001" in line and "semicolon-separated" in line
         assert "sep=';'" in line
 
@@ -82,16 +83,17 @@ class TestInputErrors:
         datasets = pytest.importorskip("datasets")
         folder = tmp_path / "ds"
         datasets.Dataset.from_dict({"text": ["a", "b"], "label": [0, 1]}).save_to_disk(folder)
-        line = one_error_line(run_cli("validate", str(folder)))
+        line = one_error_line(run_here("validate", str(folder)))
         assert line.startswith("labelgate: error: --classes K is required: K cannot be read")
         assert "no ClassLabel feature" in line
 
 
-@pytest.mark.slow  # Great Expectations
+@pytest.mark.slow  # Great Expectations, imported here: both tests on one worker
+@pytest.mark.xdist_group("gx")
 class TestGx:
     def test_no_progress_means_no_gx_bars(self) -> None:
         pytest.importorskip("great_expectations")
-        result = run_cli(
+        result = run_here(
             "validate",
             str(SAMPLES / "oob_0_2_4.parquet"),
             "--classes",
@@ -107,7 +109,7 @@ class TestGx:
         pytest.importorskip("great_expectations")
         out = tmp_path / "suite.json"
         schema = ROOT / "schemas" / "image_classification.yaml"
-        result = run_cli("export", "gx", str(schema), "-o", str(out))
+        result = run_here("export", "gx", str(schema), "-o", str(out))
         assert result.returncode == 0, result.stderr
         found = {
             (e["type"], json.dumps(e["kwargs"]))
@@ -124,11 +126,11 @@ class TestGx:
 
 
 class TestExportPandera:
-    @pytest.mark.slow  # a subprocess importing pandera
+    @pytest.mark.slow  # imports pandera
     def test_keeps_the_pandera_section(self, tmp_path: Path) -> None:
         out = tmp_path / "schema.yaml"
         schema = ROOT / "schemas" / "image_classification.yaml"
-        result = run_cli("export", "pandera", str(schema), "-o", str(out))
+        result = run_here("export", "pandera", str(schema), "-o", str(out))
         assert result.returncode == 0, result.stderr
         import pandera.pandas as pa
 
@@ -167,9 +169,9 @@ class TestExportPandera:
 @pytest.mark.slow  # two scans
 def test_diff_header_names_its_base() -> None:
     args = ("diff", "clean.parquet", "oob_0_2_4.parquet", "--classes", "4")
-    text = run_cli(*args, cwd=SAMPLES).stdout
+    text = run_here(*args, cwd=SAMPLES).stdout
     assert text.splitlines()[0] == "labelgate diff oob_0_2_4.parquet against base clean.parquet"
-    markdown = run_cli(*args, "--format", "markdown", cwd=SAMPLES).stdout
+    markdown = run_here(*args, "--format", "markdown", cwd=SAMPLES).stdout
     assert "Input: `oob_0_2_4.parquet` against base `clean.parquet`" in markdown
 
 
