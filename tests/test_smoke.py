@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import runpy
 import subprocess
 from pathlib import Path
@@ -33,11 +34,41 @@ def fixed_oob(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+# Imported by every Python process started with its folder on PYTHONPATH: when it exits, the
+# process appends its script and the modules it imported to the file $RECORD_IMPORTS names
+RECORDER = """
+import atexit, json, os, sys
+
+def _record():
+    with open(os.environ["RECORD_IMPORTS"], "a", encoding="utf-8") as out:
+        out.write(json.dumps({"script": sys.argv[0], "modules": sorted(sys.modules)}) + "\\n")
+
+atexit.register(_record)
+"""
+
+
 @pytest.fixture(scope="module")
-def benchmark_runs() -> dict[str, subprocess.CompletedProcess[str]]:
+def child_imports(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Path]:
+    """An environment whose Python processes record what they import, and the record."""
+    folder = tmp_path_factory.mktemp("recorder")
+    (folder / "sitecustomize.py").write_text(RECORDER, encoding="utf-8")
+    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
+    record = folder / "imports.jsonl"
+    return {"PYTHONPATH": path, "RECORD_IMPORTS": str(record)}, record
+
+
+@pytest.fixture(scope="module")
+def benchmark_runs(
+    child_imports: tuple[dict[str, str], Path],
+) -> dict[str, subprocess.CompletedProcess[str]]:
     """Each command of ``benchmarks/smoke_cpu.py`` (smoke on the CPU, JSON), run once in this
-    process: what it prints and its exit status, by case."""
-    return {case: cli_here(*BENCHMARK["argv"](case), cwd=SAMPLES) for case in BENCHMARK["CASES"]}
+    process: what it prints and its exit status, by case; each smoke child records what it
+    imported (``child_imports``)."""
+    env = child_imports[0]
+    return {
+        case: cli_here(*BENCHMARK["argv"](case), cwd=SAMPLES, env=env)
+        for case in BENCHMARK["CASES"]
+    }
 
 
 def benchmark_run(runs: dict[str, subprocess.CompletedProcess[str]], case: str) -> dict[str, Any]:
@@ -216,6 +247,21 @@ class TestCommand:
         result = unfixed_alone
         assert result.returncode == 1, result.stderr
         assert "IndexError: Target 4 is out of bounds." in result.stdout
+
+    @SHARED_RUNS
+    def test_the_child_imports_neither_pandas_nor_labelgate(
+        self, benchmark_runs: dict[str, Any], child_imports: tuple[dict[str, str], Path]
+    ) -> None:
+        """Its time is torch's import: pandas (pyarrow's read_table imports it) and labelgate's
+        package (``-m`` imports it) are not imported beside it."""
+        records = [json.loads(line) for line in child_imports[1].read_text().splitlines()]
+        assert len(records) == sum(
+            benchmark_run(benchmark_runs, c)["processes"] for c in benchmark_runs
+        )
+        for record in records:
+            assert Path(record["script"]).name == "replay.py" and "torch" in record["modules"]
+            tops = {m.split(".")[0] for m in record["modules"]}
+            assert not tops & {"pandas", "labelgate"}, record["script"]
 
     def test_without_torch_exit_2(self) -> None:
         result = run_cli_without(("torch",), "smoke", "clean.parquet", "-k", "4", cwd=SAMPLES)
