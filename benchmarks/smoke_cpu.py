@@ -28,30 +28,32 @@ CASES = [
 ]
 
 
+def argv(case: str) -> list[str]:
+    """The arguments of one case after ``labelgate``: smoke on the CPU, the run as JSON."""
+    return ["smoke", *shlex.split(case), "--device", "cpu", "--format", "json"]
+
+
+def row(case: str, wall: float, stdout: str, status: int) -> str:
+    """The table's row of one case from its JSON output and exit status."""
+    run = json.loads(stdout)["run"]
+    failed = ", ".join(f"{f['batch']} ({f['kind']})" for f in run["failures"]) or "none"
+    batches = f"{run['batches_processed']}/{run['batches_expected']}"
+    return f"| `labelgate smoke {case}` | {wall:.2f} | {batches} | {run['processes']} | {failed} | {status} |"
+
+
 def main() -> None:
     print("| command (in data_samples/) | wall s | batches | processes | failed batches | exit |")
     print("|---|---:|---:|---:|---|---:|")
     for case in CASES:
-        argv = [
-            sys.executable,
-            "-m",
-            "labelgate",
-            "smoke",
-            *shlex.split(case),
-            "--device",
-            "cpu",
-            "--format",
-            "json",
-        ]
         start = time.perf_counter()
-        done = subprocess.run(argv, cwd=SAMPLES, capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - start
-        run = json.loads(done.stdout)["run"]
-        failed = ", ".join(f"{f['batch']} ({f['kind']})" for f in run["failures"]) or "none"
-        batches = f"{run['batches_processed']}/{run['batches_expected']}"
-        print(
-            f"| `labelgate smoke {case}` | {wall:.2f} | {batches} | {run['processes']} | {failed} | {done.returncode} |"
+        done = subprocess.run(
+            [sys.executable, "-m", "labelgate", *argv(case)],
+            cwd=SAMPLES,
+            capture_output=True,
+            text=True,
+            check=False,
         )
+        print(row(case, time.perf_counter() - start, done.stdout, done.returncode))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from labelgate.readers.masks.masklayout import mask_files
 from labelgate.readers.masks.maskpool import decoded
 from labelgate.run.validation import run
 
-from .conftest import SAMPLES, run_cli
+from .conftest import SAMPLES, cli_here, run_cli
 
 MASKS = SAMPLES / "masks"
 
@@ -385,7 +385,7 @@ def test_failing_batches_are_those_cross_entropy_fails(masks: list[np.ndarray], 
 def test_smoke_replays_real_mask_batches() -> None:
     """The mask files of each batch, stacked as default collate does, through a 1x1 conv and
     CrossEntropyLoss in a fresh process: the batch holding the 21 fails there, the others run."""
-    r = run_cli(
+    r = cli_here(
         "smoke", str(MASKS / "voc_bad"), "--classes", "21", "--ignore-index", "255",
         "--batch-size", "1", "--device", "cpu", "--format", "json",
     )  # fmt: skip
@@ -402,7 +402,7 @@ def test_smoke_replays_real_mask_batches() -> None:
         "target": [1, 48, 64],
         "dtype": "torch.int64",
     }
-    good = run_cli(
+    good = cli_here(
         "smoke", str(MASKS / "voc_good"), "--classes", "21", "--ignore-index", "255",
         "--batch-size", "2", "--device", "cpu",
     )  # fmt: skip

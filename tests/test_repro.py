@@ -12,18 +12,42 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.conftest import SAMPLES, run_cli
+from tests.conftest import SAMPLES, cli_here
 
 pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
 
 pytest.importorskip("torch")
 
+# Tests that read the bundle below, made once per module: on one xdist worker, made once
+SHARED_BUNDLE = pytest.mark.xdist_group("repro_shared_bundle")
+
 
 def make(tmp_path: Path, sample: str, *flags: str) -> Path:
     out = tmp_path / "bundle"
-    result = run_cli("repro", str(SAMPLES / sample), *flags, "--out", str(out))
+    result = cli_here("repro", str(SAMPLES / sample), *flags, "--out", str(out))
     assert result.returncode == 0, result.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def oob_bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """oob_0_2_4.parquet's bundle, made in one folder, then moved to another under a name of
+    its own: where it was made (nothing is left there) and where it is."""
+    made = make(tmp_path_factory.mktemp("made"), "oob_0_2_4.parquet", "-k", "4")
+    moved = made.rename(tmp_path_factory.mktemp("elsewhere") / "regression-case-7")
+    return made, moved
+
+
+@pytest.fixture(scope="module")
+def oob_replayed(oob_bundle: tuple[Path, Path]) -> subprocess.CompletedProcess[str]:
+    """``python repro.py --device cpu`` run in the moved bundle."""
+    return subprocess.run(
+        [sys.executable, "repro.py", "--device", "cpu"],
+        cwd=oob_bundle[1],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 class TestBundle:
@@ -70,11 +94,12 @@ class TestBundle:
         readme = (tmp_path / "b" / "README.md").read_text()
         assert "998, 999; 200 more batches fail in the input, left out of this bundle" in readme
 
-    def test_names_nobody_and_no_absolute_path(self, tmp_path: Path) -> None:
-        out = make(tmp_path, "oob_0_2_4.parquet", "-k", "4")
+    @SHARED_BUNDLE
+    def test_names_nobody_and_no_absolute_path(self, oob_bundle: tuple[Path, Path]) -> None:
+        made, out = oob_bundle
         forbidden = {
             str(Path.home()),
-            str(tmp_path),
+            str(made.parent),
             str(SAMPLES),
             socket.gethostname(),
             getpass.getuser(),
@@ -85,15 +110,10 @@ class TestBundle:
             for word in forbidden:
                 assert word not in text, (path.name, word)
 
-    def test_replays_and_reproduces(self, tmp_path: Path) -> None:
-        out = make(tmp_path, "oob_0_2_4.parquet", "-k", "4")
-        result = subprocess.run(
-            [sys.executable, "repro.py", "--device", "cpu"],
-            cwd=out,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+    @SHARED_BUNDLE
+    def test_replays_and_reproduces(self, oob_replayed: subprocess.CompletedProcess[str]) -> None:
+        """The bundle as its user has it: moved from where it was made."""
+        result = oob_replayed
         assert result.returncode == 1, result.stdout + result.stderr
         assert (
             "batch 0 on cpu (cpu): raised: IndexError: Target 4 is out of bounds. -> reproduced"
@@ -113,29 +133,26 @@ class TestBundle:
         )
         assert result.returncode == 1 and "nan: loss nan -> reproduced" in result.stdout
 
-    def test_moved_bundle_still_runs(self, tmp_path: Path) -> None:
-        out = make(tmp_path, "oob_0_2_4.parquet", "-k", "4")
-        moved = out.rename(tmp_path / "regression-case-7")
-        result = subprocess.run(
-            [sys.executable, "repro.py", "--device", "cpu"],
-            cwd=moved,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+    @SHARED_BUNDLE
+    def test_moved_bundle_still_runs(
+        self, oob_bundle: tuple[Path, Path], oob_replayed: subprocess.CompletedProcess[str]
+    ) -> None:
+        made, moved = oob_bundle
+        assert not made.exists() and moved.name == "regression-case-7"
+        result = oob_replayed
         assert result.returncode == 1 and "reproduced" in result.stdout
 
 
 class TestCommand:
     def test_nothing_to_reproduce(self, tmp_path: Path) -> None:
         out = tmp_path / "b"
-        result = run_cli("repro", str(SAMPLES / "clean.parquet"), "-k", "4", "--out", str(out))
+        result = cli_here("repro", str(SAMPLES / "clean.parquet"), "-k", "4", "--out", str(out))
         assert result.returncode == 0 and "nothing to reproduce" in result.stdout
         assert not out.exists()
 
     def test_refuses_a_folder_with_files(self, tmp_path: Path) -> None:
         (tmp_path / "keep.txt").write_text("mine")
-        result = run_cli(
+        result = cli_here(
             "repro", str(SAMPLES / "oob_0_2_4.parquet"), "-k", "4", "--out", str(tmp_path)
         )
         assert result.returncode == 2 and "not an empty folder" in result.stderr

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from labelgate import Contract, ContractError
 from labelgate.run.validation import report_of
-from tests.conftest import SAMPLES, run_cli
+from tests.conftest import SAMPLES, cli_here
 
 TOL = 1e-3
 
@@ -86,7 +86,7 @@ class TestSoft:
     @pytest.mark.slow
     def test_fix_quarantines_and_smoke_runs_the_rest(self, tmp_path: Path) -> None:
         fixed, rejected = tmp_path / "f.parquet", tmp_path / "q.parquet"
-        result = run_cli(
+        result = cli_here(
             "fix",
             "soft_labels.parquet",
             "-k",
@@ -100,7 +100,7 @@ class TestSoft:
         assert result.returncode == 0, result.stdout + result.stderr
         assert pq.read_table(rejected).column("labelgate_reason").to_pylist() == ["LG015"] * 3
         assert pq.read_table(fixed).num_rows == 33
-        smoke = run_cli(
+        smoke = cli_here(
             "smoke",
             str(fixed),
             "-k",

@@ -1,11 +1,13 @@
 """The child process of the smoke step: replay batches through CrossEntropyLoss on a device.
 
-Run as ``python -m labelgate.commands.replay SPEC.json``; it prints one JSON object per line (``env``, then
-``begin`` and ``batch`` or ``error`` per batch, then ``done``). On a GPU it stops with exit status 3
-at the first batch that raises: a device-side assert loses the whole CUDA context, so the parent
-starts a fresh process at the next batch. On the CPU an exception leaves the process sound, and it
-goes on. It needs torch, numpy and pyarrow only (and Pillow to read image masks), and no other part of
-labelgate: a repro bundle carries a copy of this file.
+Run as a file, ``python replay.py SPEC.json`` (the smoke step runs it so, through runpy); it prints
+one JSON object per line (``env``, then ``begin`` and ``batch`` or ``error`` per batch, then
+``done``). On a GPU it stops with exit status 3 at the first batch that raises: a device-side
+assert loses the whole CUDA context, so the parent starts a fresh process at the next batch. On the
+CPU an exception leaves the process sound, and it goes on. It needs torch, numpy and pyarrow only
+(and, to read masks, Pillow and labelgate's mask loader), and no other part of labelgate: a repro
+bundle carries a copy of this file. Most of its time is ``import torch``; it imports nothing else
+it can do without.
 """
 
 from __future__ import annotations
@@ -141,7 +143,9 @@ def main(argv: list[str]) -> int:
     if spec.get("weights") is not None:
         weight = torch.tensor(spec["weights"], dtype=torch.float32, device=device)
     loss_fn = torch.nn.CrossEntropyLoss(weight=weight, ignore_index=ignore_index)
-    table = pq.read_table(spec["batches"])
+    # not pq.read_table: it goes through pyarrow.dataset, which imports pandas, for a file that
+    # is read whole
+    table = pq.ParquetFile(spec["batches"]).read()
     batch_ids = table.column("batch").to_pylist()
     labels = table.column("label").to_pylist()
     ids = table.column("id").to_pylist() if masks else []

@@ -28,6 +28,13 @@ __all__ = ["BatchFailure", "SmokeRun", "nvidia_torch", "run_smoke"]
 
 CPU_HINT = "a CPU pass is a hint, not a CUDA validation"
 ASSERT_LINE = re.compile(r"Assertion `[^`]+` failed")
+# The child runs replay.py as a file (as a repro bundle does), not as labelgate.commands.replay:
+# -m would import labelgate's package first, which the replay needs none of (masks aside). runpy,
+# unlike ``python replay.py``, leaves the file's folder (labelgate's commands) off sys.path.
+REPLAY = Path(__file__).with_name("replay.py")
+RUN_FILE = (
+    "import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,10 +243,12 @@ def run_smoke(
 def _child(spec_path: Path, timeout: float) -> tuple[list[dict[str, Any]], str, int]:
     env = dict(os.environ)
     env.pop("CUDA_LAUNCH_BLOCKING", None)  # the child sets it itself, on NVIDIA only
-    src = str(Path(__file__).resolve().parents[2])  # the folder holding the labelgate package
+    src = str(
+        Path(__file__).resolve().parents[2]
+    )  # labelgate, whose mask loader a mask replay uses
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run(
-        [sys.executable, "-m", "labelgate.commands.replay", str(spec_path)],
+        [sys.executable, "-c", RUN_FILE, str(REPLAY), str(spec_path)],
         capture_output=True,
         text=True,
         env=env,
