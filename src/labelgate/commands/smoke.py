@@ -243,9 +243,8 @@ def run_smoke(
 def _child(spec_path: Path, timeout: float) -> tuple[list[dict[str, Any]], str, int]:
     env = dict(os.environ)
     env.pop("CUDA_LAUNCH_BLOCKING", None)  # the child sets it itself, on NVIDIA only
-    src = str(
-        Path(__file__).resolve().parents[2]
-    )  # labelgate, whose mask loader a mask replay uses
+    # the folder holding labelgate, whose mask loader a mask replay uses
+    src = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run(
         [sys.executable, "-c", RUN_FILE, str(REPLAY), str(spec_path)],
