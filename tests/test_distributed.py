@@ -176,10 +176,11 @@ def test_duplicate_ids_partitioned_across_workers_equal_the_local_check(
 ) -> None:
     """LG014 on the cluster: ids keyed by map tasks, one reduce task per partition of keys; the
     same count, ids that repeat and first rows as the local engine and as a plain set. 6,000
-    rows in five files of 400-row groups: fifteen map tasks and at least four partitions (the
-    floor for two workers) whatever the size, ids repeating within and across files."""
+    rows in five files of 400-row groups: the 17 row groups that 60,000 rows in 4,000-row
+    groups made, so the same map tasks (TASKS_PER_WORKER per worker) and the same four
+    partitions (two workers' floor), ids repeating within and across files."""
     rng = np.random.default_rng(5)
-    pool = rng.integers(0, 4_000, 6_000)  # about 2,400 rows repeat an earlier id
+    pool = rng.integers(0, 4_000, 6_000)  # 2,890 rows repeat an earlier id
     rows = 0
     every: list[Any] = []
     for i, n in enumerate([900, 1_400, 1_100, 1_200, 1_400]):

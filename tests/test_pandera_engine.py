@@ -7,9 +7,6 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-import pandas as pd
-import pandera.errors
-import pandera.pandas as pa_
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -92,6 +89,10 @@ def agree_on_random_file(
 
 class TestSchema:
     def test_yaml_round_trip_and_failure_cases(self) -> None:
+        import pandas as pd
+        import pandera.errors
+        import pandera.pandas as pa_
+
         contract = Contract(
             num_classes=4,
             label_column="label",
@@ -117,6 +118,8 @@ class TestSchema:
             "export", "pandera", str(ROOT / "schemas" / "image_classification.yaml"), "-o", str(out)
         )
         assert result.returncode == 0, result.stderr
+        import pandera.pandas as pa_
+
         import labelgate.engines.pandera  # noqa: F401  (registers the checks before reading)
 
         assert pa_.DataFrameSchema.from_yaml(out.read_text()).name == "pets-4"
