@@ -17,7 +17,8 @@ from labelgate import ClassMap, Contract, Report
 from tests.conftest import SAMPLES, cli_here
 from tests.test_pandera_engine import ENGINE_SAMPLES, same_verdict
 
-pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+# engines: the full tier only; one worker runs the engine modules (pandas, pandera and GX imported once)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("engines")]
 
 # Whether GX is installed, asked without importing it: collection stays free of its import
 if importlib.util.find_spec("great_expectations") is not None:

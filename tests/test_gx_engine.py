@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate import Contract
-from tests.conftest import ROOT, SAMPLES, run_cli, run_cli_without
+from tests.conftest import ROOT, SAMPLES, cli_here, run_cli_without
 from tests.test_pandera_engine import (
     ENGINE_SAMPLES,
     agree_on_random_file,
@@ -35,13 +35,14 @@ if importlib.util.find_spec("great_expectations") is None:
 
 from labelgate.engines.gx import suite_json, validate_with_gx
 
-pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+# engines: the full tier only; one worker runs the engine modules (pandas, pandera and GX imported once)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("engines")]
 
 
 class TestSuite:
     def test_export_reads_back(self, tmp_path: Path) -> None:
         out = tmp_path / "suite.json"
-        result = run_cli(
+        result = cli_here(
             "export", "gx", str(ROOT / "schemas" / "image_classification.yaml"), "-o", str(out)
         )
         assert result.returncode == 0, result.stderr
@@ -88,7 +89,7 @@ class TestAgreement:
 class TestCommand:
     def test_engine_and_data_docs(self, tmp_path: Path) -> None:
         docs = tmp_path / "docs"
-        result = run_cli(
+        result = cli_here(
             "validate",
             "oob_0_2_4.parquet",
             "-k",
@@ -103,7 +104,7 @@ class TestCommand:
         assert list(docs.rglob("index.html"))
 
     def test_docs_need_the_gx_engine(self) -> None:
-        result = run_cli("validate", "oob_0_2_4.parquet", "-k", "4", "--gx-docs", "d", cwd=SAMPLES)
+        result = cli_here("validate", "oob_0_2_4.parquet", "-k", "4", "--gx-docs", "d", cwd=SAMPLES)
         assert result.returncode == 2 and "--gx-docs needs --engine gx" in result.stderr
 
     def test_without_gx_a_one_line_hint(self) -> None:
