@@ -309,13 +309,18 @@ def test_footers_of_many_shards_are_read_by_the_cluster(
 def test_repro_and_fix_on_s3_keep_the_query_string_out(
     shards: tuple[Path, dict[str, Any]], s3: str, tmp_path: Path
 ) -> None:
+    """One shard (9,576 rows, vendor rows among them) through the same endpoint: the
+    query string is one URI's whatever the number of files behind it."""
+    folder, query = s3.split("?")
+    shard = f"{folder}/part-{LAST_ROW_SHARD:03d}.parquet?{query}"
     bundle = tmp_path / "case"  # credentials: the s3 fixture's, in this process's environment
-    result = cli_here("repro", s3, "-k", "4", "--out", str(bundle))
+    result = cli_here("repro", shard, "-k", "4", "--out", str(bundle))
     assert result.returncode == 0, result.stderr
     written = "".join(p.read_text() for p in bundle.iterdir() if p.suffix in (".json", ".md"))
     assert "endpoint_override" not in written and "127.0.0.1" not in written
+    assert '"part-007.parquet"' in written  # the input named, its query not
     fixed = tmp_path / "fixed.parquet"
     q = tmp_path / "rejected.parquet"
-    result = cli_here("fix", s3, "-k", "4", "--out", str(fixed), "--quarantine", str(q))
+    result = cli_here("fix", shard, "-k", "4", "--out", str(fixed), "--quarantine", str(q))
     assert result.returncode in (0, 1), result.stderr  # the schema came through the endpoint
     assert fixed.exists()
