@@ -4,7 +4,6 @@ the same report as the local read, the blocks judged by the cluster."""
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,28 +15,19 @@ from labelgate.readers.coco import cocoblocks
 from labelgate.run.validation import report_of
 
 from .conftest import assert_cluster_report_is_local
+from .support.cluster import loopback_cluster, skip_without_distributed
 from .test_coco_blocks import document
 
 # a cluster: the full tier only; one worker runs them all (one cluster, for the module)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("coco_dask")]
 
-distributed = pytest.importorskip("dask.distributed")
+skip_without_distributed()
 
 
 @pytest.fixture(scope="module")
 def scheduler() -> Iterator[str]:
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=":0",
-        silence_logs=logging.ERROR,
-    )
-    try:
-        yield cluster.scheduler_address
-    finally:
-        cluster.close()
+    with loopback_cluster() as address:
+        yield address
 
 
 def plain(report: Any) -> dict[str, Any]:

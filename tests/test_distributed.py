@@ -4,7 +4,6 @@ an S3-compatible server on loopback: the same report as the local engine, row fo
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,12 +17,13 @@ from labelgate import Contract
 from labelgate.errors import InputError
 from labelgate.run.validation import report_of
 
-from .conftest import assert_cluster_report_is_local, moto_s3, run_cli, run_cli_without
+from .conftest import assert_cluster_report_is_local, cli_here, moto_s3, run_cli_without
+from .support.cluster import loopback_cluster, skip_without_distributed
 
 # subprocesses, engines or clusters: the full tier only; one worker runs them all (one cluster and one S3 server, for the module)
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("distributed")]
 
-distributed = pytest.importorskip("dask.distributed")
+skip_without_distributed()
 
 NAMES = np.array(["cat", "dog", "bird", "fish"])
 SHARDS = 24
@@ -85,22 +85,27 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, An
     return folder, write_shards(folder)
 
 
+# The S3 server's test credentials (conftest.moto_s3), set in the workers' environment as a
+# cluster's operator would: labelgate sends none to the workers.
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "labelgate-test-key",
+    "AWS_SECRET_ACCESS_KEY": "labelgate-test-secret",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
 @pytest.fixture(scope="module")
 def scheduler() -> Iterator[str]:
-    """A real scheduler and two worker processes on loopback, as `dask scheduler` and two
-    `dask worker` commands would give."""
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=":0",  # a free port: None still takes 8787
-        silence_logs=logging.ERROR,
-    )
-    try:
-        yield cluster.scheduler_address
-    finally:
-        cluster.close()
+    """A real scheduler and two worker processes on loopback, shared by the module's tests."""
+    with loopback_cluster(env=CREDENTIALS) as address:
+        yield address
+
+
+@pytest.fixture(scope="module")
+def local(shards: tuple[Path, dict[str, Any]]) -> Any:
+    """The shards' report by the local engine (four classes), read once for the module."""
+    folder, _ = shards
+    return report_of([str(folder)], Contract(num_classes=4))
 
 
 def plain(report: Any, *roots: str) -> dict[str, Any]:
@@ -114,12 +119,11 @@ def plain(report: Any, *roots: str) -> dict[str, Any]:
 
 
 def test_cached_cluster_runs_read_only_what_they_lack(
-    shards: tuple[Path, dict[str, Any]], scheduler: str, tmp_path: Path
+    shards: tuple[Path, dict[str, Any]], scheduler: str, local: Any, tmp_path: Path
 ) -> None:
     """--cache with --dask: the files the cache lacks are one task each on the cluster."""
     folder, _ = shards
     contract = Contract(num_classes=4)
-    local = plain(report_of([str(folder)], contract))
     store = str(tmp_path / "cache")
     for read in (True, False):
         report = report_of([str(folder)], contract, dask=scheduler, cache=store)
@@ -132,15 +136,14 @@ def test_cached_cluster_runs_read_only_what_they_lack(
         doc = plain(report)
         doc.pop("cache")
         doc["notes"] = [n for n in doc["notes"] if not n.startswith("cache (")]
-        assert doc == local
+        assert doc == plain(local)
 
 
 def test_cluster_report_equals_the_local_report(
-    shards: tuple[Path, dict[str, Any]], scheduler: str
+    shards: tuple[Path, dict[str, Any]], scheduler: str, local: Any
 ) -> None:
     folder, facts = shards
     contract = Contract(num_classes=4)
-    local = report_of([str(folder)], contract)
     remote = report_of([str(folder)], contract, dask=scheduler)
     assert plain(remote) == plain(local)
     assert local.counts["rows"] == facts["rows"] > 250_000
@@ -172,12 +175,15 @@ def test_duplicate_ids_partitioned_across_workers_equal_the_local_check(
     tmp_path: Path, scheduler: str, kind: str
 ) -> None:
     """LG014 on the cluster: ids keyed by map tasks, one reduce task per partition of keys; the
-    same count, ids that repeat and first rows as the local engine and as a plain set."""
+    same count, ids that repeat and first rows as the local engine and as a plain set. 6,000
+    rows in five files of 400-row groups: the 17 row groups that 60,000 rows in 4,000-row
+    groups made, so the same map tasks (TASKS_PER_WORKER per worker) and the same four
+    partitions (two workers' floor), ids repeating within and across files."""
     rng = np.random.default_rng(5)
-    pool = rng.integers(0, 40_000, 60_000)  # about 12,000 ids repeat
+    pool = rng.integers(0, 4_000, 6_000)  # 2,890 rows repeat an earlier id
     rows = 0
     every: list[Any] = []
-    for i, n in enumerate([9_000, 14_000, 11_000, 12_000, 14_000]):
+    for i, n in enumerate([900, 1_400, 1_100, 1_200, 1_400]):
         draw = pool[rows : rows + n]
         ids: Any
         if kind == "string":
@@ -185,11 +191,11 @@ def test_duplicate_ids_partitioned_across_workers_equal_the_local_check(
         elif kind == "uuid":
             ids = pa.array([int(d).to_bytes(16, "big") for d in draw], pa.binary(16))
         else:
-            nulls = (np.arange(rows, rows + n) % 997 == 3) if kind == "int-with-nulls" else None
+            nulls = (np.arange(rows, rows + n) % 97 == 3) if kind == "int-with-nulls" else None
             ids = pa.array(draw, pa.int64(), mask=nulls)
         every += ids.to_pylist()
         table = pa.table({"id": ids, "label": np.zeros(n, np.int64)})
-        pq.write_table(table, tmp_path / f"part-{i}.parquet", row_group_size=4_000)
+        pq.write_table(table, tmp_path / f"part-{i}.parquet", row_group_size=400)
         rows += n
     seen: set[Any] = set()
     repeats = []
@@ -234,9 +240,9 @@ def test_without_dask_a_one_line_hint(tmp_path: Path) -> None:
     assert "pip install 'labelgate[dask]'" in result.stderr
 
 
-def test_text_inputs_are_refused_on_a_cluster(tmp_path: Path) -> None:
+def test_text_inputs_are_refused_on_a_cluster(tmp_path: Path, scheduler: str) -> None:
     (tmp_path / "l.csv").write_text("label\n0\n")
-    result = run_cli("validate", str(tmp_path / "l.csv"), "-k", "2", "--dask", "local[1]")
+    result = cli_here("validate", str(tmp_path / "l.csv"), "-k", "2", "--dask", scheduler)
     assert result.returncode == 2 and "--dask" in result.stderr
 
 
@@ -254,29 +260,32 @@ def s3(shards: tuple[Path, dict[str, Any]]) -> Iterator[str]:
         yield f"s3://labels/shards?endpoint_override=127.0.0.1:{port}&scheme=http"
 
 
-def test_s3_report_equals_the_local_report(shards: tuple[Path, dict[str, Any]], s3: str) -> None:
+def test_s3_report_equals_the_local_report(
+    shards: tuple[Path, dict[str, Any]], s3: str, local: Any
+) -> None:
     folder, _ = shards
-    contract = Contract(num_classes=4)
-    local = plain(report_of([str(folder)], contract), str(folder))
-    remote_report = report_of([s3], contract)
+    remote_report = report_of([s3], Contract(num_classes=4))
     remote = plain(remote_report, "s3://labels/shards")
-    assert remote == local
+    assert remote == plain(local, str(folder))
     text = json.dumps(remote_report.to_dict())
     assert "labelgate-test-secret" not in text and "labelgate-test-key" not in text
     assert "endpoint_override" not in text  # the query string never reaches a report
 
 
-def test_s3_on_the_cluster(shards: tuple[Path, dict[str, Any]], s3: str) -> None:
+def test_s3_on_the_cluster(
+    shards: tuple[Path, dict[str, Any]], s3: str, scheduler: str, local: Any
+) -> None:
     folder, _ = shards
-    contract = Contract(num_classes=4)
-    local = plain(report_of([str(folder)], contract), str(folder))
-    # A new local cluster: its workers take the credentials from this environment.
-    remote = plain(report_of([s3], contract, dask="local[2]"), "s3://labels/shards")
-    assert remote == local
+    # The workers read the shards with the credentials of their own environment (CREDENTIALS).
+    remote = plain(report_of([s3], Contract(num_classes=4), dask=scheduler), "s3://labels/shards")
+    assert remote == plain(local, str(folder))
 
 
 def test_footers_of_many_shards_are_read_by_the_cluster(
-    shards: tuple[Path, dict[str, Any]], scheduler: str, monkeypatch: pytest.MonkeyPatch
+    shards: tuple[Path, dict[str, Any]],
+    scheduler: str,
+    local: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import labelgate.run.distributed
     import labelgate.run.producers
@@ -294,19 +303,24 @@ def test_footers_of_many_shards_are_read_by_the_cluster(
     contract = Contract(num_classes=4)
     remote = report_of([str(folder)], contract, dask=scheduler)
     assert calls == [SHARDS]
-    assert plain(remote) == plain(report_of([str(folder)], contract))
+    assert plain(remote) == plain(local)
 
 
 def test_repro_and_fix_on_s3_keep_the_query_string_out(
     shards: tuple[Path, dict[str, Any]], s3: str, tmp_path: Path
 ) -> None:
+    """One shard (9,576 rows, vendor rows among them) through the same endpoint: the
+    query string is one URI's whatever the number of files behind it."""
+    folder, query = s3.split("?")
+    shard = f"{folder}/part-{LAST_ROW_SHARD:03d}.parquet?{query}"
     bundle = tmp_path / "case"  # credentials: the s3 fixture's, in this process's environment
-    result = run_cli("repro", s3, "-k", "4", "--out", str(bundle))
+    result = cli_here("repro", shard, "-k", "4", "--out", str(bundle))
     assert result.returncode == 0, result.stderr
     written = "".join(p.read_text() for p in bundle.iterdir() if p.suffix in (".json", ".md"))
     assert "endpoint_override" not in written and "127.0.0.1" not in written
+    assert '"part-007.parquet"' in written  # the input named, its query not
     fixed = tmp_path / "fixed.parquet"
     q = tmp_path / "rejected.parquet"
-    result = run_cli("fix", s3, "-k", "4", "--out", str(fixed), "--quarantine", str(q))
+    result = cli_here("fix", shard, "-k", "4", "--out", str(fixed), "--quarantine", str(q))
     assert result.returncode in (0, 1), result.stderr  # the schema came through the endpoint
     assert fixed.exists()

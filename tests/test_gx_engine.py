@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from labelgate import Contract
-from tests.conftest import ROOT, SAMPLES, run_cli, run_cli_without
+from tests.conftest import ROOT, SAMPLES, cli_here, run_cli_without
 from tests.test_pandera_engine import (
     ENGINE_SAMPLES,
     agree_on_random_file,
@@ -24,24 +25,24 @@ from tests.test_pandera_engine import (
     write_named,
 )
 
-try:
-    import great_expectations as gx
-except ImportError:
+# Whether GX is installed, asked without importing it: collection stays free of its import
+if importlib.util.find_spec("great_expectations") is None:
     if os.environ.get("CI"):
-        raise  # CI installs the gx extra (.ci/run): these tests must run there
+        raise ImportError("great_expectations")  # CI installs the gx extra (.ci/run)
     pytest.skip(
         "great-expectations is not installed (pip install '.[gx]')", allow_module_level=True
     )
 
 from labelgate.engines.gx import suite_json, validate_with_gx
 
-pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+# engines: the full tier only; one worker runs the engine modules (pandas, pandera and GX imported once)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("engines")]
 
 
 class TestSuite:
     def test_export_reads_back(self, tmp_path: Path) -> None:
         out = tmp_path / "suite.json"
-        result = run_cli(
+        result = cli_here(
             "export", "gx", str(ROOT / "schemas" / "image_classification.yaml"), "-o", str(out)
         )
         assert result.returncode == 0, result.stderr
@@ -58,6 +59,8 @@ class TestSuite:
         assert between["max_value"] == 3 and "label != -100" in json.dumps(between["row_condition"])
         # then the contract's own pandera: section (path, source), as tests/test_wording.py holds
         assert {e["kwargs"]["column"] for e in doc["expectations"][5:]} == {"path", "source"}
+        import great_expectations as gx
+
         again = gx.ExpectationSuite(**doc)
         assert len(again.expectations) == len(doc["expectations"])
 
@@ -86,7 +89,7 @@ class TestAgreement:
 class TestCommand:
     def test_engine_and_data_docs(self, tmp_path: Path) -> None:
         docs = tmp_path / "docs"
-        result = run_cli(
+        result = cli_here(
             "validate",
             "oob_0_2_4.parquet",
             "-k",
@@ -101,7 +104,7 @@ class TestCommand:
         assert list(docs.rglob("index.html"))
 
     def test_docs_need_the_gx_engine(self) -> None:
-        result = run_cli("validate", "oob_0_2_4.parquet", "-k", "4", "--gx-docs", "d", cwd=SAMPLES)
+        result = cli_here("validate", "oob_0_2_4.parquet", "-k", "4", "--gx-docs", "d", cwd=SAMPLES)
         assert result.returncode == 2 and "--gx-docs needs --engine gx" in result.stderr
 
     def test_without_gx_a_one_line_hint(self) -> None:

@@ -6,10 +6,8 @@ import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import pandas as pd
-import pandera.errors
-import pandera.pandas as pa_
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -18,14 +16,22 @@ from hypothesis import strategies as st
 
 from labelgate import ClassMap, Contract
 from labelgate.core.report import Report
-from labelgate.engines.pandera import schema, validate_with_pandera
 from labelgate.run.validation import report_of
-from tests.conftest import ROOT, SAMPLES, run_cli
+from tests.conftest import ROOT, SAMPLES, cli_here
 from tests.test_samples import table
 
-pytestmark = pytest.mark.slow  # subprocesses, engines or clusters: the full tier only
+# engines: the full tier only; one worker runs the engine modules (pandas, pandera and GX imported once)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("engines")]
 
 ROW_CODES = ("LG002", "LG003", "LG004", "LG005", "LG014")
+
+
+def validate_with_pandera(paths: list[str], contract: Contract, **options: Any) -> Report:
+    """The pandera engine, its module (and pandas and pandera with it) imported at the first
+    call: collection imports neither."""
+    from labelgate.engines import pandera as engine
+
+    return engine.validate_with_pandera(paths, contract, **options)
 
 
 def rows_by_code(report: object) -> dict[str, list[int]]:
@@ -92,6 +98,12 @@ def agree_on_random_file(
 
 class TestSchema:
     def test_yaml_round_trip_and_failure_cases(self) -> None:
+        import pandas as pd
+        import pandera.errors
+        import pandera.pandas as pa_
+
+        from labelgate.engines.pandera import schema
+
         contract = Contract(
             num_classes=4,
             label_column="label",
@@ -113,10 +125,12 @@ class TestSchema:
 
     def test_export_command(self, tmp_path: Path) -> None:
         out = tmp_path / "schema.yaml"
-        result = run_cli(
+        result = cli_here(
             "export", "pandera", str(ROOT / "schemas" / "image_classification.yaml"), "-o", str(out)
         )
         assert result.returncode == 0, result.stderr
+        import pandera.pandas as pa_
+
         import labelgate.engines.pandera  # noqa: F401  (registers the checks before reading)
 
         assert pa_.DataFrameSchema.from_yaml(out.read_text()).name == "pets-4"
@@ -141,7 +155,7 @@ class TestAgreement:
 
 @pytest.mark.parametrize("engine", ["pandera", "gx"])
 def test_other_tasks_are_refused_not_passed(engine: str) -> None:
-    result = run_cli("validate", "soft_labels.parquet", "-k", "4", "--engine", engine, cwd=SAMPLES)
+    result = cli_here("validate", "soft_labels.parquet", "-k", "4", "--engine", engine, cwd=SAMPLES)
     assert result.returncode == 2
     assert (
         "check the multiclass task; this input is soft" in result.stderr
@@ -150,7 +164,9 @@ def test_other_tasks_are_refused_not_passed(engine: str) -> None:
 
 
 def test_cli_engine_flag() -> None:
-    result = run_cli("validate", "oob_0_2_4.parquet", "-k", "4", "--engine", "pandera", cwd=SAMPLES)
+    result = cli_here(
+        "validate", "oob_0_2_4.parquet", "-k", "4", "--engine", "pandera", cwd=SAMPLES
+    )
     assert (
         result.returncode == 1 and "engine: pandera" in result.stdout and "LG004" in result.stdout
     )

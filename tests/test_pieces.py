@@ -248,6 +248,11 @@ def test_a_damaged_row_group_names_its_file(tmp_path: Path) -> None:
     assert info.value.path == str(bad)
 
 
+# A lower PER_BATCH_MAX for the test, set where it is read: past it the merge keeps failing
+# batches only, as past the real 10,000, on a tenth of the rows
+PER_BATCH_LIMIT = 1_000
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     size=st.sampled_from([1, 2, 3]),
@@ -259,19 +264,35 @@ def test_many_batches_keep_failing_ones_only_and_agree(
     size: int, drop_last: bool, ignored: float, seed: int
 ) -> None:
     """Past PER_BATCH_MAX batches the merge keeps only failing batches (flat memory); the
-    verdicts (failing batches, counts, LG007/LG004 findings) equal the sequential scan's."""
-    from labelgate.scan.result import PER_BATCH_MAX
+    verdicts (failing batches, counts, LG007/LG004 findings) equal the sequential scan's.
+    PER_BATCH_MAX lowered to 1,000 (and the rejected rows made ten times as frequent, so as
+    many batches fail): the same path past the limit, 200 batches past it in 13 to 38 row
+    groups, on a tenth of the rows."""
+    import labelgate.run.producers
+    import labelgate.run.tables
+    import labelgate.scan.partial
 
     rng = np.random.default_rng(seed)
-    rows = size * (PER_BATCH_MAX + 2_000) + int(rng.integers(0, size))
+    rows = size * (PER_BATCH_LIMIT + 200) + int(rng.integers(0, size))
     label = rng.integers(0, 4, rows)
     label[rng.random(rows) < ignored] = -100
-    label[rng.random(rows) < 0.0005] = 7  # rejected rows in a few batches
-    with tempfile.TemporaryDirectory() as folder:
+    label[rng.random(rows) < 0.005] = 7  # rejected rows in a few batches
+    compacted: list[int] = []
+    real = labelgate.scan.partial.failing_only
+
+    def counting(batch_size: int, total: int) -> Any:
+        compacted.append(total)
+        return real(batch_size, total)
+
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(labelgate.run.producers, "PER_BATCH_MAX", PER_BATCH_LIMIT)
+        patch.setattr(labelgate.run.tables, "PER_BATCH_MAX", PER_BATCH_LIMIT)
+        patch.setattr(labelgate.scan.partial, "failing_only", counting)
         pq.write_table(pa.table({"label": label}), Path(folder) / "a.parquet", row_group_size=97)
         contract = Contract(num_classes=4, batching=Batching(size=size, drop_last=drop_last))
         sequential = report_dict(Path(folder), contract, max_examples=0, in_pieces=False)
         merged = report_dict(Path(folder), contract, max_examples=0, threads=2)
+    assert compacted == [rows]  # the merge in pieces kept failing batches only
     assert sequential["batches"].pop("usable_per_batch") is None
     assert merged["batches"].pop("usable_per_batch") is None
     assert merged == sequential
