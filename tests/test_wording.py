@@ -88,8 +88,8 @@ class TestInputErrors:
         assert "no ClassLabel feature" in line
 
 
-@pytest.mark.slow  # Great Expectations, imported here: both tests on one worker
-@pytest.mark.xdist_group("gx")
+@pytest.mark.slow  # Great Expectations, imported here: on the engines worker, which imports it too
+@pytest.mark.xdist_group("engines")
 class TestGx:
     def test_no_progress_means_no_gx_bars(self) -> None:
         pytest.importorskip("great_expectations")
