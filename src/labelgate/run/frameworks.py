@@ -32,7 +32,7 @@ from labelgate.core.report import Finding, Report
 from labelgate.errors import InputError
 from labelgate.readers.common.arrowcols import bools, ints
 from labelgate.run.fwapplies import minival, repeated_ids, unique_ids
-from labelgate.run.rowfiles import read_rows
+from labelgate.run.rowfiles import read_rows, rewrite_labelled
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
@@ -268,16 +268,12 @@ def rewrite(
     Returns the rows written null, by their position in reading order, with the label as
     written."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     keys, values = ints(list(mapping)), ints(list(mapping.values()))
     false = bools(np.zeros(1, bool))[0]
     refused: dict[int, int] = {}
-    row = 0
-    for path in paths:
-        table = read_rows(path)
-        if "label" not in table.column_names:
-            continue
+
+    def change(table: Any, first: int) -> Any:
         label = table.column("label")
         where = pc.index_in(label, value_set=keys)
         known = pc.is_valid(where)
@@ -289,14 +285,14 @@ def rewrite(
                     lost, pc.is_in(label, value_set=ints(np.array(sorted(only), np.int64)))
                 )
             for at in pc.indices_nonzero(pc.fill_null(lost, false)).to_pylist():
-                refused[row + at] = label[at].as_py()
+                refused[first + at] = label[at].as_py()
             label = pc.if_else(pc.or_(known, lost), mapped, label)
         else:
             label = pc.if_else(known, mapped, label)
-        row += table.num_rows
         index = table.column_names.index("label")
-        table = table.set_column(index, table.schema.field(index), label)
-        pq.write_table(table, Path(path), compression="zstd")
+        return table.set_column(index, table.schema.field(index), label)
+
+    rewrite_labelled(paths, change)
     return refused
 
 
@@ -330,25 +326,20 @@ def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
     """Every label plus one (the 0-based classes as torchvision's 1..K); an object whose label
     becomes 0, the background (a -1 in the file), is LG032, by its id."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     from labelgate.core.report import Example
     from labelgate.readers.common.boxes import check_background
 
-    row = 0
-    for path in paths:
-        table = read_rows(path)
-        if "label" not in table.column_names:
-            continue
+    def change(table: Any, first: int) -> Any:
         label = pc.add(table.column("label"), 1)
         for at in pc.indices_nonzero(pc.fill_null(pc.equal(label, 0), False)).to_pylist():
             ident, source = table.column("id")[at].as_py(), table.column("source")[at].as_py()
-            example = Example(row=row + at, id=ident, source=source, value=0)
+            example = Example(row=first + at, id=ident, source=source, value=0)
             check_background(facts, 0, 0, example)
-        row += table.num_rows
         index = table.column_names.index("label")
-        table = table.set_column(index, table.schema.field(index), label)
-        pq.write_table(table, Path(path), compression="zstd")
+        return table.set_column(index, table.schema.field(index), label)
+
+    rewrite_labelled(paths, change)
 
 
 _CONSEQUENCE = {

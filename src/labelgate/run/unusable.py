@@ -6,12 +6,12 @@ becomes null, so rows = usable + ignored + rejected holds and each is named by i
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.readers.common.arrowcols import bools, ints, texts
-from labelgate.run.rowfiles import read_rows
+from labelgate.run.rowfiles import rewrite_rows
 
 __all__ = ["reject_boxes", "reject_files"]
 
@@ -52,60 +52,79 @@ def _null(
 ) -> int:
     """Null the label of each row ``chosen(ids, sources)`` picks among the rows whose id is in
     ``ids`` (every row where ``None``); the rows are added to ``facts.refused``, and to
-    ``facts.rejected_by`` under ``code``."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    ``facts.rejected_by`` under ``code``. Each file is read a row group at a time, and rewritten
+    (``rewrite_rows``) only where it holds such a row."""
     import pyarrow.parquet as pq
 
     nulled, row = 0, 0
     for path in paths:
-        table = read_rows(path)
-        n = table.num_rows
-        if "label" not in table.column_names or not n:
-            row += n
-            continue
-        id_col = table.column("id")
-        if ids is None:
-            candidates = list(range(n))
-        else:
-            typed = [
-                i for i in ids if isinstance(i, int if pa.types.is_integer(id_col.type) else str)
-            ]
-            if not typed:
-                row += n
-                continue
-            if pa.types.is_integer(id_col.type):
-                wanted = ints([i for i in typed if isinstance(i, int)])
-            else:
-                wanted = texts([i for i in typed if isinstance(i, str)])
-            mask = pc.is_in(id_col, value_set=wanted.cast(id_col.type))
-            candidates = pc.indices_nonzero(pc.fill_null(mask, bools(np.zeros(1, bool))[0]))
-            candidates = candidates.to_pylist()
-        if candidates:
-            at = ints(candidates)
-            picked = chosen(
-                pc.take(id_col, at).to_pylist(), pc.take(table.column("source"), at).to_pylist()
-            )
-            rows = [
-                r
-                for r, p in zip(candidates, picked, strict=True)
-                if p and row + r not in facts.refused
-            ]
-            label = table.column("label")
-            old = pc.take(label, ints(rows)).to_pylist()
-            pairs = [(r, v) for r, v in zip(rows, old, strict=True) if v is not None]
-            rows = [r for r, _ in pairs]
-            if rows:
-                facts.refuse({row + r: v for r, v in pairs}, code)
-                for _, v in pairs:
-                    facts.rejected_classes[v] = facts.rejected_classes.get(v, 0) + 1
-                mask = np.zeros(n, dtype=bool)
-                mask[rows] = True
-                label = pc.if_else(bools(mask), ints([None])[0].cast(label.type), label)
-                index = table.column_names.index("label")
-                table = table.set_column(index, table.schema.field(index), label)
-                pq.write_table(table, Path(path), compression="zstd")
-                nulled += len(rows)
+        found: dict[int, Any] = {}  # position in the file -> its label as written
+        with pq.ParquetFile(path) as f:
+            n = f.metadata.num_rows
+            if "label" in f.schema_arrow.names:
+                first = 0
+                for i in range(f.num_row_groups):
+                    group = f.read_row_group(i, columns=["id", "source", "label"])
+                    for r, v in _picked(group, ids, chosen):
+                        if row + first + r not in facts.refused:
+                            found[first + r] = v
+                    first += group.num_rows
+        if found:
+            facts.refuse({row + r: v for r, v in found.items()}, code)
+            for v in found.values():
+                facts.rejected_classes[v] = facts.rejected_classes.get(v, 0) + 1
+            rewrite_rows(path, partial(_nulled, rows=sorted(found)))
+            nulled += len(found)
         row += n
     return nulled
+
+
+def _picked(table: Any, ids: set[Any] | None, chosen: Any) -> list[tuple[int, Any]]:
+    """The rows of ``table`` (a row group's id, source and label) that ``chosen`` picks among
+    those whose id is in ``ids`` (every row where ``None``) and whose label is not null: each
+    row's position in ``table`` and its label."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    id_col = table.column("id")
+    if ids is None:
+        candidates = list(range(table.num_rows))
+    else:
+        typed = [i for i in ids if isinstance(i, int if pa.types.is_integer(id_col.type) else str)]
+        if not typed:
+            return []
+        if pa.types.is_integer(id_col.type):
+            wanted = ints([i for i in typed if isinstance(i, int)])
+        else:
+            wanted = texts([i for i in typed if isinstance(i, str)])
+        mask = pc.is_in(id_col, value_set=wanted.cast(id_col.type))
+        candidates = pc.indices_nonzero(pc.fill_null(mask, bools(np.zeros(1, bool))[0]))
+        candidates = candidates.to_pylist()
+    if not candidates:
+        return []
+    at = ints(candidates)
+    picked = chosen(
+        pc.take(id_col, at).to_pylist(), pc.take(table.column("source"), at).to_pylist()
+    )
+    rows = [r for r, p in zip(candidates, picked, strict=True) if p]
+    old = pc.take(table.column("label"), ints(rows)).to_pylist()
+    return [(r, v) for r, v in zip(rows, old, strict=True) if v is not None]
+
+
+def _nulled(table: Any, first: int, rows: list[int]) -> Any:
+    """``table`` (a row group whose first row is row ``first`` of its file) with the label of
+    each of ``rows`` (positions in the file, increasing) made null."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    at = np.asarray(rows, np.int64) - first
+    at = at[(at >= 0) & (at < table.num_rows)]
+    if not at.size:
+        return table
+    mask = np.zeros(table.num_rows, dtype=bool)
+    mask[at] = True
+    label = table.column("label")
+    label = pc.if_else(bools(mask), ints([None])[0].cast(label.type), label)
+    index = table.column_names.index("label")
+    return table.set_column(index, table.schema.field(index), label)
