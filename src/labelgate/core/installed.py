@@ -68,26 +68,31 @@ def _read(folder: str, name: str) -> str | None:
         return None
 
 
+@cache
+def _by_name() -> dict[str, str] | None:
+    """``_folders`` by distribution name (each folder's name read once, not once per question)."""
+    folders = _folders()
+    return None if folders is None else {_name_of(f): f for f in folders}
+
+
 def version(dist: str) -> str | None:
     """The installed version of ``dist``, or ``None`` where it is not installed."""
-    folders = _folders()
-    if folders is None:
+    named = _by_name()
+    if named is None:
         from importlib import metadata
 
         try:
             return metadata.version(dist)
         except metadata.PackageNotFoundError:
             return None
-    want = _normalized(dist)
-    for folder in folders:
-        if _name_of(folder) != want:
-            continue
-        for meta in ("METADATA", "PKG-INFO"):
-            text = _read(folder, meta)
-            if text is not None:
-                found = re.search(r"^Version:[ \t]*(\S+)", text, flags=re.MULTILINE)
-                return found.group(1) if found else None
+    folder = named.get(_normalized(dist))
+    if folder is None:
         return None
+    for meta in ("METADATA", "PKG-INFO"):
+        text = _read(folder, meta)
+        if text is not None:
+            found = re.search(r"^Version:[ \t]*(\S+)", text, flags=re.MULTILINE)
+            return found.group(1) if found else None
     return None
 
 
