@@ -17,10 +17,8 @@ from labelgate.core import installed
 @pytest.fixture
 def fresh() -> object:
     installed._folders.cache_clear()
-    installed._by_name.cache_clear()
     yield
     installed._folders.cache_clear()
-    installed._by_name.cache_clear()
 
 
 def test_every_installed_version_is_importlib_s(fresh: object) -> None:

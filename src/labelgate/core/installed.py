@@ -34,9 +34,9 @@ def _name_of(folder: str) -> str:
 
 
 @cache
-def _folders() -> tuple[str, ...] | None:
-    """Every distribution's metadata folder, the first of each name, in ``sys.path`` order; or
-    ``None`` where importlib.metadata could find one that a folder listing does not show.
+def _folders() -> dict[str, str] | None:
+    """Every distribution's metadata folder by its name, the first of each name, in
+    ``sys.path`` order; or ``None`` where importlib.metadata could find one that a folder listing does not show.
 
     Paths are plain strings and folders are listed by ``os.scandir``: a site-packages of several
     hundred entries made as many ``Path`` objects, most of a run's cost here."""
@@ -57,7 +57,7 @@ def _folders() -> tuple[str, ...] | None:
             if name.lower().endswith(_INFO):
                 folder = os.path.join(root, name)
                 found.setdefault(_name_of(folder), folder)
-    return tuple(found.values())
+    return found
 
 
 def _read(folder: str, name: str) -> str | None:
@@ -68,24 +68,17 @@ def _read(folder: str, name: str) -> str | None:
         return None
 
 
-@cache
-def _by_name() -> dict[str, str] | None:
-    """``_folders`` by distribution name (each folder's name read once, not once per question)."""
-    folders = _folders()
-    return None if folders is None else {_name_of(f): f for f in folders}
-
-
 def version(dist: str) -> str | None:
     """The installed version of ``dist``, or ``None`` where it is not installed."""
-    named = _by_name()
-    if named is None:
+    folders = _folders()
+    if folders is None:
         from importlib import metadata
 
         try:
             return metadata.version(dist)
         except metadata.PackageNotFoundError:
             return None
-    folder = named.get(_normalized(dist))
+    folder = folders.get(_normalized(dist))
     if folder is None:
         return None
     for meta in ("METADATA", "PKG-INFO"):
@@ -104,7 +97,7 @@ def entry_points(group: str) -> list[tuple[str, str]]:
 
         return [(ep.name, ep.value) for ep in metadata.entry_points(group=group)]
     found: list[tuple[str, str]] = []
-    for folder in folders:
+    for folder in folders.values():
         text = _read(folder, "entry_points.txt")
         if text is None or group not in text:
             continue
