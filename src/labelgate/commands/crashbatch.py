@@ -291,13 +291,13 @@ def _verdict(
             f"{rank}batch {b['batch']} has no usable target (every one is "
             f"ignore_index={ignore}, or of class weight 0): the mean loss is NaN"
         )
-    if family in LABEL_CAUSED and kind not in NOT_FROM_VALUES:
-        return True, f"the failure is explained by the data: {what}"
     if kind in NOT_FROM_VALUES:
         return False, (
             f"the batch holds bad labels ({what}), but a {kind.replace('_', ' ')} is raised "
             "before the loss reads a value: fix them, and look at the shapes too"
         )
+    if family in LABEL_CAUSED:
+        return True, f"the failure is explained by the data: {what}"
     return False, (
         f"the batch holds bad labels ({what}), but a {family} failure does not come from "
         "labels: fix them, and look at this family's own causes too"
