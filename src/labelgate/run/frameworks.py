@@ -32,7 +32,7 @@ from labelgate.core.report import Finding, Report
 from labelgate.errors import InputError
 from labelgate.readers.common.arrowcols import bools, ints
 from labelgate.run.fwapplies import minival, repeated_ids, unique_ids
-from labelgate.run.rowfiles import read_rows, rewrite_labelled
+from labelgate.run.rowfiles import read_rows, rewrite_labelled, with_label
 
 if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
@@ -289,8 +289,7 @@ def rewrite(
             label = pc.if_else(pc.or_(known, lost), mapped, label)
         else:
             label = pc.if_else(known, mapped, label)
-        index = table.column_names.index("label")
-        return table.set_column(index, table.schema.field(index), label)
+        return with_label(table, label)
 
     rewrite_labelled(paths, change)
     return refused
@@ -336,8 +335,7 @@ def _shift(paths: Sequence[str], facts: AnnotationFacts) -> None:
             ident, source = table.column("id")[at].as_py(), table.column("source")[at].as_py()
             example = Example(row=first + at, id=ident, source=source, value=0)
             check_background(facts, 0, 0, example)
-        index = table.column_names.index("label")
-        return table.set_column(index, table.schema.field(index), label)
+        return with_label(table, label)
 
     rewrite_labelled(paths, change)
 

@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_rows", "rewrite_labelled", "rewrite_rows"]
+__all__ = ["read_rows", "rewrite_labelled", "rewrite_rows", "with_label"]
 
 
 def read_rows(path: str, columns: Sequence[str] | None = None) -> Any:
@@ -20,6 +20,12 @@ def read_rows(path: str, columns: Sequence[str] | None = None) -> Any:
 
     with pq.ParquetFile(path) as f:
         return f.read(columns=None if columns is None else list(columns))
+
+
+def with_label(table: Any, label: Any) -> Any:
+    """``table`` with ``label`` in place of its label column, the column's field kept."""
+    index = table.column_names.index("label")
+    return table.set_column(index, table.schema.field(index), label)
 
 
 def rewrite_rows(path: str, change: Callable[[Any, int], Any]) -> None:

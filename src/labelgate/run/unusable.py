@@ -9,9 +9,12 @@ from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.readers.common.arrowcols import bools, ints, texts
-from labelgate.run.rowfiles import rewrite_rows
+from labelgate.run.rowfiles import rewrite_rows, with_label
 
 __all__ = ["reject_boxes", "reject_files"]
 
@@ -73,7 +76,7 @@ def _null(
             facts.refuse({row + r: v for r, v in found.items()}, code)
             for v in found.values():
                 facts.rejected_classes[v] = facts.rejected_classes.get(v, 0) + 1
-            rewrite_rows(path, partial(_nulled, rows=sorted(found)))
+            rewrite_rows(path, partial(_nulled, rows=np.array(sorted(found), np.int64)))
             nulled += len(found)
         row += n
     return nulled
@@ -83,7 +86,6 @@ def _picked(table: Any, ids: set[Any] | None, chosen: Any) -> list[tuple[int, An
     """The rows of ``table`` (a row group's id, source and label) that ``chosen`` picks among
     those whose id is in ``ids`` (every row where ``None``) and whose label is not null: each
     row's position in ``table`` and its label."""
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -112,19 +114,16 @@ def _picked(table: Any, ids: set[Any] | None, chosen: Any) -> list[tuple[int, An
     return [(r, v) for r, v in zip(rows, old, strict=True) if v is not None]
 
 
-def _nulled(table: Any, first: int, rows: list[int]) -> Any:
+def _nulled(table: Any, first: int, rows: npt.NDArray[np.int64]) -> Any:
     """``table`` (a row group whose first row is row ``first`` of its file) with the label of
     each of ``rows`` (positions in the file, increasing) made null."""
-    import numpy as np
     import pyarrow.compute as pc
 
-    at = np.asarray(rows, np.int64) - first
+    at = rows - first
     at = at[(at >= 0) & (at < table.num_rows)]
     if not at.size:
         return table
     mask = np.zeros(table.num_rows, dtype=bool)
     mask[at] = True
     label = table.column("label")
-    label = pc.if_else(bools(mask), ints([None])[0].cast(label.type), label)
-    index = table.column_names.index("label")
-    return table.set_column(index, table.schema.field(index), label)
+    return with_label(table, pc.if_else(bools(mask), ints([None])[0].cast(label.type), label))
