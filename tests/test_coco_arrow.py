@@ -311,7 +311,7 @@ def records(path: Path, folder: Path, **fast: Any) -> list[Any]:
     sink = RowSink(folder)
     read_coco(path, sink, AnnotationFacts("coco", "test"), None, **fast)
     sink.close()
-    return sink.images.records
+    return list(sink.images.records)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers forked: Linux")

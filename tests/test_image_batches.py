@@ -234,7 +234,7 @@ def test_rows_name_the_same_images_whether_the_seeded_keys_are_known_as_records(
     made = []
     for indexed in (start, None):
         groups = GroupCodes()
-        groups.expect(len(keys), {k: n for n, k in enumerate(keys)}.get, list(keys), indexed)
+        groups.expect(len(keys), {k: n for n, k in enumerate(keys)}.get, keys.__getitem__, indexed)
         for r in rows:  # a code past the listed: an image not listed, after the listed ones
             groups.append(keys[r] if 0 <= r < len(keys) else ("a.json", 1000 + r))
         made.append(index.rows_to_images(groups))
@@ -242,3 +242,71 @@ def test_rows_name_the_same_images_whether_the_seeded_keys_are_known_as_records(
     assert fast is not None and slow is not None
     assert fast.image.tolist() == slow.image.tolist()
     assert (fast.images, fast.without_boxes) == (slow.images, slow.without_boxes)
+
+
+def _columns(name: str, ids: list[int], sizes: list[int], origin: Path) -> Any:
+    """``ids`` as ``ListedImages`` (size code -1: none; file ``None`` for every third image)."""
+    import numpy as np
+
+    from labelgate.readers.common.imageindex import ListedImages
+
+    keys = np.array(ids, dtype=np.int64)
+    files = [None if i % 3 == 0 else f"{i}.jpg" for i in ids]
+    made = [(float(w), 80.0) for w in range(max(sizes, default=-1) + 1)]
+    order = np.argsort(keys, kind="stable")
+    return ListedImages(name, keys, order, files, np.array(sizes, dtype=np.int32), made, origin)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    ids=st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=40, unique=True),
+    data=st.data(),
+    later=st.lists(st.integers(-20, 20), max_size=6),
+    sort=st.booleans(),
+)
+def test_images_kept_as_columns_answer_as_their_records_would(
+    ids: list[int], data: st.DataObject, later: list[int], sort: bool
+) -> None:
+    """A file's images recorded as columns (``extend_columns``: no Python object per image) give
+    the records, look-ups, order and image of each row that the same images recorded one by one
+    give, before and after more images are recorded behind them."""
+    from labelgate.readers.common.imageindex import GroupCodes, ImageIndex, ImageRecord
+
+    origin = Path("a.json")
+    sizes = data.draw(st.lists(st.integers(-1, 2), min_size=len(ids), max_size=len(ids)))
+    listed = _columns("a.json", ids, sizes, origin)
+    by_columns, by_records = ImageIndex(), ImageIndex()
+    by_columns.sort = by_records.sort = sort
+    by_columns.extend_columns(listed)
+    by_records.extend(list(listed))
+    assert [r.key for r in listed] == [("a.json", i) for i in ids]
+    for index in (by_columns, by_records):
+        for i in later:  # records one by one behind, some of them keys already listed
+            index.add(ImageRecord(("a.json", i), f"image {i}", None, None, origin))
+    assert list(by_columns.records) == list(by_records.records)
+    assert len(by_columns) == len(by_records.records)
+    probes = [*ids, *later, 2**70, -(2**70)]
+    asked = [("a.json", i) for i in probes]
+    asked += [("a.json", float(i)) for i in ids[:3]] + [("a.json", str(ids[0])), ("b.json", ids[0])]
+    asked += [("a.json", ids[0] + 0.5), ("a.json", float("nan")), ("a.json",), "a.json"]
+    asked += [("a.json", True), ("a.json", False)]
+    for key in asked:
+        assert by_columns.position(key) == by_records.position(key), key
+        assert by_columns.canonical(key) == by_records.canonical(key)
+    count = len(by_records.records)
+    for position in range(-1, count + 1):
+        assert by_columns.record_at(position) == by_records.record_at(position)
+    rows = data.draw(st.lists(st.sampled_from(asked[: len(probes)]), max_size=50))
+    made = []
+    for index in (by_columns, by_records):
+        groups = GroupCodes()
+        for key in rows:
+            groups.append(key)
+        made.append(index.rows_to_images(groups))
+    a, b = made
+    assert a is not None and b is not None
+    assert (a.image.tolist(), a.images, a.without_boxes) == (
+        b.image.tolist(),
+        b.images,
+        b.without_boxes,
+    )

@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ from labelgate.io.bounded import MAX_DEPTH, DepthGuard
 from labelgate.readers.coco.cocofast import Cleared, ImageTable, boxes_clear, polygons_clear
 from labelgate.readers.common import arrowcols
 from labelgate.readers.common.arrowcols import numbers, offsets, valid
-from labelgate.readers.common.imageindex import ImageIndex, ImageRecord
+from labelgate.readers.common.imageindex import ImageIndex, ListedImages
 
 __all__ = [
     "ImageColumns",
@@ -293,11 +292,11 @@ def record_images(
 ) -> int:
     """Record the images read as columns as the reader's images handler records each one (one
     size tuple per distinct size in ``sizes``, its record in ``index`` named ``image <id>``;
-    their sizes are looked up in the table, ``ImageSizes``); the number recorded."""
-    keys = found.keys.tolist()
+    their sizes are looked up in the table, ``ImageSizes``), kept as columns
+    (``ListedImages``); the number recorded."""
     sized = ~np.isnan(found.width)
-    which = np.full(len(keys), -1, dtype=np.int64)  # -1: no size
-    made: list[tuple[float, float] | None] = []
+    which = np.full(len(found.keys), -1, dtype=np.int32)  # -1: no size
+    made: list[tuple[float, float]] = []
     if sized.any():  # each distinct (width, height) once: widths and heights coded apart
         widths, across = np.unique(found.width[sized], return_inverse=True)
         heights, down = np.unique(found.height[sized], return_inverse=True)
@@ -308,14 +307,9 @@ def record_images(
             strict=True,
         )
         made = [sizes.setdefault(t, t) for t in firsts]
-    size_of = list(map([*made, None].__getitem__, which.tolist()))
-    names = map("image {}".format, keys)
-    keyed = zip(repeat(name), keys)
     files = found.files.to_pylist()
-    fields = zip(keyed, names, files, size_of, repeat(origin), repeat(False))
-    # tuple.__new__ in C: a named tuple's own __new__ is a Python call per image
-    index.extend(list(map(tuple.__new__, repeat(ImageRecord), fields)))
-    return len(keys)
+    index.extend_columns(ListedImages(name, found.keys, found.order, files, which, made, origin))
+    return len(found.keys)
 
 
 def _polygons(columns: dict[str, Any], mask: Mask, width: Any, height: Any) -> bool:

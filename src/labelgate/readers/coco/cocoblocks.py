@@ -156,7 +156,7 @@ def read_blocks(
     """
     least = FAST_FROM if least is None else least
     size = BLOCK if size is None else size
-    listed = len(sink.images.records)  # the images of the files read before this one
+    listed = len(sink.images)  # the images of the files read before this one
     if cluster is None and path.stat().st_size < max(least, 1):
         return None
     with _mapped(path) as view:
@@ -245,8 +245,8 @@ def _expect(
     """Seed the parent's codes as each task expects them (``images``' keys in order). When
     every listed image was new to ``index`` (no other file of the run listed the same file name
     and id), its position there is its code: the index's own table serves, no second one."""
-    records = index.records[before:]
-    if len(records) != len(images):
+    count = len(index) - before
+    if count != len(images):
         groups.seed((name, key) for key in images)
         return
 
@@ -254,7 +254,10 @@ def _expect(
         at = index.position(key)
         return None if at is None or at < before else at - before
 
-    groups.expect(len(records), listed, [r.key for r in records], indexed=before)
+    def key(code: int) -> Any:
+        return index.records[before + code].key
+
+    groups.expect(count, listed, key, indexed=before)
 
 
 def _abandon(writer: RowWriter) -> None:

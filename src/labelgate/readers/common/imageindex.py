@@ -10,17 +10,19 @@ checks (``readers/images/imagecheck.py``) open the files recorded here.
 
 from __future__ import annotations
 
+import operator
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ImageIndex", "ImageRecord", "ImageRows"]
+__all__ = ["ImageIndex", "ImageRecord", "ImageRows", "ListedImages"]
 
 I64 = npt.NDArray[np.int64]
 Ints = npt.NDArray[np.signedinteger[Any]]  # 32 bits where the images are fewer than 2**31
@@ -90,6 +92,7 @@ class GroupCodes:
         self.keys: list[Any] = []
         self._code: dict[Any, int] = {}
         self._lookup: Callable[[Any], int | None] | None = None
+        self._source: Callable[[int], Any] | None = None
         self.seeded = 0
         self.indexed: int | None = None
 
@@ -108,18 +111,25 @@ class GroupCodes:
         self,
         count: int,
         lookup: Callable[[Any], int | None],
-        keys: list[Any] | None = None,
+        source: Callable[[int], Any] | None = None,
         indexed: int | None = None,
     ) -> None:
         """Seed, as ``seed`` would, ``count`` keys without a table of their own: ``lookup``
-        gives a seeded key's code (``None`` for any other key), ``keys`` the keys in code order
-        (``None``: not kept; a worker judging a share of a file's boxes pays nothing per listed
-        image), ``indexed`` where they start among the image index's records, if they are
-        those records' keys."""
-        self.keys = [None] * count if keys is None else keys
+        gives a seeded key's code (``None`` for any other key), ``source`` the key of a code
+        when asked (``None``: not kept; a worker judging a share of a file's boxes pays nothing
+        per listed image), ``indexed`` where they start among the image index's records, if
+        they are those records' keys."""
+        self.keys = [None] * count
         self.seeded = count
         self.indexed = indexed
         self._lookup = lookup
+        self._source = source
+
+    def key(self, code: int) -> Any:
+        """The key a code stands for (a seeded key not kept: ``None``)."""
+        if code < self.seeded and self._source is not None:
+            return self._source(code)
+        return self.keys[code]
 
     def _find(self, key: Any) -> int | None:
         code = self._code.get(key)
@@ -154,7 +164,7 @@ class GroupCodes:
             table[: other.seeded] = np.arange(other.seeded)
             start = other.seeded
         for i in range(start, len(other.keys)):
-            key = other.keys[i]
+            key = other.key(i)
             if canonical is not None:
                 key = canonical(key)
             code = self._find(key)
@@ -177,81 +187,230 @@ class GroupCodes:
         self.keys = [None] * self.seeded + state[1]
         self._code = {key: self.seeded + i for i, key in enumerate(state[1])}
         self._lookup = None
+        self._source = None
         self.indexed = None
+
+
+class ListedImages(Sequence[ImageRecord]):
+    """The images of one file recorded as columns (a COCO file's 200,000 at once): unique
+    integer ids under the key ``(name, id)``, each named ``image <id>``, their file names and
+    sizes (``which``: the position of each size in ``sizes``, -1: none recorded). A record is made
+    when asked for, so that the index holds no Python object per image (about 300 bytes each);
+    ``lookup`` finds a key as a dict of the records' keys would."""
+
+    __slots__ = ("_files", "_ids", "_order", "_sizes", "_sorted", "_which", "name", "origin")
+
+    def __init__(
+        self,
+        name: str,
+        ids: I64,
+        order: I64,
+        files: list[str | None],
+        which: Ints,
+        sizes: list[tuple[float, float]],
+        origin: Path,
+    ) -> None:
+        self.name, self.origin = name, origin
+        self._ids, self._order = ids, order
+        self._files, self._which, self._sizes = files, which, sizes
+        self._sorted: I64 | None = None  # the ids in ascending order, made when first asked
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    @overload
+    def __getitem__(self, at: int) -> ImageRecord: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[ImageRecord]: ...
+    def __getitem__(self, at: int | slice) -> ImageRecord | Sequence[ImageRecord]:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        key = int(self._ids[at])
+        code = int(self._which[at])
+        size = None if code < 0 else self._sizes[code]
+        return ImageRecord((self.name, key), f"image {key}", self._files[at], size, self.origin)
+
+    def __iter__(self) -> Iterator[ImageRecord]:
+        sizes = [*self._sizes, None]  # code -1: the last
+        for at in range(0, len(self), 4096):  # made a few thousand at a time
+            ids = self._ids[at : at + 4096].tolist()
+            fields = zip(
+                zip(repeat(self.name), ids),
+                map("image {}".format, ids),
+                self._files[at : at + 4096],
+                map(sizes.__getitem__, self._which[at : at + 4096].tolist()),
+                repeat(self.origin),
+                repeat(False),
+            )
+            yield from map(tuple.__new__, repeat(ImageRecord), fields)
+
+    def order(self) -> I64:
+        """The records' positions in ascending order of id (their keys' order)."""
+        return self._order
+
+    def lookup(self, key: Any) -> int | None:
+        """The position of the record whose key equals ``key`` (as ``==`` and ``hash`` take it:
+        ``(name, 7.0)`` is ``(name, 7)``), or ``None``."""
+        if not isinstance(key, tuple) or len(key) != 2 or key[0] != self.name:
+            return None
+        number = key[1]
+        if isinstance(number, float):
+            if not number.is_integer():
+                return None
+            number = int(number)
+        else:
+            try:
+                number = operator.index(number)
+            except TypeError:
+                return None
+        if not -(2**63) <= number < 2**63:
+            return None
+        if self._sorted is None:
+            self._sorted = self._ids[self._order]
+        at = int(np.searchsorted(self._sorted, number))
+        if at == len(self._sorted) or int(self._sorted[at]) != number:
+            return None
+        return int(self._order[at])
+
+
+class _Joined(Sequence[ImageRecord]):
+    """Records read as columns, then records one by one."""
+
+    def __init__(self, head: ListedImages, tail: list[ImageRecord]) -> None:
+        self._head, self._tail = head, tail
+
+    def __len__(self) -> int:
+        return len(self._head) + len(self._tail)
+
+    @overload
+    def __getitem__(self, at: int) -> ImageRecord: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[ImageRecord]: ...
+    def __getitem__(self, at: int | slice) -> ImageRecord | Sequence[ImageRecord]:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(len(self)))]
+        if at < 0:
+            at += len(self)
+        if not 0 <= at < len(self):
+            raise IndexError(at)
+        head = len(self._head)
+        return self._head[at] if at < head else self._tail[at - head]
+
+    def __iter__(self) -> Iterator[ImageRecord]:
+        return chain(self._head, self._tail)
 
 
 class ImageIndex:
     """The images of one input, in the order they were listed.
 
     Attributes:
-        records: the images, as listed (a key listed twice is kept once).
+        records: the images, as listed (a key listed twice is kept once); a file's images
+            recorded as columns (``extend_columns``) first, where they were the first listed.
         sort: whether the dataset's order is the sorted keys (COCO: torchvision's
             ``CocoDetection`` and detectron2's ``load_coco_json`` both sort the image ids).
     """
 
     def __init__(self) -> None:
-        self.records: list[ImageRecord] = []
-        self._at: dict[Any, int] = {}
+        self._head: ListedImages | None = None  # the images recorded as columns
+        self._tail: list[ImageRecord] = []  # the images recorded one by one, after them
+        self._at: dict[Any, int] = {}  # the tail's keys: each one's position in ``records``
+        self._order_of: tuple[int, Sequence[int] | I64] | None = None  # (records, their order)
         self.sort = False
+
+    @property
+    def records(self) -> Sequence[ImageRecord]:
+        """The images, as listed."""
+        if self._head is None:
+            return self._tail
+        return self._head if not self._tail else _Joined(self._head, self._tail)
+
+    def __len__(self) -> int:
+        return (0 if self._head is None else len(self._head)) + len(self._tail)
 
     def add(self, record: ImageRecord) -> None:
         """Record an image (the first record of a key stands)."""
-        if record.key not in self._at:
-            self._at[record.key] = len(self.records)
-            self.records.append(record)
+        if self.position(record.key) is None:
+            self._at[record.key] = len(self)
+            self._tail.append(record)
 
     def extend(self, records: list[ImageRecord]) -> None:
         """Record many images, as ``add`` records each in turn (a file's 200,000 at once)."""
-        start = len(self.records)
+        start = len(self)
         keys = map(attrgetter("key"), records)
         fresh = dict(zip(keys, range(start, start + len(records)), strict=True))
+        head = self._head
         # two views: the smaller one is walked (a first file's index is empty)
-        if len(fresh) != len(records) or not self._at.keys().isdisjoint(fresh.keys()):
+        if (
+            len(fresh) != len(records)
+            or not self._at.keys().isdisjoint(fresh.keys())
+            or (head is not None and any(head.lookup(k) is not None for k in fresh))
+        ):
             for record in records:  # a key twice, or listed before: the first stands
                 self.add(record)
             return
         self._at.update(fresh)
-        self.records.extend(records)
+        self._tail.extend(records)
+
+    def extend_columns(self, listed: ListedImages) -> None:
+        """Record a file's images read as columns (unique keys), as ``extend`` would; kept as
+        columns where they are the first images recorded."""
+        if len(self):
+            self.extend(list(listed))
+        else:
+            self._head = listed
 
     def position(self, key: Any) -> int | None:
         """Where the image listed under ``key`` is in ``records`` (``None``: not listed)."""
+        if self._head is not None:
+            at = self._head.lookup(key)
+            if at is not None:
+                return at
         return self._at.get(key)
 
     def canonical(self, key: Any) -> Any:
         """The key object of the image listed under ``key`` (``key`` itself when not listed)."""
-        at = self._at.get(key)
+        at = self.position(key)
         return key if at is None else self.records[at].key
 
     def record_at(self, position: int) -> ImageRecord | None:
         """The record of the image at ``position`` in the dataset's order (``ImageRows.image``'s
         numbering; ``None``: an image not listed)."""
-        if not 0 <= position < len(self.records):
+        if not 0 <= position < len(self):
             return None
         if not self.sort:
             return self.records[position]
-        return self.records[self._order()[position]]
+        return self.records[int(self._order()[position])]
 
-    def _order(self) -> list[int]:
-        """The records' positions in the images' order in the dataset."""
-        at = list(range(len(self.records)))
+    def _order(self) -> Sequence[int] | I64:
+        """The records' positions in the images' order in the dataset (kept until an image is
+        recorded: a report's examples ask for one record each)."""
+        if self._order_of is not None and self._order_of[0] == len(self):
+            return self._order_of[1]
+        order: Sequence[int] | I64
         if not self.sort:
-            return at
-        keys = [r.key for r in self.records]
-        try:
-            return sorted(at, key=keys.__getitem__)
-        except TypeError:  # ids of mixed types: the listed order
-            return at
+            order = range(len(self))
+        elif self._head is not None and not self._tail:
+            order = self._head.order()  # the keys share their file: the ids' order
+        else:
+            at = list(range(len(self)))
+            keys = [r.key for r in self.records]
+            try:
+                order = sorted(at, key=keys.__getitem__)
+            except TypeError:  # ids of mixed types: the listed order
+                order = at
+        self._order_of = (len(self), order)
+        return order
 
     def rows_to_images(self, groups: GroupCodes) -> ImageRows | None:
         """The image of each row (``groups``: each row's image key, in row order), or ``None``
         when a row names no image (a reader that records none). A key not listed is an image
         of its own, after the listed ones (the reader reports it)."""
         codes = np.frombuffer(groups.codes, dtype=np.int32) if len(groups) else None
-        if not self.records or (codes is not None and bool((codes < 0).any())):
+        if not len(self) or (codes is not None and bool((codes < 0).any())):
             return None
-        listed = len(self.records)
+        listed = len(self)
         rank = np.empty(listed, dtype=np.int64)  # each record's place in the dataset's order
-        rank[self._order()] = np.arange(listed)
+        rank[np.asarray(self._order(), dtype=np.int64)] = np.arange(listed)
         extra: dict[Any, int] = {}
         # each row's image in 4 bytes (5M boxes: 20 MB, not 40) unless there are 2**31 images
         wide = listed + len(groups.keys) >= 2**31
@@ -261,8 +420,8 @@ class ImageIndex:
             first = groups.seeded
             position[:first] = rank[groups.indexed : groups.indexed + first]
         for i in range(first, len(groups.keys)):
-            key = groups.keys[i]
-            at = self._at.get(key)
+            key = groups.key(i)
+            at = self.position(key)
             if at is None:
                 position[i] = extra.setdefault(key, listed + len(extra))
             else:

@@ -254,7 +254,7 @@ def _read(
         check_box(facts, box, size, example, normalised=layout.normalised, sizes=writer.sizes)
     writer.close()
     counts["boxes"] = writer.rows
-    counts["images"] = len(sink.images.records)
+    counts["images"] = len(sink.images)
     facts.counts.update({k: v for k, v in counts.items() if v})
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import groupby, islice
 from operator import attrgetter
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -75,8 +75,8 @@ def check_images(
 ) -> None:
     """Check every image ``index`` lists (see the module); faults go to ``facts``. The images
     are opened on ``workers`` processes, or on a Dask cluster through ``cluster``."""
-    records = [r for r in index.records if r.file is not None]
-    if not records:
+    records = index.records
+    if all(r.file is None for r in records):
         return
     given = None if folder is None else Path(folder)
     if given is not None and not given.is_dir():
@@ -90,10 +90,12 @@ def check_images(
     unchecked = 0
     _listing.cache_clear()  # YOLO's folder listings: this run's alone
     # a file's images one after another: its folder looked up once a run, not once an image
-    for origin, run in groupby(records, key=attrgetter("origin")):
+    named = (r for r in records if r.file is not None)  # made as walked: none kept
+    for origin, run in groupby(named, key=attrgetter("origin")):
         key = None if given is not None else origin
         if key not in roots:
-            folder_of = given if given is not None else _conventional(fmt, origin, records)
+            own = (r for r in records if r.file is not None)
+            folder_of = given if given is not None else _conventional(fmt, origin, own)
             roots[key] = None if folder_of is None else _rooted(folder_of)
         root = roots[key]
         if root is None:
@@ -208,14 +210,14 @@ def _listing(folder: str) -> dict[str, str]:
 
 
 def images_folder(
-    fmt: str, origin: Path | None, records: list[ImageRecord], given: str | None
+    fmt: str, origin: Path | None, records: Iterable[ImageRecord], given: str | None
 ) -> Path | None:
     """The images folder of the annotation file ``origin``: ``given`` (``--images``), else the
     format's conventional place where one of its first records' files resolves."""
     return Path(given) if given is not None else _conventional(fmt, origin, records)
 
 
-def _conventional(fmt: str, origin: Path | None, records: list[ImageRecord]) -> Path | None:
+def _conventional(fmt: str, origin: Path | None, records: Iterable[ImageRecord]) -> Path | None:
     """The conventional images folder of the annotation file ``origin``: the first candidate
     where one of its first records' files resolves."""
     if origin is None:
