@@ -4,6 +4,7 @@ histogram of at most ``MOST + 1`` bars and the first ``CLASSES`` classes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,52 +25,72 @@ def boxes_per_image(opened: Opened) -> dict[str, Any] | None:
     name no image or the rows are the user's own files."""
     if opened.images is None or opened.images[1] is None or not opened.converted:
         return None
-    from labelgate.run.rowfiles import read_rows
-
     rows = opened.images[1]
-    image = np.asarray(rows.image, dtype=np.int64)
-    labels = [read_rows(p, ["label"]).column("label") for p in opened.paths]
-    # nulls (rejected rows) as NaN, read from the buffers (``to_numpy`` loads pandas)
-    label = np.concatenate([_floats(c) for c in labels] or [np.empty(0)])
-    if label.size != image.size:
-        return None
-    per = np.bincount(image, minlength=rows.images)
+    per = np.bincount(rows.image, minlength=rows.images)
     bars = np.bincount(np.minimum(per, MOST), minlength=1)  # up to the most boxes an image has
-    usable = ~np.isnan(label)
-    classes = _per_class(image[usable], label[usable].astype(np.int64), int(rows.images))
+    del per
+    keys = _keys(opened.paths, rows.image, int(rows.images))
+    if keys is None:
+        return None
+    classes = _per_class(keys, int(rows.images))
     return {"images": int(rows.images), "histogram": bars.tolist(), "classes": classes}
 
 
-def _floats(column: Any) -> Any:
+def _keys(paths: Sequence[str], image: Any, images: int) -> Any:
+    """``label * images + image`` of every row with a label (a rejected row's is null), sorted:
+    the labels read a row group at a time into one array of 8 bytes a row, no copy of the
+    columns; ``None`` where the files hold another number of rows than ``image``."""
+    import pyarrow.parquet as pq
+
     from labelgate.core.arrow import numbers, valid
 
-    values = numbers(column, 0).astype(np.float64)
-    if column.null_count:
-        values[~valid(column)] = np.nan
-    return values
+    keys = np.empty(len(image), dtype=np.int64)
+    filled = seen = 0
+    for path in paths:
+        with pq.ParquetFile(path) as f:
+            for group in range(f.num_row_groups):
+                column = f.read_row_group(group, columns=["label"]).column("label")
+                count = len(column)
+                if seen + count > len(image):
+                    return None
+                label = numbers(column, 0).astype(np.int64, copy=False)
+                at = image[seen : seen + count]
+                if column.null_count:
+                    usable = valid(column)
+                    label, at = label[usable], at[usable]
+                out = keys[filled : filled + len(label)]
+                np.multiply(label, max(images, 1), out=out)
+                out += at
+                filled += len(label)
+                seen += count
+    if seen != len(image):
+        return None
+    keys = keys[:filled]
+    keys.sort()
+    return keys
 
 
-def _per_class(image: Any, label: Any, images: int) -> list[dict[str, Any]]:
+def _per_class(keys: Any, images: int) -> list[dict[str, Any]]:
     """Per class (the first ``CLASSES``): the images holding it, and the mean and most of its
-    boxes in one of them; one sort of (class, image) keys, not a pass per class."""
-    if not label.size:
-        return []
-    keys = np.sort(label * max(images, 1) + image)
-    new = np.concatenate(([True], keys[1:] != keys[:-1]))
-    starts = np.flatnonzero(new)
-    boxes = np.diff(np.append(starts, keys.size))  # per (class, image)
-    klass = keys[starts] // max(images, 1)
-    first = np.flatnonzero(np.concatenate(([True], klass[1:] != klass[:-1])))
-    ends = np.append(first[1:], klass.size)
-    out = []
-    for a, b in zip(first[:CLASSES].tolist(), ends[:CLASSES].tolist(), strict=True):
-        held = boxes[a:b]
+    boxes in one of them, from the sorted ``label * images + image`` keys: each class's keys
+    are one run of them, found by a binary search, not a pass per class."""
+    width = max(images, 1)
+    out: list[dict[str, Any]] = []
+    start = 0
+    while start < len(keys) and len(out) < CLASSES:
+        klass = int(keys[start]) // width
+        bound = (klass + 1) * width  # the first key of the next class
+        end = len(keys) if bound >= 2**63 else int(np.searchsorted(keys, bound))
+        held = keys[start:end]
+        last = np.flatnonzero(held[1:] != held[:-1])  # each image's last box, but the last's
+        boxes = np.diff(np.concatenate(([-1], last, [len(held) - 1])))  # per image
         out.append(
             {
-                "label": int(klass[a]),
-                "images": int(held.size),
-                "mean": round(float(held.mean()), 2),
-                "most": int(held.max()),
+                "label": klass,
+                "images": int(boxes.size),
+                "mean": round(float(boxes.mean()), 2),
+                "most": int(boxes.max()),
             }
         )
+        start = end
     return out
