@@ -49,3 +49,25 @@ def test_a_failure_leaves_the_file_as_it_was(tmp_path: Path) -> None:
         rewrite_rows(str(path), fails_late)
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.parquet"]
+
+
+def test_the_rows_writer_keeps_every_integer_id_and_null(tmp_path: Path) -> None:
+    """Integer ids are delta-coded: the extremes of int64 side by side (their differences wrap),
+    random ids and a null come back as written."""
+    import numpy as np
+
+    from labelgate.readers.common.sink import rows_writer
+
+    rng = np.random.default_rng(0)
+    ids = [2**63 - 1, -(2**63), 0, None, -1, 2**63 - 1, *rng.integers(-(2**63), 2**63 - 1, 5_000)]
+    table = pa.table(
+        {
+            "id": pa.array([None if i is None else int(i) for i in ids], pa.int64()),
+            "label": pa.array(np.arange(len(ids)) % 5),
+            "source": pa.array(["a.json"] * len(ids)),
+        }
+    )
+    writer = rows_writer(tmp_path / "rows.parquet", table.schema)
+    writer.write_table(table)
+    writer.close()
+    assert pq.read_table(tmp_path / "rows.parquet").equals(table)

@@ -34,6 +34,8 @@ def rewrite_rows(path: str, change: Callable[[Any, int], Any]) -> None:
     kept. The new file is written beside the old one and replaces it once complete."""
     import pyarrow.parquet as pq
 
+    from labelgate.readers.common.sink import rows_writer
+
     temp = Path(f"{path}.rewrite")
     writer = None
     try:
@@ -44,7 +46,7 @@ def rewrite_rows(path: str, change: Callable[[Any, int], Any]) -> None:
                 table = change(group, first)
                 first += group.num_rows
                 if writer is None:
-                    writer = pq.ParquetWriter(temp, table.schema, compression="zstd")
+                    writer = rows_writer(temp, table.schema)
                 writer.write_table(table)
         if writer is not None:
             writer.close()
