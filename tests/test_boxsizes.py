@@ -5,14 +5,27 @@ sequential read counts."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from labelgate.core.annotations import AnnotationFacts
 from labelgate.readers.coco.coco import read_coco
-from labelgate.readers.common.boxsizes import EXACT, PER_DECADE, QUANTILES, BoxSizes, summary
+from labelgate.readers.common import boxsizes
+from labelgate.readers.common.boxsizes import (
+    BINS,
+    EXACT,
+    PER_DECADE,
+    QUANTILES,
+    BoxSizes,
+    bin_of,
+    summary,
+)
 from labelgate.readers.common.sink import RowSink
 
 SEQUENTIAL = 1 << 60
@@ -81,6 +94,83 @@ class TestAgainstNumpy:
             share.extend(labels[part], widths[part], heights[part])
             merged.merge(share)
         assert summary(merged) == summary(whole)
+
+
+class OneClassAtATime(BoxSizes):
+    """The counting as a pass per class: each class's boxes binned on their own."""
+
+    def _count(self, labels: np.ndarray, widths: np.ndarray, heights: np.ndarray) -> None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sized = np.isfinite(widths) & np.isfinite(heights) & (widths > 0) & (heights > 0)
+            aspects = widths / heights
+        sized &= np.isfinite(aspects) & (aspects > 0)
+        for label in np.unique(labels).tolist():
+            at = labels == label
+            n = int(at.sum())
+            if self.above is not None and label >= self.above:
+                self.unmeasured += n
+                continue
+            kept = np.stack([widths[at], heights[at], aspects[at]])[:, sized[at]]
+            self.boxes[label] = self.boxes.get(label, 0) + n
+            self.unsized[label] = self.unsized.get(label, 0) + n - kept.shape[1]
+            self._keep(label, kept)
+            if label not in self.counts:
+                self.counts[label] = np.zeros((3, BINS), dtype=np.int64)
+                self.least[label] = np.full(3, np.inf)
+                self.most[label] = np.full(3, -np.inf)
+            for d in range(3):
+                self.counts[label][d] += np.bincount(bin_of(kept[d]), minlength=BINS)
+            if kept.shape[1]:
+                self.least[label] = np.minimum(self.least[label], kept.min(axis=1))
+                self.most[label] = np.maximum(self.most[label], kept.max(axis=1))
+        self._trim()
+
+
+SIZES = st.sampled_from([0.0, -1.0, np.nan, np.inf, 1e-300, 3e-5, 0.5, 2.0, 37.25, 640.0, 1e7])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    boxes=st.lists(
+        st.tuples(st.integers(-2, 14), SIZES | st.floats(0.01, 5e3), SIZES), max_size=60
+    ),
+    repeat=st.integers(1, 8),
+    cuts=st.lists(st.integers(0, 480), max_size=4),
+    crowded=st.booleans(),
+)
+def test_the_classes_counted_together_are_each_class_counted_alone(
+    boxes: list[tuple[int, float, float]], repeat: int, cuts: list[int], crowded: bool
+) -> None:
+    """Every class's boxes, unsized boxes, bins, least and largest values and exact values
+    counted in one pass over a block's boxes are those of a pass per class, over several
+    blocks: classes met again, classes past ``EXACT`` values and past ``MEASURED`` classes
+    (both made small here)."""
+    boxes = boxes * repeat  # classes of many boxes
+    if crowded:  # a first block of every class: the largest ids dropped from then on
+        boxes = [(k, 2.0, 3.0) for k in range(-2, 15)] + boxes
+        cuts = [17, *cuts]
+    labels = np.array([b[0] for b in boxes], dtype=np.int64)
+    widths = np.array([b[1] for b in boxes], dtype=np.float64)
+    heights = np.array([b[2] for b in boxes], dtype=np.float64)
+    together, alone = BoxSizes(), OneClassAtATime()
+    bounds = [0, *sorted(c % (len(boxes) + 1) for c in cuts), len(boxes)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(boxsizes, "EXACT", 6)
+        patch.setattr(boxsizes, "MEASURED", 12)
+        for a, b in pairwise(bounds):
+            for sizes in (together, alone):
+                sizes.extend(labels[a:b], widths[a:b], heights[a:b])
+    assert (together.boxes, together.unsized) == (alone.boxes, alone.unsized)
+    assert (together.unmeasured, together.above) == (alone.unmeasured, alone.above)
+    assert together.counts.keys() == alone.counts.keys()
+    assert together.exact.keys() == alone.exact.keys()
+    for label in alone.counts:
+        assert np.array_equal(together.counts[label], alone.counts[label])
+        assert np.array_equal(together.least[label], alone.least[label])
+        assert np.array_equal(together.most[label], alone.most[label])
+    for label in alone.exact:
+        assert np.array_equal(together.exact[label], alone.exact[label])
+    assert summary(together) == summary(alone)
 
 
 def coco(path: Path, n: int) -> None:

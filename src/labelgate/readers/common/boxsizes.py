@@ -129,6 +129,9 @@ class BoxSizes:
         self._trim()
 
     def _count(self, labels: I64, widths: F64, heights: F64) -> None:
+        """Count boxes into their classes: the bins, least and largest values of every class in
+        a few passes over all the boxes (one ``bincount``, one ``reduceat`` each), then each
+        class's totals added to its own."""
         if not labels.size:
             return
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -140,29 +143,33 @@ class BoxSizes:
         values = np.stack([widths[order], heights[order], aspects[order]])
         starts = np.flatnonzero(np.concatenate(([True], labels[1:] != labels[:-1])))
         ends = np.append(starts[1:], labels.size)
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            self._class(int(labels[a]), sized[a:b], values[:, a:b])
-        self._trim()
-
-    def _class(self, label: int, sized: Any, values: F64) -> None:
-        n = sized.size
-        if self.above is not None and label >= self.above:
-            self.unmeasured += n
-            return
-        self.boxes[label] = self.boxes.get(label, 0) + n
+        classes = len(starts)
+        of_class = np.repeat(np.arange(classes), ends - starts)[sized]  # each sized box's class
         kept = values[:, sized]
-        self.unsized[label] = self.unsized.get(label, 0) + n - kept.shape[1]
-        self._keep(label, kept)
-        if label not in self.counts:
-            self.counts[label] = np.zeros((3, BINS), dtype=np.int64)
-            self.least[label] = np.full(3, np.inf)
-            self.most[label] = np.full(3, -np.inf)
-        if not kept.shape[1]:
-            return
-        for d in range(3):
-            self.counts[label][d] += np.bincount(bin_of(kept[d]), minlength=BINS)
-        np.minimum(self.least[label], kept.min(axis=1), out=self.least[label])
-        np.maximum(self.most[label], kept.max(axis=1), out=self.most[label])
+        cells = (of_class * 3 + np.arange(3)[:, None]) * BINS + bin_of(kept)
+        counts = np.bincount(cells.ravel(), minlength=classes * 3 * BINS)
+        counts = counts.reshape(classes, 3, BINS)
+        with_size = np.add.reduceat(sized, starts).tolist()
+        least = np.minimum.reduceat(np.where(sized, values, np.inf), starts, axis=1)
+        most = np.maximum.reduceat(np.where(sized, values, -np.inf), starts, axis=1)
+        for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+            label, n = int(labels[a]), b - a
+            if self.above is not None and label >= self.above:
+                self.unmeasured += n
+                continue
+            self.boxes[label] = self.boxes.get(label, 0) + n
+            self.unsized[label] = self.unsized.get(label, 0) + n - with_size[i]
+            if label not in self.counts:
+                self._keep(label, values[:, a:b][:, sized[a:b]])
+                self.counts[label] = counts[i].copy()
+                self.least[label] = least[:, i].copy()
+                self.most[label] = most[:, i].copy()
+                continue
+            self._keep(label, values[:, a:b][:, sized[a:b]] if label in self.exact else None)
+            self.counts[label] += counts[i]
+            np.minimum(self.least[label], least[:, i], out=self.least[label])
+            np.maximum(self.most[label], most[:, i], out=self.most[label])
+        self._trim()
 
     def _keep(self, label: int, values: F64 | None) -> None:
         """Add ``values`` to the class's kept values, or let them all go (``values`` None: the
