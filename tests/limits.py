@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,8 @@ def start_bounded(
     # fails thread creation under the cap or not by import order); two arenas keep the cap on
     # what the run allocates
     environ.setdefault("MALLOC_ARENA_MAX", "2")
+    # a run past its time bound is sent SIGABRT, and faulthandler writes where each thread waits
+    environ.setdefault("PYTHONFAULTHANDLER", "1")
     environ["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(SRC), environ.get("PYTHONPATH", "")) if p
     )
@@ -62,14 +65,20 @@ def start_bounded(
 def finish_bounded(
     process: subprocess.Popen[bytes], *, timeout: float = 120, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Wait for a ``start_bounded`` run at most ``timeout`` seconds (then kill it and raise
-    ``subprocess.TimeoutExpired``), and give its output as text."""
+    """Wait for a ``start_bounded`` run at most ``timeout`` seconds, and give its output as
+    text. A run past it is aborted (faulthandler then writes every thread's stack) and the test
+    fails with the end of what it wrote: a hang names where it waited."""
     try:
         out, err = process.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        raise
+        process.send_signal(signal.SIGABRT)
+        try:
+            _, err = process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, err = process.communicate()
+        stacks = err.decode("utf-8", "replace")[-6000:]
+        raise AssertionError(f"no end after {timeout} s; what it wrote last:\n{stacks}") from None
     return subprocess.CompletedProcess(
         process.args,
         process.returncode,
