@@ -437,3 +437,34 @@ def test_annotations_of_an_empty_images_list_are_judged(tmp_path: Path) -> None:
     blocks = read(path, tmp_path / "b", None, least=0, block=1_500, workers=1)
     assert blocks == read(path, tmp_path / "a", None, least=SEQUENTIAL)
     assert len(blocks) > 1 and sum(len(rows) for rows in blocks[0]) == 60  # read, not refused
+
+
+def test_images_read_as_columns_hold_no_object_per_image() -> None:
+    """50,000 images read as columns are recorded in under 100 bytes an image (their file names
+    as strings, their ids and size codes as arrays), not a record, a key, a name and a dict
+    entry each (about 400 bytes an image); the records are made when asked for."""
+    import tracemalloc
+
+    from labelgate.readers.common.imageindex import ImageIndex
+
+    images = [
+        {"id": i, "file_name": f"{i:012d}.jpg", "width": 640, "height": 480 + i % 3}
+        for i in range(50_000)
+    ]
+    found = cocoarrow.image_columns(b",".join(orjson.dumps(i) for i in images))
+    assert found is not None
+    index = ImageIndex()
+    tracemalloc.start()
+    try:
+        cocoarrow.record_images(found, {}, index, "a.json", Path("a.json"))
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert held < 100 * len(images), held
+    record = index.records[49_999]
+    assert (record.key, record.name, record.file, record.size) == (
+        ("a.json", 49_999),
+        "image 49999",
+        "000000049999.jpg",
+        (640.0, 481.0),
+    )
