@@ -191,7 +191,29 @@ class GroupCodes:
         self.indexed = None
 
 
-class ListedImages(Sequence[ImageRecord]):
+class _Records(Sequence[ImageRecord]):
+    """Records made when asked for: a subclass gives the one at a position (``_at``)."""
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, at: int) -> ImageRecord: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[ImageRecord]: ...
+    def __getitem__(self, at: int | slice) -> ImageRecord | Sequence[ImageRecord]:
+        if isinstance(at, slice):
+            return [self._at(i) for i in range(*at.indices(len(self)))]
+        if at < 0:
+            at += len(self)
+        if not 0 <= at < len(self):
+            raise IndexError(at)
+        return self._at(at)
+
+    def _at(self, at: int) -> ImageRecord:
+        raise NotImplementedError
+
+
+class ListedImages(_Records):
     """The images of one file recorded as columns (a COCO file's 200,000 at once): unique
     integer ids under the key ``(name, id)``, each named ``image <id>``, their file names and
     sizes (``which``: the position of each size in ``sizes``, -1: none recorded). A record is made
@@ -218,13 +240,7 @@ class ListedImages(Sequence[ImageRecord]):
     def __len__(self) -> int:
         return len(self._ids)
 
-    @overload
-    def __getitem__(self, at: int) -> ImageRecord: ...
-    @overload
-    def __getitem__(self, at: slice) -> Sequence[ImageRecord]: ...
-    def __getitem__(self, at: int | slice) -> ImageRecord | Sequence[ImageRecord]:
-        if isinstance(at, slice):
-            return [self[i] for i in range(*at.indices(len(self)))]
+    def _at(self, at: int) -> ImageRecord:
         key = int(self._ids[at])
         code = int(self._which[at])
         size = None if code < 0 else self._sizes[code]
@@ -273,8 +289,10 @@ class ListedImages(Sequence[ImageRecord]):
         return int(self._order[at])
 
 
-class _Joined(Sequence[ImageRecord]):
+class _Joined(_Records):
     """Records read as columns, then records one by one."""
+
+    __slots__ = ("_head", "_tail")
 
     def __init__(self, head: ListedImages, tail: list[ImageRecord]) -> None:
         self._head, self._tail = head, tail
@@ -282,17 +300,7 @@ class _Joined(Sequence[ImageRecord]):
     def __len__(self) -> int:
         return len(self._head) + len(self._tail)
 
-    @overload
-    def __getitem__(self, at: int) -> ImageRecord: ...
-    @overload
-    def __getitem__(self, at: slice) -> Sequence[ImageRecord]: ...
-    def __getitem__(self, at: int | slice) -> ImageRecord | Sequence[ImageRecord]:
-        if isinstance(at, slice):
-            return [self[i] for i in range(*at.indices(len(self)))]
-        if at < 0:
-            at += len(self)
-        if not 0 <= at < len(self):
-            raise IndexError(at)
+    def _at(self, at: int) -> ImageRecord:
         head = len(self._head)
         return self._head[at] if at < head else self._tail[at - head]
 
