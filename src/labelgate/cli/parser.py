@@ -311,7 +311,7 @@ _COMMANDS: dict[str, tuple[str, str, Callable[[argparse.ArgumentParser], None]]]
         (
             "Read a training log (any size, streamed; - for standard input), keep the first "
             "failure and the step it came after, name its family (index_out_of_range, "
-            "out_of_memory, op_unavailable, device_mismatch, other) and say what to check first. "
+            "out_of_memory, op_unavailable, device_mismatch, distributed_timeout, other) and say what to check first. "
             "With --data: the batch running at the failing step, its rows and their verdict. "
             "Exit status: 0 no error found, 1 an error (or a NaN loss, with --data) found, 2 "
             "unreadable log or data."

@@ -69,7 +69,8 @@ class Triage:
         family: ``index_out_of_range``, ``out_of_memory``, ``op_unavailable``, ``device_mismatch``,
             ``distributed_timeout``, ``other``, or ``None`` when the log holds no error.
         kind: a named case within the family, or ``None``: ``collective_timeout`` and
-            ``store_timeout`` (distributed_timeout), ``checkpoint_class_count`` (other).
+            ``store_timeout`` (distributed_timeout), ``checkpoint_class_count`` and
+            ``batch_size_mismatch`` (other).
         details: the named case's evidence (for ``checkpoint_class_count``: the parameter and
             the class counts of the checkpoint and of the model).
         first_error: line number (1-based) and text (rank prefix kept) of the earliest error line.
