@@ -637,3 +637,103 @@ class TestBatchSizesIn:
 
     def test_no_failure_reads_the_first_print(self) -> None:
         assert self.sizes(["batch_size=16", "batch_size=64", "step 0 loss 0.5"]) == [(16, 1, False)]
+
+
+REFERENCE_LOOP = Path(__file__).parent / "fixtures" / "h200_reference" / "train_loop.txt"
+ASYNC_FOOTER = [
+    "torch.AcceleratorError: CUDA error: device-side assert triggered",
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+    "stacktrace below might be incorrect.",
+]
+
+
+class TestAsynchronous:
+    """The H200 recording ``train_loop.txt``: step 3's batch holds label 4 at K=4; the assert
+    surfaces after ``iter 3 step done``, at step 3's ``loss.item()``; ``iter 1 loss`` is the last
+    loss read back. Triage says step 4 is in progress; the data must still be blamed."""
+
+    def data(self, tmp_path: Path, rows: int = 48) -> str:
+        return planted(tmp_path, rows, {29: 4})  # row 29: batch 3 of 8 rows
+
+    def test_the_reference_log_reads_the_last_step_known_to_have_run(self) -> None:
+        lines = REFERENCE_LOOP.read_text().splitlines()
+        found = read_step(lines, until=6)
+        assert (found.step, found.since) == (4, 2)
+
+    def test_since_follows_the_last_printed_loss_in_the_failing_step_s_frame(self) -> None:
+        every = [f"step {i} loss 0.5" for i in range(4)]
+        assert read_step([*every, *ASYNC_FOOTER], until=5).since == 4  # step 3's loss was read
+        bare = [f"iter {i} step done" for i in range(4)]
+        assert read_step([*bare, *ASYNC_FOOTER], until=5).since is None
+        other_epoch = ["epoch 0 step 9 loss 0.5", "epoch 1 step 2 done", *ASYNC_FOOTER]
+        assert read_step(other_epoch, until=3).since is None
+
+    def test_the_bad_step_before_the_one_in_progress_is_found(self, tmp_path: Path) -> None:
+        done = cli_here(
+            "triage",
+            str(REFERENCE_LOOP),
+            "--data",
+            self.data(tmp_path),
+            "-k",
+            "4",
+            "--batch-size",
+            "8",
+            "--format",
+            "json",
+        )
+        assert done.returncode == 1, done.stderr
+        doc = json.loads(done.stdout)
+        assert doc["step"]["asynchronous"] is True and doc["failing_step"]["step"] == 4
+        data = doc["data"]
+        assert data["explained"] is True
+        assert [b["batch"] for b in data["batches"]] == [2, 3, 4]
+        assert [w["step"] for w in data["step"]["asynchronous_window"]] == [2, 3, 4]
+        assert data["bad"][0] | {"values": None} == {
+            "rank": 0,
+            "batch": 3,
+            "row": 29,
+            "id": 529,
+            "label": 4,
+            "status": "above K",
+            "values": None,
+        }
+        assert "steps 2 to 4 were judged" in data["verdict"]
+
+    def test_a_blocking_run_judges_its_own_step_alone(self, tmp_path: Path) -> None:
+        blocking = tmp_path / "blocking.log"
+        lines = REFERENCE_LOOP.read_text().splitlines()
+        lines = [line for line in lines if "asynchronously reported" not in line]
+        blocking.write_text("\n".join(lines) + "\n")
+        done = cli_here(
+            "triage", str(blocking), "--data", self.data(tmp_path), "-k", "4",
+            "--batch-size", "8", "--format", "json",
+        )  # fmt: skip
+        data = json.loads(done.stdout)["data"]
+        assert [b["batch"] for b in data["batches"]] == [4]  # iter 4 was running: valid
+        assert data["explained"] is False and "asynchronous_window" not in data["step"]
+
+    def test_a_window_past_the_epoch_keeps_the_steps_that_ran(self, tmp_path: Path) -> None:
+        c = contract(8)
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        where = FailStep(4, "batch", 0, True, since=2, line=5, style="lightning")
+        crash = failing_batch(
+            [self.data(tmp_path, rows=32)], c, spec, where, asynchronous=True
+        )  # 4 batches in epoch 0: its batch 4 never began
+        assert [b["batch"] for b in crash.batches] == [2, 3] and crash.explained
+        with pytest.raises(UsageError, match="past the"):  # the failing step alone: as before
+            failing_batch([self.data(tmp_path, rows=32)], c, spec, where)
+
+    def test_no_loss_printed_judges_a_bounded_window_and_says_so(self, tmp_path: Path) -> None:
+        from labelgate.commands.crashbatch import BACK
+
+        c = contract(8)
+        spec = loader_spec(c, world_size=1, grad_accum=1, sampler_drop_last=False)
+        where = FailStep(11, line=12, style="plain")
+        crash = failing_batch([planted(tmp_path)], c, spec, where, asynchronous=True)
+        assert [b["batch"] for b in crash.batches] == list(range(12 - BACK, 12))
+        assert crash.explained  # row 37: batch 4
+        assert f"the {BACK} steps up to the failing one" in crash.verdict
+        given = failing_batch(
+            [planted(tmp_path)], c, spec, FailStep(11, style="given"), asynchronous=True
+        )
+        assert [b["batch"] for b in given.batches] == [11]  # a step the user names is judged alone

@@ -16,10 +16,12 @@ from labelgate.cli.parser import EXIT_FAIL, EXIT_PASS
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from labelgate.commands.crashbatch import CrashBatch
     from labelgate.commands.logs.logbatch import Shown
     from labelgate.commands.logs.logstep import FailStep
     from labelgate.commands.logs.triage import Triage
     from labelgate.contract import Contract
+    from labelgate.training.loaderorder import LoaderSpec
 
 __all__ = ["crash_extras", "resume", "triage_data"]
 
@@ -118,9 +120,27 @@ def _read_note(read: Shown, other: Shown | None) -> str:
     return note + "; --batch-size N overrides it"
 
 
+def judged(
+    paths: list[str], contract: Contract, spec: LoaderSpec, where: FailStep, result: Triage
+) -> CrashBatch:
+    """The failing step's batches judged, as the log's triage reads the failure (its family,
+    named case, and whether CUDA reported it asynchronously)."""
+    from labelgate.commands.crashbatch import failing_batch
+
+    return failing_batch(
+        paths,
+        contract,
+        spec,
+        where,
+        family=result.family,
+        kind=result.kind,
+        asynchronous=result.step["asynchronous"],
+    )
+
+
 def triage_data(args: argparse.Namespace) -> int:
     """``triage LOG --data PATH``: the failure, its step, its batch's rows and their verdict."""
-    from labelgate.commands.crashbatch import failing_batch, loader_spec
+    from labelgate.commands.crashbatch import loader_spec
     from labelgate.render.crash import render_triage_data
 
     result, where, shown = read_failure(args.log, args)
@@ -132,11 +152,7 @@ def triage_data(args: argparse.Namespace) -> int:
         sampler_drop_last=args.sampler_drop_last,
     )
     failed = result.first_error is not None or where.cause == "nan"
-    crash = (
-        failing_batch(args.data, contract, spec, where, family=result.family, kind=result.kind)
-        if failed
-        else None
-    )
+    crash = judged(args.data, contract, spec, where, result) if failed else None
     sys.stdout.write(render_triage_data(result, where, crash, args.format, note))
     return EXIT_FAIL if failed else EXIT_PASS
 
@@ -185,7 +201,7 @@ def _resume(args: argparse.Namespace, progress: Callable[[int, int | None], None
 def crash_extras(args: argparse.Namespace, contract: Contract) -> dict[str, Any]:
     """What ``repro --log/--checkpoints`` adds to a bundle: the failing step's rows (ids and
     labels only) and the checkpoint to resume from."""
-    from labelgate.commands.crashbatch import failing_batch, loader_spec
+    from labelgate.commands.crashbatch import loader_spec
     from labelgate.commands.resume import judge_checkpoints
 
     extras: dict[str, Any] = {}
@@ -199,9 +215,7 @@ def crash_extras(args: argparse.Namespace, contract: Contract) -> dict[str, Any]
             grad_accum=args.grad_accum,
             sampler_drop_last=args.sampler_drop_last,
         )
-        crash = failing_batch(
-            args.paths, contract, spec, where, family=result.family, kind=result.kind
-        )
+        crash = judged(args.paths, contract, spec, where, result)
         line = result.first_error["line"] if result.first_error else None
         extras["crash"] = {"family": result.family, "first_error_line": line} | {
             "batch_size": spec.batch_size,

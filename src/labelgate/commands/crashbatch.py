@@ -7,7 +7,7 @@ judge of targets (``labelgate.core.rules``, through ``labelgate.core.labels.clas
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +24,7 @@ from labelgate.training.loaderorder import LoaderSpec
 __all__ = ["CrashBatch", "failing_batch", "loader_spec"]
 
 SHOWN = 20  # bad rows named in the verdict's detail
+BACK = 8  # steps judged of an asynchronous failure whose log prints no loss before it
 LABEL_CAUSED = ("index_out_of_range", "other", None)  # families a bad target can produce
 NOT_FROM_VALUES = ("batch_size_mismatch",)  # named cases of those a value cannot raise
 
@@ -121,6 +122,7 @@ def failing_batch(
     *,
     family: str | None = None,
     kind: str | None = None,
+    asynchronous: bool = False,
 ) -> CrashBatch:
     """The rows the DataLoader gave at the failing step, and the judge's verdict on them.
 
@@ -131,6 +133,8 @@ def failing_batch(
         where: the failing step (from the log, or given).
         family: triage's family of the failure, to say whether labels can explain it.
         kind: triage's named case within the family (a batch-size mismatch is not the labels').
+        asynchronous: CUDA reported the failure asynchronously: the steps since the last one
+            known to have run are judged too (``_window``).
 
     Raises:
         UsageError: the step cannot be placed (no step, past the epoch), or a bad rank.
@@ -143,20 +147,23 @@ def failing_batch(
         )
     data = open_dataset(paths, contract)
     rows = _rows(data)
-    epoch, indices = _resolve(where, spec, rows)
+    steps = _placed(_window(where, asynchronous), where, spec, rows)
+    epoch, indices = steps[-1][1], steps[-1][2]
     ranks = (
         [where.rank]
         if where.rank is not None and spec.world_size > 1
         else list(range(spec.world_size))
     )
-    wanted: list[tuple[int, int, np.ndarray[Any, Any]]] = []
-    for rank in ranks:
-        for b in indices:
-            wanted.append((rank, b, spec.batch_rows(rows, epoch=epoch, rank=rank, batch=b)))
-    positions = np.unique(np.concatenate([w[2] for w in wanted]))
+    wanted: list[tuple[int, int, int, np.ndarray[Any, Any]]] = []
+    for _, in_epoch, batches_of in steps:  # the earliest step first: its bad rows come first
+        for rank in ranks:
+            for b in batches_of:
+                members = spec.batch_rows(rows, epoch=in_epoch, rank=rank, batch=b)
+                wanted.append((rank, in_epoch, b, members))
+    positions = np.unique(np.concatenate([w[3] for w in wanted]))
     found = _read_rows(data, positions)
     batches, bad = [], []
-    for rank, b, members in wanted:
+    for rank, in_epoch, b, members in wanted:
         entries = [found[int(p)] for p in members]
         usable = sum(1 for e in entries if e["usable"])
         weights = data.contract.class_weights
@@ -169,7 +176,7 @@ def failing_batch(
         batches.append(
             {
                 "rank": rank,
-                "epoch": epoch,
+                "epoch": in_epoch,
                 "batch": b,
                 "rows": [_public(e) for e in entries],
                 "usable": usable,
@@ -180,15 +187,60 @@ def failing_batch(
             bad.append({"rank": rank, "batch": b} | _public(e) | {"values": e["bad_values"]})
         if not rejected and usable == 0:
             bad.append({"rank": rank, "batch": b, "row": None, "id": None, "status": "no usable"})
-    step = {
+    step: dict[str, Any] = {
         "read": where.to_dict(),
         "epoch": epoch,
         "batches": indices,
         "ranks": ranks,
         "rows_per_epoch": rows,
     }
+    if len(steps) > 1:
+        step["asynchronous_window"] = [{"step": s, "epoch": e, "batches": i} for s, e, i in steps]
     explained, verdict = _verdict(batches, bad, data, family, kind, spec)
+    if len(steps) > 1:
+        verdict += _window_note(where, steps)
     return CrashBatch(step, batches, explained, verdict, bad[:SHOWN])
+
+
+def _window(where: FailStep, asynchronous: bool) -> list[FailStep]:
+    """The steps to judge, earliest first: the failing one, or, where CUDA reported the error
+    asynchronously (it surfaces at a later call than the kernel that failed), every step since
+    the last one whose loss the log printed (``FailStep.since``), at most ``BACK``."""
+    if not asynchronous or where.step is None or where.style == "given":
+        return [where]
+    first = where.step - (BACK - 1) if where.since is None else where.since
+    first = max(first, where.step - (BACK - 1), 0)
+    return [replace(where, step=s) for s in range(first, where.step + 1)]
+
+
+def _placed(
+    steps: list[FailStep], where: FailStep, spec: LoaderSpec, rows: int
+) -> list[tuple[int | None, int, list[int]]]:
+    """Each step with its epoch and batches; steps of a window past the epoch's end are left
+    (the step in progress may never have begun), the failing step alone must be placed."""
+    placed = []
+    for s in steps:
+        try:
+            placed.append((s.step, *_resolve(s, spec, rows)))
+        except UsageError:
+            if len(steps) == 1:
+                raise
+    if not placed:
+        _resolve(where, spec, rows)  # raises the failing step's own error
+    return placed
+
+
+def _window_note(where: FailStep, steps: list[tuple[int | None, int, list[int]]]) -> str:
+    """What an asynchronous failure's verdict judged, and why."""
+    why = (
+        f"every step after the last one whose loss the log printed (step {where.since - 1})"
+        if where.since is not None
+        else f"the {len(steps)} steps up to the failing one, as the log prints no loss before it"
+    )
+    return (
+        f"; CUDA reported the error asynchronously, at a later call than the kernel that failed, "
+        f"so steps {steps[0][0]} to {steps[-1][0]} were judged: {why}"
+    )
 
 
 def _read_rows(data: Dataset, positions: np.ndarray[Any, Any]) -> dict[int, dict[str, Any]]:
@@ -266,8 +318,9 @@ def _verdict(
     empty = [b for b in bad if b["row"] is None]
     if not bad:
         check = FAMILIES[family]["first_check"] if family in FAMILIES else "the other causes"
+        these = "these batches' labels are" if len(batches) > 1 else "this batch's labels are"
         return False, (
-            f"this batch's labels are valid for this loss ({where} of epoch "
+            f"{these} valid for this loss ({where} of epoch "
             f"{batches[0]['epoch']}, K={k}, ignore_index={ignore}): look at the other causes "
             f"of this family: {check}"
         )

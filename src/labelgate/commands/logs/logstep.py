@@ -14,6 +14,12 @@ the first NaN loss, if earlier) and says which step was running, in the unit the
 
 A line that reports ``loss`` ``nan`` (or ``inf``) is a failure of its own: the step it reports is
 the failing one when no error came earlier.
+
+A line that reports a finite loss was printed after that loss was read back from the device, so
+every kernel of its step had run: an error CUDA reports asynchronously came from a later step.
+``since`` keeps the step after the last such line (the reference recording
+``train_loop.txt``: the assert of step 3 surfaces after ``iter 3 step done``, at step 3's
+``loss.item()``; ``iter 1 loss 1.6570`` is the last step known to have run).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ PLAIN = re.compile(
 )
 EPOCH = re.compile(r"\b[Ee]poch\s*[:=#]?\s*\[?\s*(?P<e>\d+)")
 NAN_LOSS = re.compile(r"loss['\"]?\s*[:=]?\s*['\"]?(?:nan|NaN|NAN|-?inf|-?Inf)\b")
+LOSS_VALUE = re.compile(r"loss['\"]?\s*[:=]?\s*['\"]?-?\d")  # a finite loss, read back
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +71,9 @@ class FailStep:
         line: the log line the step was read from, and its ``style``.
         cause: ``error`` (the first error followed this step) or ``nan`` (this step logged a
             NaN or infinite loss).
+        since: the step after the last one whose finite loss the log printed, counted as
+            ``step`` is (same epoch and unit): an asynchronous error came from it or a later
+            step. ``None``: no such line before the failure.
     """
 
     step: int | None
@@ -76,6 +86,7 @@ class FailStep:
     line: int | None = None
     style: str = "none"
     cause: str = "error"
+    since: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """As JSON."""
@@ -157,6 +168,7 @@ def read_step(lines: Iterable[str], *, until: int | None, rank: int | None = Non
         The failing step; ``step`` is ``None`` when the log shows no progress.
     """
     last: tuple[FailStep, FailStep] | None = None
+    synced: FailStep | None = None  # the last step whose loss was read back from the device
     for number, whole in enumerate(lines, start=1):
         if until is not None and number > until:
             break  # the error's own line is read: a bar the error was printed after is on it
@@ -169,10 +181,21 @@ def read_step(lines: Iterable[str], *, until: int | None, rank: int | None = Non
             last = found
             if NAN_LOSS.search(text):  # the step that logged it failed
                 return _with(found[0], rank=rank, cause="nan")
+            if LOSS_VALUE.search(text):
+                synced = found[0]
             break
     if last is None:
         return FailStep(None, rank=rank)
-    return _with(last[1], rank=rank, cause="error")
+    failing = last[1]
+    since = None
+    if synced is not None and synced.step is not None and failing.step is not None:
+        same = (synced.epoch, synced.within_epoch, synced.unit) == (
+            failing.epoch,
+            failing.within_epoch,
+            failing.unit,
+        )
+        since = min(synced.step + 1, failing.step) if same else None
+    return _with(failing, rank=rank, cause="error", since=since)
 
 
 def _with(step: FailStep, **changes: Any) -> FailStep:
