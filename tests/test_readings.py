@@ -98,11 +98,18 @@ class TestReadingsAgreeWithEachFramework:
         assert mm["verdict"] == ("drops" if extra else "runs")
 
         ul = reading(report, "ultralytics")  # converter.py:323: coco80[category_id - 1]
-        default = [COCO91_TO_80[c - 1] if c <= 91 else None for c in cats]
+        used = sorted(set(declared))  # convert_coco reads the annotations, not the table
+        default = [COCO91_TO_80[c - 1] if c <= 91 else None for c in used]
+        official = all(c <= 91 and COCO91_TO_80[c - 1] is not None for c in cats)
         if None in default:
             assert ul["verdict"] == "fails" and ul["raises"]
-        else:
-            assert ul["num_classes"] == max(i for i in default if i is not None) + 1
+        elif official:  # the classes of the table, numbered as COCO's own
+            assert ul["num_classes"] == max(COCO91_TO_80[c - 1] or 0 for c in cats) + 1
+            assert not ul["raises"] and not ul["wrong"]
+        else:  # the default renumbers what it does not refuse; cls91to80=False gives id - 1
+            assert not ul["raises"] and ul["num_classes"] == max(cats)
+            moved = any(d != c - 1 for d, c in zip(default, used, strict=True))
+            assert bool(ul["wrong"]) == moved and (ul["verdict"] == "fails") == moved
 
     def test_given_k_is_held_against_each_reading(self, tmp_path: Path) -> None:
         path = coco(tmp_path / "a.json", [1, 3, 7], [1, 3, 7])
@@ -203,3 +210,49 @@ def test_repeated_annotation_ids_fail_under_the_loaders_that_assert_them(
         failing = framework == "mmdet" or (framework == "detectron2" and asserted)
         assert (lg014.severity == "error") == failing, framework
         assert (report.status == "fail") == failing, framework
+
+
+class TestWhatFailsUnderOneFramework:
+    """A framework line that says "fails" is said by a finding too, and ``--framework`` agrees."""
+
+    def voc(self, folder: Path, names: list[str]) -> Path:
+        (folder / "Annotations").mkdir(parents=True)
+        labelmap = ["# label:color_rgb:parts:actions", "background:0,0,0::", "cat:128,0,0::"]
+        (folder / "labelmap.txt").write_text("\n".join(labelmap) + "\n")
+        objects = "".join(
+            f"<object><name>{n}</name><bndbox><xmin>1</xmin><ymin>2</ymin><xmax>4</xmax>"
+            "<ymax>6</ymax></bndbox></object>"
+            for n in names
+        )
+        (folder / "Annotations" / "a.xml").write_text(
+            "<annotation><filename>a.jpg</filename><size><width>10</width><height>10</height>"
+            f"<depth>3</depth></size>{objects}</annotation>"
+        )
+        return folder
+
+    def test_objects_of_the_background_entry_warn_under_torchvision(self, tmp_path: Path) -> None:
+        folder = self.voc(tmp_path / "bg", ["background", "cat"])
+        report = validate(folder)
+        assert not report.failed  # dropped or trained, no framework raises on it
+        assert reading(report, "torchvision")["verdict"] == "fails"
+        assert any(
+            "'background' (0) as the background" in w
+            for w in reading(report, "torchvision")["wrong"]
+        )
+        (lg032,) = [f for f in report.findings if f.code == "LG032"]
+        assert (lg032.severity, lg032.count) == ("warning", 1)
+        assert "fails under torchvision" in lg032.message
+        named = validate(folder, framework="torchvision")
+        assert [(f.code, f.severity) for f in named.findings if f.code == "LG032"] == [
+            ("LG032", "error")
+        ]
+        clean = validate(self.voc(tmp_path / "clean", ["cat"]))
+        assert "LG032" not in {f.code for f in clean.findings}
+        assert reading(clean, "torchvision")["verdict"] == "runs"
+
+    def test_a_table_id_no_annotation_names_raises_nowhere(self, tmp_path: Path) -> None:
+        # 12 is not one of COCO's own ids: convert_coco's default would raise on an annotation
+        unused = reading(validate(coco(tmp_path / "a.json", [1, 12], [1, 1])), "ultralytics")
+        assert not unused["raises"] and unused["verdict"] == "runs"
+        used = reading(validate(coco(tmp_path / "b.json", [1, 12], [1, 12])), "ultralytics")
+        assert used["raises"] and "ids 12 " in used["raises"][0]

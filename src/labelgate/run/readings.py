@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from labelgate.core.annotations import AnnotationFacts
     from labelgate.readers.opened import Opened
 
-__all__ = ["Reading", "neutral_report", "neutral_rows", "readings", "refused_report"]
+__all__ = ["Reading", "named_ids", "neutral_report", "neutral_rows", "readings", "refused_report"]
 
 # Findings whose cost is the framework's: without one named, the least any framework makes of it.
 _NEUTRAL_SEVERITY = {"LG027": "warning"}  # torchvision raises; detectron2, mmdet, ultralytics drop
@@ -98,7 +98,10 @@ def neutral_rows(opened: Opened, contract: Contract) -> Opened:
     if facts is None or own is None or facts.task != "detection":
         return opened
     if opened.format != "coco":
-        return replace(opened, read=replace(opened.read, class_map=_placeholders(own)))
+        cmap = _placeholders(own)
+        if 0 in cmap.placeholders and 0 in cmap.name_of():  # a background entry: objects of it?
+            facts.counts["annotations_of_category_0"] = _zeros(opened.paths)
+        return replace(opened, read=replace(opened.read, class_map=cmap))
     ids = sorted({i for i, _ in own.entries})
     if not ids or ids[0] < 0:
         return opened
@@ -155,11 +158,13 @@ def readings(
     num_classes: int | None,
     duplicates: int = 0,
     unasserted: tuple[str, ...] = (),
+    used: set[int] | None = None,
 ) -> tuple[Reading, ...]:
     """Each detection framework's reading of an input whose own class table is ``table`` (COCO
     categories keyed by id; the other formats' classes 0..K-1); ``duplicates``: the annotations
     repeating an id of their file, which a loader asserting unique ids raises on (but the
-    frameworks ``unasserted``, which let these files pass)."""
+    frameworks ``unasserted``, which let these files pass); ``used``: the ids annotations name
+    (``None``: not known), since a converter raises on an annotation, not on a table entry."""
     ids = sorted({i for i, _ in table.entries})
     if not ids:
         return ()
@@ -185,7 +190,7 @@ def readings(
         if zeros and 0 in names and names[0].strip().lower() not in BACKGROUND_NAMES:
             k_tv += 1
             tv_wrong.append(
-                f"category 0 ({names[0]!r}, {zeros} annotations) as the background "
+                f"category 0 ({names[0]!r}, {zeros} annotations) {_AS_BACKGROUND} "
                 f"({cite(tv.sources['background'])}): shift the ids by one"
             )
         gaps = ids[-1] - (n - (0 in names))  # ids 1..max that name no category
@@ -199,6 +204,12 @@ def readings(
             if reserved
             else "the classes shifted to 1..K, 0 the background"
         ) + f" ({cite(tv.sources['background'])})"
+        zeros = facts.counts.get("annotations_of_category_0", 0)
+        if reserved and zeros:  # objects labelled with the background entry itself
+            tv_wrong.append(
+                f"{plural(zeros, 'object')} labelled {names[0]!r} (0) {_AS_BACKGROUND} "
+                f"({cite(tv.sources['background'])})"
+            )
     if boxes:
         tv_raises.append(
             f"{plural(boxes, 'box', 'boxes')} without area ({cite(tv.sources['bad_box'])})"
@@ -259,12 +270,18 @@ def readings(
         out.append(Reading(name, n, how, tuple(raises), tuple(drops), fits(n)))
 
     zeros = facts.counts.get("annotations_of_category_0", 0)
-    out.append(_ultralytics(ids, names, fmt, boxes, zeros, fits))
+    out.append(_ultralytics(ids, names, fmt, boxes, zeros, fits, used))
     return tuple(out)
 
 
 def _ultralytics(
-    ids: list[int], names: Mapping[int, str], fmt: str, boxes: int, zeros: int, fits: Any
+    ids: list[int],
+    names: Mapping[int, str],
+    fmt: str,
+    boxes: int,
+    zeros: int,
+    fits: Any,
+    used: set[int] | None,
 ) -> Reading:
     """ultralytics trains YOLO label files: COCO JSON reaches it through ``convert_coco``, whose
     default ``cls91to80=True`` reads every id as one of COCO's 91 paper ids
@@ -279,7 +296,8 @@ def _ultralytics(
     if fmt != "coco":
         how = f"the class list's order, 0..nc-1 ({cite(fw.sources['ids'])})"
         return Reading("ultralytics", len(ids), how, (), tuple(drops), fits(len(ids)))
-    raises = []
+    raises: list[str] = []
+    wrong: list[str] = []
     mapping, official = coco80_mapping(ids)
     if official:
         k = mapping[ids[-1]] + 1
@@ -289,19 +307,41 @@ def _ultralytics(
         )
     else:
         k = max(ids[-1], 1)
-        foreign = sorted(set(ids) - set(COCO80_IDS))
+        named = set(ids) if used is None else set(ids) & used  # convert_coco reads annotations
+        foreign = sorted(named - set(COCO80_IDS))
         shown = ", ".join(str(i) for i in foreign[:5])
         how = f"after convert_coco with cls91to80=False, class = category_id - 1 ({ULTRALYTICS_CONVERT})"
-        raises.append(
-            f"ids {shown} with convert_coco's default cls91to80=True: they are not COCO's own ids "
-            "(coco80[category_id - 1] names no class, or is past the table)"
-        )
+        if foreign:
+            raises.append(
+                f"ids {shown} with convert_coco's default cls91to80=True: they are not COCO's "
+                "own ids (coco80[category_id - 1] names no class, or is past the table)"
+            )
+        moved = [i for i in sorted(named) if i in COCO80_IDS and COCO80_IDS.index(i) != i - 1]
+        if moved:  # COCO's paper ids skip 12, 26...: the default renumbers the ids past them
+            pairs = ", ".join(f"{i} as {COCO80_IDS.index(i)}" for i in moved[:5])
+            wrong.append(
+                f"ids {pairs} (not id - 1) with convert_coco's default cls91to80=True, which "
+                "reads them as COCO's own ids, silently"
+            )
         if ids[0] < 1 and zeros:
             drops.append(
                 f"the images holding category {ids[0]} ({names[ids[0]]!r}), whose class "
                 f"{ids[0] - 1} fails verify_image_label ({_ULTRA_VERIFY})"
             )
-    return Reading("ultralytics", k, how, tuple(raises), tuple(drops), fits(k))
+    return Reading("ultralytics", k, how, tuple(raises), tuple(drops), fits(k), tuple(wrong))
+
+
+def named_ids(report: Report, facts: AnnotationFacts) -> set[int] | None:
+    """The class ids the annotations name, as written (a row kept or rejected; a category the
+    reading renumbered given back its id), from the report's class table; ``None`` where the
+    table leaves classes out."""
+    if report.classes_omitted:
+        return None
+    return {
+        facts.written.get(int(c["index"]), int(c["index"]))
+        for c in report.classes
+        if c.get("count") or c.get("rejected")
+    }
 
 
 def _placeholders(cmap: ClassMap) -> ClassMap:
@@ -344,9 +384,36 @@ def neutral_report(
             if failing:
                 f = replace(f, message=f"{f.message} (fails under {', '.join(failing)})")
         findings.append(f)
+    background = _background(found, facts, [f.code for f in findings])
+    if background is not None:
+        findings.append(background)
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order.get(f.severity, 3))
     return replace(report, findings=tuple(findings), frameworks=tuple(r.to_dict() for r in found))
+
+
+def _background(
+    found: tuple[Reading, ...], facts: AnnotationFacts, codes: list[str]
+) -> Finding | None:
+    """LG032 as a warning where torchvision's reading trains objects of class 0 as its
+    background: what fails under one framework is said, as ``--framework torchvision`` says it
+    as an error, and the verdict is left to what fails under all."""
+    zeros = facts.counts.get("annotations_of_category_0", 0)
+    tv = [r for r in found if r.framework == "torchvision"]
+    if not zeros or "LG032" in codes or not tv or not any(_AS_BACKGROUND in w for w in tv[0].wrong):
+        return None
+    return Finding(
+        "LG032",
+        "warning",
+        zeros,
+        "objects labelled 0, the background index of torchvision's detection models (fails "
+        "under torchvision: trained as the background, silently)",
+        fix=(
+            "with torchvision, map the object classes to 1..K where the targets are built "
+            "(FasterRCNN(num_classes=K+1), 0 the background); --framework torchvision names "
+            "each object"
+        ),
+    )
 
 
 def _as_written(f: Finding, written: Mapping[int, int]) -> Finding:
@@ -364,6 +431,7 @@ def _as_written(f: Finding, written: Mapping[int, int]) -> Finding:
 
 
 _REPEATED = "repeating an id"
+_AS_BACKGROUND = "as the background"  # torchvision's reading of objects of class 0
 
 # Checks of the scan whose examples carry a label value (the rewritten index, not the id).
 _SCAN_VALUES = frozenset({"LG004", "LG005", "LG010", "LG014"})

@@ -35,7 +35,13 @@ from labelgate.run.producers import (
     scan_in_pieces,
     scan_sequentially,
 )
-from labelgate.run.readings import neutral_report, neutral_rows, readings, refused_report
+from labelgate.run.readings import (
+    named_ids,
+    neutral_report,
+    neutral_rows,
+    readings,
+    refused_report,
+)
 from labelgate.run.unusable import reject_boxes
 from labelgate.scan.plan import supported
 from labelgate.scan.result import ID_MEMORY
@@ -252,7 +258,8 @@ def run(
             if contract.framework is None and facts.task == "detection" and own is not None:
                 dup = repeated_ids(done.report, facts)
                 passes = ("detectron2",) if minival(done.report) else ()
-                read = readings(own, opened.format, facts, contract.num_classes, dup, passes)
+                used = named_ids(done.report, facts)
+                read = readings(own, opened.format, facts, contract.num_classes, dup, passes, used)
                 report = neutral_report(done.report, read, done.context.contract, facts)
                 done = replace(done, report=report)
     except InputError as exc:
