@@ -85,6 +85,18 @@ class TestBadInput:
         pq.write_table(pa.table({"a": [1, 2], "b": [3, 4], "text": ["x", "y"]}), path)
         assert_usage_error(run_here("validate", str(path), "--classes", "4"), "LG001", "a, b")
 
+    def test_several_integer_columns_point_to_the_multilabel_option(self, tmp_path: Path) -> None:
+        """A Kaggle multi-label CSV (one 0/1 column per class): the hint names --label-columns
+        with its columns, and that command reads it; one integer column gets no such hint."""
+        path = tmp_path / "ann.csv"
+        path.write_text("image_name,dog,cat,person\n1.jpg,1,0,0\n2.jpg,0,1,1\n")
+        result = run_here("validate", str(path), "--classes", "3")
+        assert_usage_error(result, "LG001", "--label-columns dog,cat,person")
+        assert run_here("validate", str(path), "--label-columns", "dog,cat,person").returncode == 0
+        single = tmp_path / "one.csv"
+        single.write_text("image_name,text\n1.jpg,a\n")
+        assert "--label-columns" not in run_here("validate", str(single), "--classes", "3").stderr
+
     @pytest.mark.parametrize("k", ["0", "-3", "four", "2.5"])
     def test_classes_not_positive(self, clean: str, k: str) -> None:
         assert_usage_error(run_here("validate", clean, "--classes", k), "--classes", k)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,8 @@ from labelgate.io.classnames import safe_to_show
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+_MULTILABEL_SHOWN = 8  # columns a hint names
 
 __all__ = ["CONVENTIONAL", "Columns", "LabelColumnError", "detect_columns"]
 
@@ -129,7 +132,9 @@ def detect_columns(
                 listed = _shown(candidates) if candidates else "none of " + _shown(schema.names)
                 raise LabelColumnError(
                     f"LG001 no label column detected in {origin}: name it with --label-column "
-                    f"(integer candidates: {listed})" + _delimiter_hint(schema.names)
+                    f"(integer candidates: {listed})"
+                    + _delimiter_hint(schema.names)
+                    + _multilabel_hint(candidates)
                 )
             found = candidates[0]
             how["label"] = "detected (the only integer column)"
@@ -163,6 +168,21 @@ def _shown(names: list[str]) -> str:
     if safe_to_show(names):
         return ", ".join(names)
     return f"{len(names)} column(s), names not shown (the header does not read as column names)"
+
+
+def _multilabel_hint(candidates: list[str]) -> str:
+    """Several integer columns may be one 0/1 column per class (Kaggle's and CheXpert's
+    multi-label CSVs): the option that reads them so, with the columns to name."""
+    if len(candidates) < 2:
+        return ""
+    if not safe_to_show(candidates):  # names never shown: the option alone
+        return "; one 0/1 target per class (multi-label) is read with --label-columns A,B,..."
+    named = ",".join(candidates[:_MULTILABEL_SHOWN])
+    more = ",..." if len(candidates) > _MULTILABEL_SHOWN else ""
+    return (
+        f"; if they hold one 0/1 target per class (multi-label), name them in class order: "
+        f"--label-columns {shlex.quote(named + more)}"
+    )
 
 
 def _delimiter_hint(names: list[str]) -> str:
