@@ -311,3 +311,12 @@ def test_images_kept_as_columns_answer_as_their_records_would(
         b.images,
         b.without_boxes,
     )
+
+
+def test_a_detection_report_has_no_note_of_the_rows_columns(tmp_path: Path) -> None:
+    """The rows of a COCO file are the reader's own: how their label, id, source and name
+    columns were found is no note for the user, whose file has no such columns."""
+    path = coco(tmp_path / "a.json", [1, 2], {1: [1], 2: [2]})
+    notes = validate(path).notes
+    assert notes and notes[0].startswith("read as coco")
+    assert not [n for n in notes if "column '" in n], notes

@@ -292,12 +292,18 @@ def as_given(report: Report, opened: Opened) -> Report:
             measured = summary(opened.sizes)
             if measured is not None:
                 annotations["box_sizes"] = measured
+    kept = report.notes
+    if opened.converted:  # the rows' columns are the reader's own: no note of how they were found
+        kept = tuple(n for n in kept if not n.startswith(_ROW_COLUMNS))
     return replace(
         report,
         findings=findings,
         input=report.input | {"files": files, "annotations": annotations},
-        notes=(note, *facts.notes, *report.notes),
+        notes=(note, *facts.notes, *kept),
     )
+
+
+_ROW_COLUMNS = tuple(f"{role} column '" for role in ("label", "id", "source", "name"))
 
 
 def _placed(
