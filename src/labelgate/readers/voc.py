@@ -16,6 +16,7 @@ from pathlib import Path
 
 from labelgate.contract.classmap import ClassMap, load_class_map, normalise_name
 from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.findings import plural
 from labelgate.core.report import Example
 from labelgate.errors import ClassMapError, InputError, one_line
 from labelgate.io.classnames import check_names, check_source
@@ -217,7 +218,9 @@ class VocReader(Reader):
                 each = "; ".join(
                     f"{s.name}: {s.path.relative_to(given).as_posix()}/" for s in splits
                 )
-                facts.notes.append(f"{given} read as {len(splits)} splits, each a source ({each})")
+                facts.notes.append(
+                    f"{given} read as {plural(len(splits), 'split')}, each a source ({each})"
+                )
         found, why = read_voc(given, sink, facts, options.class_map, options.background, splits)
         return Read(found, why) if found.entries else Read()
 

@@ -56,7 +56,8 @@ def image_batches(opened: Opened, *, framework: bool = False) -> str:
     )
     if rows.without_boxes and not framework:
         note += (
-            f"; {rows.without_boxes} of them hold no box: legal negatives for torchvision, which "
+            f"; {rows.without_boxes} of them {'holds' if rows.without_boxes == 1 else 'hold'} "
+            "no box: legal negatives for torchvision, which "
             "trains on them; detectron2 (DATALOADER.FILTER_EMPTY_ANNOTATIONS, True by default) "
             "and mmdet's COCO configs (filter_empty_gt=True) drop them before batching"
         )

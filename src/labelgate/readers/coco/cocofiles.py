@@ -73,7 +73,7 @@ def coco_inputs(paths: list[Path]) -> tuple[list[tuple[Path, str]], list[str]]:
             + ("" if s.images is None else f", images {s.images.relative_to(p).as_posix()}/")
             for s in root.splits
         )
-        notes.append(f"{p} read as {len(root.splits)} splits, each a source ({each})")
+        notes.append(f"{p} read as {plural(len(root.splits), 'split')}, each a source ({each})")
         if root.left_out:
             notes.append(f"COCO files of {p} not read: {', '.join(root.left_out)}")
     return out, notes

@@ -24,6 +24,7 @@ from typing import Any
 
 from labelgate.contract.classmap import ClassMap, normalise_name
 from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.findings import plural
 from labelgate.core.report import Example
 from labelgate.errors import InputError, one_line
 from labelgate.io.bounded import READ_SIZE, guarded_stream
@@ -437,8 +438,8 @@ def _notes(facts: AnnotationFacts, counts: Counter[str], cancelled: list[str]) -
         )
     if counts["tasks_with_several_annotations"]:
         facts.notes.append(
-            f"{counts['tasks_with_several_annotations']} tasks hold several annotators' "
-            "annotations: each annotation's labels are rows"
+            f"{plural(counts['tasks_with_several_annotations'], 'task holds', 'tasks hold')} "
+            "several annotators' annotations: each annotation's labels are rows"
         )
     if counts["other_results"]:
         facts.notes.append(

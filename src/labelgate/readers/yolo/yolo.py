@@ -14,6 +14,7 @@ from pathlib import Path
 
 from labelgate.contract.classmap import ClassMap, load_class_map
 from labelgate.core.annotations import AnnotationFacts
+from labelgate.core.findings import plural
 from labelgate.core.report import Example
 from labelgate.errors import ClassMapError, InputError
 from labelgate.io.bounded import bounded_lines
@@ -287,7 +288,9 @@ def _read_yaml(
             )
         files.extend((p, split.name, base) for p in found)
     each = "; ".join(f"{s.name}: {s.path}" for s in data.splits)
-    facts.notes.append(f"{path} read as {len(data.splits)} splits, each a source ({each})")
+    facts.notes.append(
+        f"{path} read as {plural(len(data.splits), 'split')}, each a source ({each})"
+    )
     shape = kpt_shape_of(path) or outside
     read_labels(files, sink, facts, options.background, (shape, options.task), path)
     return Read(data.class_map, f"the names of {path.name}")
