@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "INSTALL_TORCH",
     "ClassMapError",
     "ContractError",
     "InputError",
@@ -28,6 +29,13 @@ __all__ = [
     "UsageError",
     "one_line",
 ]
+
+
+# how to get torch, for the features that need it: a release's extra, or a clone's (no package
+# index serves labelgate before a release)
+INSTALL_TORCH = (
+    "pip install 'labelgate[torch]' (in a clone of the repository: pip install -e '.[torch]')"
+)
 
 
 class LabelgateError(Exception):

@@ -18,13 +18,13 @@ from typing import Any
 from labelgate.contract.classmap import ClassMap, load_class_map
 from labelgate.core.options import strict_keywords
 from labelgate.core.rules import ignore_inside, masks
-from labelgate.errors import LabelError
+from labelgate.errors import INSTALL_TORCH, LabelError
 from labelgate.training.heads import find_head
 
 try:
     import torch
 except ImportError:  # pragma: no cover - exercised in a subprocess without torch
-    raise ImportError("labelgate.torch needs torch: pip install 'labelgate[torch]'") from None
+    raise ImportError(f"labelgate.torch needs torch: {INSTALL_TORCH}") from None
 
 __all__ = ["check_state_dict", "check_targets", "guarded_collate", "stamp"]
 

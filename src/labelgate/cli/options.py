@@ -47,7 +47,14 @@ _seed = int_between(*LIMITS["batching.shuffle_seed"])
 
 def contract_options(p: argparse.ArgumentParser) -> None:
     """The options every command shares: K, the contract, columns, class map, batching."""
-    p.add_argument("--classes", "-k", type=_classes, metavar="K", help="number of classes (logits)")
+    p.add_argument(
+        "--classes",
+        "-k",
+        type=_classes,
+        metavar="K",
+        help="number of classes (logits); read from the input's own class map where it has one "
+        "(COCO categories, YOLO names, a ClassLabel, a class list beside the files)",
+    )
     p.add_argument("--schema", metavar="FILE", help="dataset contract (YAML); flags override it")
     p.add_argument(
         "--task",

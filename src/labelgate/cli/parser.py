@@ -26,6 +26,9 @@ from labelgate.render import FORMATS
 __all__ = ["EXIT_FAIL", "EXIT_INTERNAL", "EXIT_PASS", "EXIT_USAGE", "FORMATS", "build_parser"]
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_EPILOG = (
+    "Exit status 3, for every command: a defect of labelgate's own, never a verdict on the data."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -381,13 +384,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="labelgate",
         description="Stop bad class labels before they reach the GPU.",
+        epilog=EXIT_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"labelgate {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     first = next((a for a in argv or () if not a.startswith("-")), None)
     wanted = first if argv is not None and first in _COMMANDS else None
     for name, (summary, description, arguments) in _COMMANDS.items():
-        p = sub.add_parser(name, help=summary, description=description)
+        p = sub.add_parser(name, help=summary, description=description, epilog=EXIT_EPILOG)
         if wanted is None or name == wanted:
             arguments(p)
     return parser

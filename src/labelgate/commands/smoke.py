@@ -19,7 +19,7 @@ import numpy as np
 from labelgate.core.arrow import from_numpy, numbers
 from labelgate.core.labels import Status, classify, classify_soft, parse_text
 from labelgate.core.report import Example
-from labelgate.errors import UsageError
+from labelgate.errors import INSTALL_TORCH, UsageError
 from labelgate.inputs.dataset import Dataset
 from labelgate.io.sources import typed
 from labelgate.scan.batchrows import collect_batches
@@ -162,7 +162,7 @@ def run_smoke(
     """
     nvidia = nvidia_torch()
     if nvidia is None:
-        raise UsageError("the smoke step needs torch: pip install 'labelgate[torch]'")
+        raise UsageError(f"the smoke step needs torch: {INSTALL_TORCH}")
     if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", device):
         raise UsageError(f"--device must be auto, cpu, cuda, cuda:N or mps, got {device!r}")
     started = time.perf_counter()

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.errors import UsageError
+from labelgate.errors import INSTALL_TORCH, UsageError
 
 __all__ = ["BatchPlan", "shuffled_order"]
 
@@ -31,8 +31,7 @@ def shuffled_order(rows: int, seed: int) -> I64:
         import torch
     except ImportError:
         raise UsageError(
-            "--shuffle-seed replays torch's DataLoader order and needs torch: "
-            "pip install 'labelgate[torch]'"
+            f"--shuffle-seed replays torch's DataLoader order and needs torch: {INSTALL_TORCH}"
         ) from None
     g = torch.Generator()
     g.manual_seed(seed)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from labelgate.errors import InputError, UsageError
+from labelgate.errors import INSTALL_TORCH, InputError, UsageError
 from labelgate.io.bounded import MAX_DEPTH, load_json
 from labelgate.io.files import open_regular, read_small_bytes
 from labelgate.training.stheader import HeaderError, read_header
@@ -251,9 +251,7 @@ def _read_torch(path: Path, out: Contents, *, model: bool, progress: Progress | 
     try:
         import torch
     except ImportError:
-        raise UsageError(
-            "reading torch checkpoints needs torch: pip install 'labelgate[torch]'"
-        ) from None
+        raise UsageError(f"reading torch checkpoints needs torch: {INSTALL_TORCH}") from None
     import pickle
 
     zipped = zipfile.is_zipfile(path)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from labelgate.errors import UsageError
+from labelgate.errors import INSTALL_TORCH, UsageError
 
 __all__ = ["LoaderSpec", "distributed_indices", "epoch_order"]
 
@@ -34,9 +34,7 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError:
-        raise UsageError(
-            "replaying a shuffled DataLoader needs torch: pip install 'labelgate[torch]'"
-        ) from None
+        raise UsageError(f"replaying a shuffled DataLoader needs torch: {INSTALL_TORCH}") from None
     return torch
 
 
