@@ -66,7 +66,9 @@ CATS = [{"id": i, "name": n} for i, n in enumerate(["cat", "dog", "bird"])]
 
 def test_coco_clean_file_is_clean(tmp_path: Path) -> None:
     report = validate(coco(tmp_path / "a.json", boxes(12), CATS))
-    assert codes(report)["error"] == set() and codes(report)["warning"] == set()
+    # category 0 ('cat') holds boxes: torchvision would train them as its background, said as a
+    # warning with no framework named; nothing fails under every framework
+    assert codes(report)["error"] == set() and codes(report)["warning"] == {"LG032"}
     assert report.input["annotations"]["format"] == "coco"
     assert report.input["annotations"]["read"]["annotations"] == 12
     assert report.counts["rows"] == 12

@@ -228,3 +228,16 @@ class TestProgressBar:
         assert bar._bar is not None
         bar(100, 100)
         bar.close()
+
+
+def test_a_class_map_given_for_a_table_gives_k(tmp_path: Path) -> None:
+    """A table with --class-names and no --classes: K is the map's names, said in a note; the
+    1-based labels are then judged against it (AG News' 1..4 with 4 names: LG004)."""
+    path = tmp_path / "news.csv"
+    path.write_text("label,text\n1,a\n2,b\n3,c\n4,d\n")
+    names = tmp_path / "classes.txt"
+    names.write_text("World\nSports\nBusiness\nSci/Tech\n")
+    result = run_here("validate", str(path), "--class-names", str(names))
+    assert result.returncode == 1, result.stderr
+    assert "K = 4 from the class map given" in result.stdout
+    assert "LG004" in result.stdout

@@ -120,6 +120,10 @@ def open_dataset(
     _per_column(contract, resolution)
     contract = resolution.applied()
     files = resolve_inputs(paths)  # first: an input that cannot be read is the first thing to say
+    if contract.num_classes is None and contract.class_map is not None:  # K: its names
+        given = contract.class_map
+        resolution.found("num_classes", len(given.entries), f"the class map given ({given.origin})")
+        contract = resolution.applied()
     if contract.num_classes is None:
         raise UsageError("--classes K is required (or num_classes in the contract)")
     schemas = read_schemas(files, mapper)
