@@ -53,11 +53,11 @@ def coco(folder: Path, images: list[tuple[str, int, int]], name: str = "ann.json
         {"id": i + 1, "file_name": f, "width": w, "height": h} for i, (f, w, h) in enumerate(images)
     ]
     anns = [
-        {"id": 100 + 2 * i + c, "image_id": i + 1, "category_id": c, "bbox": [1, 1, 5, 5]}
+        {"id": 100 + 2 * i + c, "image_id": i + 1, "category_id": c + 1, "bbox": [1, 1, 5, 5]}
         for i in range(len(images))
         for c in (0, 1)
     ]
-    cats = [{"id": 0, "name": "a"}, {"id": 1, "name": "b"}]
+    cats = [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]  # COCO's ids count from 1
     path = folder / name
     path.write_text(json.dumps({"images": entries, "annotations": anns, "categories": cats}))
     return path
