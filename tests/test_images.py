@@ -234,3 +234,16 @@ def test_masks_pair_with_their_images_when_a_folder_is_given(tmp_path: Path) -> 
     assert ids(found["LG041"]) == {"2.png"} and ids(found["LG043"]) == {"1.png"}
     plain = run([str(masks)], Contract(num_classes=2), input_format="masks").report
     assert {f.code for f in plain.findings} <= {"LG013"}  # without --images: no image looked for
+
+
+def test_images_no_annotation_names_are_counted_as_not_checked(tmp_path: Path) -> None:
+    """A darknet folder whose label files lie under no labels/ folder names no image: the report
+    says how many images were not checked, never nothing at all."""
+    (tmp_path / "obj.names").write_text("a\nb\n")
+    (tmp_path / "obj_train_data").mkdir()
+    (tmp_path / "obj_train_data" / "1.txt").write_text("0 0.5 0.5 0.1 0.1\n")
+    (tmp_path / "obj_train_data" / "2.txt").write_text("1 0.5 0.5 0.1 0.1\n")
+    notes = validate(tmp_path).notes
+    assert any(
+        n.startswith("2 images not checked: the yolo annotations name no image") for n in notes
+    )

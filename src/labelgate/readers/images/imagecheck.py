@@ -57,6 +57,8 @@ IMAGE_SUFFIXES = (
     ".heic",
 )
 _PROBE = 5  # records of an annotation file tried to find its conventional images folder
+# how ultralytics finds a label file's image (img2label_paths, the other way round)
+_YOLO_NAMES = " (ultralytics finds a label file's image by its path, labels/ read as images/)"
 # a file name that names the images folder itself ('', '.', './'): the loader would open a folder
 EMPTY = "images whose file name is empty (it names the images folder, not a file)"
 
@@ -76,7 +78,13 @@ def check_images(
     """Check every image ``index`` lists (see the module); faults go to ``facts``. The images
     are opened on ``workers`` processes, or on a Dask cluster through ``cluster``."""
     records = index.records
-    if all(r.file is None for r in records):
+    unnamed = sum(1 for r in records if r.file is None)
+    if unnamed:  # never silently: the images no name leads to are counted
+        facts.notes.append(
+            f"{plural(unnamed, 'image')} not checked: the {fmt} annotations name no image file "
+            f"for {'it' if unnamed == 1 else 'them'}" + (_YOLO_NAMES if fmt == "yolo" else "")
+        )
+    if unnamed == len(records):
         return
     given = None if folder is None else Path(folder)
     if given is not None and not given.is_dir():
