@@ -443,3 +443,14 @@ def test_fix_writes_the_rows_of_a_format_as_a_table(tmp_path: Path, samples: Pat
     assert (samples / "formats" / "yolo_bad" / "train" / "labels" / "img_1.txt").read_text() == (
         "1 0.5 0.5 0.2\n3 0.5 0.5 0.2 0.3\n0 0.95 0.5 0.2 0.3\n"
     )  # the annotation files are never rewritten
+
+
+def test_one_yolo_label_file_asks_for_its_folder(tmp_path: Path) -> None:
+    """A YOLO label file given alone has no class list: the error says what to give instead,
+    not that it is no dataset YAML."""
+    label = tmp_path / "2007_001430.txt"
+    label.write_text("0 0.5 0.5 0.2 0.2\n")
+    result = run_here("validate", str(label), "--input-format", "yolo")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "a YOLO label file alone: give the folder" in result.stderr
+    assert "not a dataset YAML" not in result.stderr

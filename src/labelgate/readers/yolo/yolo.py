@@ -250,6 +250,12 @@ class YoloReader(Reader):
         if given is not None and given.origin.lower().endswith((".yaml", ".yml")):
             outside = kpt_shape_of(Path(given.origin))
         if paths[0].is_file():
+            if paths[0].suffix.lower() == ".txt":  # one label file: a class list is beside it
+                raise InputError(
+                    "a YOLO label file alone: give the folder that holds the label files and "
+                    "its class list (classes.txt, obj.names or data.yaml), or the data.yaml",
+                    path=str(paths[0]),
+                )
             return _read_yaml(paths[0], sink, facts, options, outside)
         found = read_yolo(paths[0], sink, facts, options.background, options.task, outside)
         return Read(found, "the YOLO class list" if found is not None else "")
