@@ -264,6 +264,10 @@ class ListedImages(_Records):
         """The records' positions in ascending order of id (their keys' order)."""
         return self._order
 
+    def unnamed(self) -> int:
+        """How many of the images have no file name."""
+        return self._files.count(None)
+
     def lookup(self, key: Any) -> int | None:
         """The position of the record whose key equals ``key`` (as ``==`` and ``hash`` take it:
         ``(name, 7.0)`` is ``(name, 7)``), or ``None``."""
@@ -284,9 +288,8 @@ class ListedImages(_Records):
         if self._sorted is None:
             self._sorted = self._ids[self._order]
         at = int(np.searchsorted(self._sorted, number))
-        if at == len(self._sorted) or int(self._sorted[at]) != number:
-            return None
-        return int(self._order[at])
+        found = at < len(self._sorted) and int(self._sorted[at]) == number
+        return int(self._order[at]) if found else None
 
 
 class _Joined(_Records):
@@ -366,6 +369,11 @@ class ImageIndex:
             self.extend(list(listed))
         else:
             self._head = listed
+
+    def unnamed(self) -> int:
+        """How many of the images recorded have no file name (without making their records)."""
+        head = 0 if self._head is None else self._head.unnamed()
+        return head + sum(1 for r in self._tail if r.file is None)
 
     def position(self, key: Any) -> int | None:
         """Where the image listed under ``key`` is in ``records`` (``None``: not listed)."""

@@ -78,7 +78,7 @@ def check_images(
     """Check every image ``index`` lists (see the module); faults go to ``facts``. The images
     are opened on ``workers`` processes, or on a Dask cluster through ``cluster``."""
     records = index.records
-    unnamed = sum(1 for r in records if r.file is None)
+    unnamed = index.unnamed()
     if unnamed:  # never silently: the images no name leads to are counted
         facts.notes.append(
             f"{plural(unnamed, 'image')} not checked: the {fmt} annotations name no image file "
